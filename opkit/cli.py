@@ -1,0 +1,201 @@
+"""The ``opkit`` command line.
+
+Exit codes (every subcommand):
+  0  success
+  1  the command ran and found problems (spec diagnostics, generated files out of date,
+     conformance failures)
+  2  usage error (bad arguments, unknown backend or op, missing optional package)
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+
+EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE = 0, 1, 2
+
+
+class UsageError(Exception):
+    """A problem with how opkit was called: printed as one line, exit code 2."""
+
+
+def _project_root() -> str:
+    """The folder holding specs/: the current directory or one of its parents."""
+    here = os.path.abspath(os.getcwd())
+    probe = here
+    while True:
+        if os.path.isdir(os.path.join(probe, "specs")) and os.path.exists(os.path.join(probe, "pyproject.toml")):
+            return probe
+        parent = os.path.dirname(probe)
+        if parent == probe:
+            return here
+        probe = parent
+
+
+def _specs_dir(args: argparse.Namespace) -> str:
+    return args.specs or os.path.join(_project_root(), "specs")
+
+
+def _err(message: str) -> None:
+    print(f"opkit: {message}", file=sys.stderr)
+
+
+# ---------------------------------------------------------------------------------------------
+# validate
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    from .spec.load import load_specs, spec_files
+
+    paths = args.paths or [_specs_dir(args)]
+    for path in paths:
+        if not os.path.exists(path):
+            raise UsageError(f"no such file or folder: {path}")
+    start = time.perf_counter()
+    files = spec_files(paths)
+    specs, diags = load_specs(paths)
+    for diag in sorted(diags, key=lambda d: (d.location.file, d.location.line, d.location.col)):
+        print(_relative(diag), flush=False)
+    elapsed = time.perf_counter() - start
+    versions = sum(len(s.versions) for s in specs)
+    summary = (f"{len(files)} files, {len(specs)} ops, {versions} versions: "
+               f"{len(diags)} error{'s' if len(diags) != 1 else ''} ({elapsed:.2f} s)")
+    if not args.quiet or diags:
+        print(summary, file=sys.stderr)
+    return EXIT_PROBLEMS if diags else EXIT_OK
+
+
+def _relative(diag) -> str:
+    text = str(diag)
+    cwd = os.getcwd() + os.sep
+    return text[len(cwd):] if text.startswith(cwd) else text
+
+
+# ---------------------------------------------------------------------------------------------
+# import
+
+
+def cmd_import(args: argparse.Namespace) -> int:
+    from .importing import IMPORTERS, import_specs, load_importer
+
+    if args.source not in IMPORTERS:
+        raise UsageError(f"unknown import source {args.source!r}; choose from {', '.join(IMPORTERS)}")
+    try:
+        importer = load_importer(args.source)
+        specs = importer()
+    except ImportError as exc:
+        raise UsageError(f"importing from {args.source} needs {IMPORTERS[args.source][1]}: {exc}") from None
+    only = set(args.op) if args.op else None
+    if only:
+        missing = only - {s.name for s in specs}
+        if missing:
+            raise UsageError(f"{args.source} has no op named {', '.join(sorted(missing))}")
+    result, problems = import_specs(specs, _specs_dir(args), check=args.check, only=only)
+    for diag in problems:
+        print(_relative(diag))
+    if problems:
+        _err(f"{len({d.location.file for d in problems})} spec file(s) on disk do not load; they were left "
+             "untouched so nothing hand-written is lost. Fix them and import again.")
+    verb = "would change" if args.check else "written"
+    print(f"{len(specs)} ops from {args.source}: {len(result.written)} {verb}, {result.unchanged} unchanged",
+          file=sys.stderr)
+    if args.check and result.written:
+        for path in result.written:
+            print(f"out of date: {path}")
+        return EXIT_PROBLEMS
+    return EXIT_PROBLEMS if problems else EXIT_OK
+
+
+# ---------------------------------------------------------------------------------------------
+# gen
+
+
+def cmd_gen(args: argparse.Namespace) -> int:
+    from .generate import generate
+
+    root = _project_root()
+    return generate(root, _specs_dir(args), check=args.check, only=args.only, verbose=not args.quiet)
+
+
+# ---------------------------------------------------------------------------------------------
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from . import __version__
+
+    parser = argparse.ArgumentParser(
+        prog="opkit",
+        description="Operator specs (specs/<domain>/<Op>.yaml) -> reference kernels, conformance tests, docs.",
+        epilog="Exit codes: 0 ok, 1 problems found, 2 usage error. Run `opkit COMMAND --help` for details.",
+    )
+    parser.add_argument("--version", action="version", version=f"opkit {__version__}")
+    parser.add_argument("--specs", metavar="DIR", help="spec tree to use (default: ./specs of the project)")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    p = sub.add_parser("validate", help="check spec files; print every diagnostic as PATH:LINE:COL: error: ...",
+                       description="Load spec files and report every problem found, one per line, as "
+                                   "PATH:LINE:COL: error: message. Exit 1 if there is any.")
+    p.add_argument("paths", nargs="*", metavar="PATH", help="spec files or folders (default: the specs/ tree)")
+    p.add_argument("-q", "--quiet", action="store_true", help="print nothing when there is no problem")
+    p.set_defaults(func=cmd_validate)
+
+    p = sub.add_parser("import", help="import specs from onnx or onnxruntime schemas (merges, never clobbers)",
+                       description="Write specs/<domain>/<Op>.yaml from a schema registry. Imported fields are "
+                                   "refreshed; opkit extensions already in the files (semantics, kernels, "
+                                   "examples, ...) are kept.")
+    p.add_argument("source", choices=["onnx", "onnxruntime"], help="onnx: onnx.defs (all domains); "
+                   "onnxruntime: the com.microsoft contrib schemas")
+    p.add_argument("--op", action="append", metavar="OP", help="import only this op (repeatable)")
+    p.add_argument("--check", action="store_true", help="write nothing; exit 1 if specs/ would change")
+    p.set_defaults(func=cmd_import)
+
+    p = sub.add_parser("gen", help="generate kernels, tests, docs and the JSON Schema from the specs",
+                       description="Run every emitter and write generated/ (and opkit/spec/schema.json). "
+                                   "Files are only written when their content changes.")
+    p.add_argument("--check", action="store_true",
+                   help="write nothing; exit 1 if any generated file is missing, stale or out of date")
+    p.add_argument("--only", action="append", metavar="EMITTER", help="run only this emitter (repeatable)")
+    p.add_argument("-q", "--quiet", action="store_true", help="print only problems")
+    p.set_defaults(func=cmd_gen)
+
+    for register in _extra_commands():
+        register(sub)
+    return parser
+
+
+def _extra_commands():
+    """Subcommands that live in their own modules (show/diff, test, docs), when present."""
+    import importlib
+
+    for module in ("opkit.commands.show", "opkit.commands.test", "opkit.commands.docs"):
+        try:
+            mod = importlib.import_module(module)
+        except ModuleNotFoundError as exc:
+            if exc.name is None or not module.startswith(exc.name):
+                raise
+            continue
+        yield mod.register
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return EXIT_USAGE
+    try:
+        return args.func(args)
+    except UsageError as exc:
+        _err(str(exc))
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        _err("interrupted")
+        return 130
+    except BrokenPipeError:
+        return EXIT_OK
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""Subcommands that live in their own modules; each exposes ``register(subparsers)``."""

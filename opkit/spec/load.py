@@ -1,0 +1,778 @@
+"""YAML spec files -> ``OpSpec`` models, collecting every diagnostic with its location.
+
+Two passes over each file: key/kind checks driven by ``fields.OBJECTS`` (unknown keys with a
+did-you-mean hint, duplicate keys, missing keys, wrong kinds), then the semantic checks that need
+the whole version in view (undefined type parameters, defaults of the wrong type, examples that do
+not fit the declared types and ranks ...). Loading never raises for bad content: callers get the
+model (or None) and the list of diagnostics.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from . import types as T
+from .diagnostics import Diagnostic, SpecError
+from .fields import OBJECTS, Field
+from .model import (
+    Attribute, Example, FormalParameter, FunctionBody, Kernel, Location, Lowering, OpSpec, OpVersion,
+    Property, RankRule, Rule, TensorValue, Tolerance, TypeConstraint, ValueDomain,
+)
+from .yamlsource import (
+    TAG_NAMES, MappingNode, Node, ScalarNode, SequenceNode, node_location, plain_value, read_yaml,
+    scalar_value,
+)
+
+_MISSING = object()
+
+
+@dataclass
+class _Ctx:
+    path: str
+    diags: list[Diagnostic] = field(default_factory=list)
+    # type constraints of the version being built, for checking example dtypes
+    constraints: dict[str, TypeConstraint] = field(default_factory=dict)
+
+    def loc(self, node: Node) -> Location:
+        return node_location(self.path, node)
+
+    def error(self, where: Node | Location, message: str) -> None:
+        loc = where if isinstance(where, Location) else self.loc(where)
+        self.diags.append(Diagnostic(loc, message))
+
+
+# ---------------------------------------------------------------------------------------------
+# pass 1: structure, driven by the field table
+
+
+def _describe(node: Node) -> str:
+    if isinstance(node, MappingNode):
+        return "a mapping"
+    if isinstance(node, SequenceNode):
+        return "a list"
+    return TAG_NAMES.get(node.tag, f"a {node.tag}") + (f" ({node.value!r})" if node.value != "" else "")
+
+
+class _Obj:
+    """The checked keys of one mapping node: key -> (key node, value node)."""
+
+    __slots__ = ("node", "items", "name")
+
+    def __init__(self, node: MappingNode, items: dict[str, tuple[Node, Node]], name: str):
+        self.node, self.items, self.name = node, items, name
+
+    def has(self, key: str) -> bool:
+        return key in self.items
+
+    def value_node(self, key: str) -> Node | None:
+        pair = self.items.get(key)
+        return pair[1] if pair else None
+
+
+def _object(ctx: _Ctx, node: Node, name: str, what: str | None = None) -> _Obj | None:
+    fields = OBJECTS[name]
+    if not isinstance(node, MappingNode):
+        ctx.error(node, f"expected a mapping for {what or name}, got {_describe(node)}"
+                  + (f"; keys: {', '.join(fields)}" if len(fields) < 12 else ""))
+        return None
+    items: dict[str, tuple[Node, Node]] = {}
+    for key_node, value_node in node.value:
+        if not isinstance(key_node, ScalarNode) or key_node.tag != "tag:yaml.org,2002:str":
+            ctx.error(key_node, f"keys of {what or name} must be names, got {_describe(key_node)}")
+            continue
+        key = key_node.value
+        if key in items:
+            first = ctx.loc(items[key][0])
+            ctx.error(key_node, f"duplicate key {key!r} (first given at line {first.line})")
+            continue
+        if key not in fields:
+            ctx.error(key_node, f"unknown key {key!r} in {what or name}" + _hint_keys(key, fields))
+            continue
+        items[key] = (key_node, value_node)
+    for key, spec in fields.items():
+        if spec.required and key not in items:
+            ctx.error(node, f"{what or name} is missing required key {key!r}")
+    return _Obj(node, items, name)
+
+
+def _hint_keys(key: str, fields: dict[str, Field]) -> str:
+    hint = T.suggest(key, fields)
+    return hint or f" (hint: allowed keys are {', '.join(fields)})"
+
+
+def _get(ctx: _Ctx, obj: _Obj, key: str) -> Any:
+    """The value of ``key`` converted to its declared kind, the field default when absent, or
+    _MISSING when present but invalid (already reported)."""
+    spec = OBJECTS[obj.name][key]
+    pair = obj.items.get(key)
+    if pair is None:
+        return spec.default
+    return _convert(ctx, pair[1], spec.kind, key, spec)
+
+
+def _convert(ctx: _Ctx, node: Node, kind: str, key: str, spec: Field | None = None) -> Any:
+    if kind in ("string", "integer", "number", "boolean", "enum"):
+        return _scalar(ctx, node, kind, key, spec)
+    if kind == "any":
+        return plain_value(node, ctx.path, ctx.diags)
+    if kind.startswith("list:"):
+        if not isinstance(node, SequenceNode):
+            ctx.error(node, f"{key!r} must be a list, got {_describe(node)}")
+            return _MISSING
+        inner = kind[5:]
+        if inner.startswith("obj:") or inner == "any":
+            return [item if inner != "any" else plain_value(item, ctx.path, ctx.diags) for item in node.value]
+        out = [_convert(ctx, item, inner, key) for item in node.value]
+        return _MISSING if any(v is _MISSING for v in out) else out
+    if kind.startswith(("map:", "intmap:")):
+        if not isinstance(node, MappingNode):
+            ctx.error(node, f"{key!r} must be a mapping, got {_describe(node)}")
+            return _MISSING
+        inner = kind.split(":", 1)[1]
+        want_int = kind.startswith("intmap:")
+        out: list[tuple[Any, Node, Any]] = []
+        seen: dict[Any, Node] = {}
+        for key_node, value_node in node.value:
+            k = scalar_value(key_node) if isinstance(key_node, ScalarNode) else None
+            if want_int and (not isinstance(k, int) or isinstance(k, bool)):
+                ctx.error(key_node, f"keys of {key!r} must be integers, got {_describe(key_node)}")
+                continue
+            if not want_int and not isinstance(k, str):
+                ctx.error(key_node, f"keys of {key!r} must be names, got {_describe(key_node)}"
+                          + (" (hint: quote it)" if isinstance(key_node, ScalarNode) else ""))
+                continue
+            if k in seen:
+                ctx.error(key_node, f"duplicate key {k!r} in {key!r} (first given at line "
+                                    f"{ctx.loc(seen[k]).line})")
+                continue
+            seen[k] = key_node
+            if inner.startswith("obj:") or inner == "tensor":
+                value: Any = value_node
+            else:
+                value = _convert(ctx, value_node, inner, f"{key}.{k}")
+                if value is _MISSING:
+                    continue
+            out.append((k, key_node, value))
+        return out
+    if kind.startswith("obj:"):
+        return node
+    if kind == "rank":
+        return _rank(ctx, node)
+    if kind == "arity":
+        return _arity(ctx, node, key)
+    raise AssertionError(f"unknown field kind {kind}")  # a bug in fields.py, not in a spec
+
+
+def _scalar(ctx: _Ctx, node: Node, kind: str, key: str, spec: Field | None) -> Any:
+    if not isinstance(node, ScalarNode):
+        ctx.error(node, f"{key!r} must be {_kind_words(kind)}, got {_describe(node)}")
+        return _MISSING
+    value = scalar_value(node) if node.tag in TAG_NAMES else _MISSING
+    ok = {
+        "string": isinstance(value, str),
+        "enum": isinstance(value, str),
+        "integer": isinstance(value, int) and not isinstance(value, bool),
+        "number": isinstance(value, (int, float)) and not isinstance(value, bool),
+        "boolean": isinstance(value, bool),
+    }[kind]
+    if not ok:
+        hint = " (hint: quote it to make it a string)" if kind in ("string", "enum") else ""
+        ctx.error(node, f"{key!r} must be {_kind_words(kind)}, got {_describe(node)}{hint}")
+        return _MISSING
+    if kind == "enum" and spec is not None and value not in spec.enum:
+        ctx.error(node, f"{key!r} must be one of {', '.join(map(str, spec.enum))}; got {value!r}"
+                  + T.suggest(value, spec.enum))
+        return _MISSING
+    return value
+
+
+def _kind_words(kind: str) -> str:
+    return {"string": "a string", "enum": "a string", "integer": "an integer",
+            "number": "a number", "boolean": "true or false"}[kind]
+
+
+def _rank(ctx: _Ctx, node: Node) -> RankRule | Any:
+    if isinstance(node, ScalarNode):
+        value = _scalar(ctx, node, "integer", "rank", None)
+        if value is _MISSING:
+            return _MISSING
+        if value < 0:
+            ctx.error(node, f"rank must be >= 0, got {value}")
+            return _MISSING
+        return RankRule(value, value, location=ctx.loc(node))
+    obj = _object(ctx, node, "Rank", "rank")
+    if obj is None:
+        return _MISSING
+    low, high = _get(ctx, obj, "min"), _get(ctx, obj, "max")
+    if low is _MISSING or high is _MISSING:
+        return _MISSING
+    if low < 0 or (high is not None and high < low):
+        ctx.error(node, f"rank range must satisfy 0 <= min <= max, got min={low}, max={high}")
+        return _MISSING
+    return RankRule(low, high, location=ctx.loc(node))
+
+
+def _arity(ctx: _Ctx, node: Node, key: str) -> tuple[int, int] | Any:
+    values = []
+    if isinstance(node, SequenceNode) and len(node.value) == 2:
+        for item in node.value:
+            v = scalar_value(item) if isinstance(item, ScalarNode) else None
+            if v == "inf" or v == float("inf"):
+                v = T.INFINITE_ARITY
+            if not isinstance(v, int) or isinstance(v, bool) or v < 0:
+                break
+            values.append(v)
+    if len(values) != 2 or values[0] > values[1]:
+        ctx.error(node, f"{key!r} must be [min, max] with 0 <= min <= max (max may be inf)")
+        return _MISSING
+    return tuple(values)
+
+
+# ---------------------------------------------------------------------------------------------
+# pass 2: build the model, with the checks that need more than one field
+
+
+def _doc(ctx: _Ctx, obj: _Obj, key: str = "doc") -> str:
+    value = _get(ctx, obj, key)
+    return "" if value in (None, _MISSING) else value
+
+
+def _python_problem(ctx: _Ctx, node: Node | None, source: str, mode: str, what: str) -> None:
+    """Report a syntax error in embedded Python at its line in the YAML file."""
+    if node is None:
+        return
+    try:
+        compile(source, what, mode)
+    except SyntaxError as exc:
+        loc = ctx.loc(node)
+        line = loc.line
+        if isinstance(node, ScalarNode) and node.style in ("|", ">") and exc.lineno:
+            line = loc.line + exc.lineno  # block scalars start on the line after the indicator
+        ctx.error(Location(ctx.path, line, loc.col), f"Python syntax error in {what}: {exc.msg}")
+
+
+def load_spec_file(path: str, data: bytes | None = None) -> tuple[OpSpec | None, list[Diagnostic]]:
+    """Load one spec file. Returns (model or None, diagnostics)."""
+    node, diags = read_yaml(path, data)
+    if node is None:
+        return None, diags
+    ctx = _Ctx(path, diags)
+    spec = _build_spec(ctx, node)
+    if ctx.diags:
+        return (spec if spec is not None else None), ctx.diags
+    return spec, []
+
+
+def _build_spec(ctx: _Ctx, node: Node) -> OpSpec | None:
+    obj = _object(ctx, node, "Spec", "a spec file")
+    if obj is None:
+        return None
+    name, domain = _get(ctx, obj, "op"), _get(ctx, obj, "domain")
+    source = _get(ctx, obj, "source")
+    doc = _doc(ctx, obj)
+    if isinstance(name, str):
+        stem = os.path.splitext(os.path.basename(ctx.path))[0]
+        if not name.isidentifier():
+            ctx.error(obj.value_node("op"), f"op name {name!r} is not an identifier")
+        elif stem != name and not ctx.path.startswith("<"):
+            ctx.error(obj.value_node("op"), f"op {name!r} must live in a file named {name}.yaml, not "
+                                            f"{os.path.basename(ctx.path)}")
+    versions: list[OpVersion] = []
+    raw_versions = _get(ctx, obj, "versions")
+    if raw_versions not in (None, _MISSING):
+        if not raw_versions:
+            ctx.error(obj.value_node("versions"), "'versions' is empty; a spec needs at least one version")
+        previous: tuple[int, Node] | None = None
+        for vnode in raw_versions:
+            version = _build_version(ctx, vnode, name if isinstance(name, str) else "?")
+            if version is None:
+                continue
+            if previous is not None and version.since <= previous[0]:
+                ctx.error(vnode, f"versions must be in ascending order of 'since': {version.since} "
+                                 f"follows {previous[0]}")
+            previous = (version.since, vnode)
+            versions.append(version)
+    if any(v is _MISSING for v in (name, domain, source, raw_versions)) or name is None or domain is None:
+        return None
+    return OpSpec(
+        name=name, domain=domain, versions=tuple(versions),
+        source=tuple((k, str(v)) for k, _, v in (source or [])), doc=doc,
+        path=ctx.path, location=ctx.loc(node),
+    )
+
+
+def _build_version(ctx: _Ctx, node: Node, op: str) -> OpVersion | None:
+    obj = _object(ctx, node, "Version", "a version")
+    if obj is None:
+        return None
+    since = _get(ctx, obj, "since")
+    where = f"{op}-{since}"
+    constraints = _type_constraints(ctx, obj)
+    ctx.constraints = constraints
+    attributes = _attributes(ctx, obj)
+    inputs = _params(ctx, obj, "inputs", constraints)
+    outputs = _params(ctx, obj, "outputs", constraints)
+    function = tuple(FunctionBody(k, text, location=ctx.loc(key_node))
+                     for k, key_node, text in (_list_or_empty(_get(ctx, obj, "function"))))
+    rules = _rules(ctx, obj)
+    values: dict[str, Any] = {}
+    for key in ("support_level", "deprecated", "input_range", "output_range", "context_dependent_function",
+                "shape_inference", "data_propagation", "determinism", "changes", "semantics"):
+        values[key] = _get(ctx, obj, key)
+    kernel = _kernel(ctx, obj.value_node("kernel"))
+    properties = tuple(_items(ctx, obj, "properties", "Property", _property))
+    lowerings = tuple(_items(ctx, obj, "lowerings", "Lowering", _lowering))
+    tolerances = _tolerances(ctx, obj)
+    if since is _MISSING or since is None or any(v is _MISSING for v in values.values()):
+        return None
+    if since < 1:
+        ctx.error(obj.value_node("since"), f"'since' must be >= 1, got {since}")
+    version = OpVersion(
+        since=since, doc=_doc(ctx, obj), attributes=tuple(attributes), inputs=tuple(inputs),
+        outputs=tuple(outputs), type_constraints=tuple(constraints.values()), function=function,
+        rules=tuple(rules), kernel=kernel, properties=properties, lowerings=lowerings,
+        tolerances=tolerances, location=ctx.loc(node),
+        support_level=values["support_level"], deprecated=values["deprecated"],
+        input_range=values["input_range"], output_range=values["output_range"],
+        context_dependent_function=tuple(values["context_dependent_function"] or ()),
+        shape_inference=values["shape_inference"], data_propagation=values["data_propagation"],
+        determinism=values["determinism"], changes=values["changes"] or "",
+        semantics=values["semantics"] or "",
+    )
+    examples = tuple(_items(ctx, obj, "examples", "Example", lambda c, o, n: _example(c, o, n, version, where)))
+    _check_unique(ctx, [(e.name, e.location) for e in examples], "example")
+    return _replace_examples(version, examples)
+
+
+def _replace_examples(version: OpVersion, examples: tuple[Example, ...]) -> OpVersion:
+    from dataclasses import replace
+
+    return replace(version, examples=examples) if examples else version
+
+
+def _list_or_empty(value: Any) -> list:
+    return [] if value in (None, _MISSING) else value
+
+
+def _items(ctx: _Ctx, obj: _Obj, key: str, objname: str, build) -> Iterable:
+    for node in _list_or_empty(_get(ctx, obj, key)):
+        item = _object(ctx, node, objname, f"an item of {key!r}")
+        if item is not None:
+            built = build(ctx, item, node)
+            if built is not None:
+                yield built
+
+
+def _check_unique(ctx: _Ctx, names: list[tuple[str, Location | None]], what: str) -> None:
+    seen: dict[str, Location | None] = {}
+    for name, loc in names:
+        if name in seen:
+            first = seen[name]
+            ctx.error(loc or Location(ctx.path, 1, 1),
+                      f"duplicate {what} name {name!r}" + (f" (first at line {first.line})" if first else ""))
+        else:
+            seen[name] = loc
+
+
+def _type_constraints(ctx: _Ctx, obj: _Obj) -> dict[str, TypeConstraint]:
+    out: dict[str, TypeConstraint] = {}
+    for name, key_node, value_node in _list_or_empty(_get(ctx, obj, "type_constraints")):
+        tc = _object(ctx, value_node, "TypeConstraint", f"type constraint {name!r}")
+        if tc is None:
+            continue
+        types = _get(ctx, tc, "types")
+        if types is _MISSING or types is None:
+            continue
+        seen: set[str] = set()
+        for item_node, type_str in zip(tc.value_node("types").value, types):
+            try:
+                T.check_type_string(type_str)
+            except T.TypeStringError as exc:
+                ctx.error(item_node, str(exc))
+            if type_str in seen:
+                ctx.error(item_node, f"type {type_str!r} is listed twice in type constraint {name!r}")
+            seen.add(type_str)
+        if not types:
+            ctx.error(tc.value_node("types"), f"type constraint {name!r} allows no types")
+        out[name] = TypeConstraint(name, tuple(types), _doc(ctx, tc), location=ctx.loc(key_node))
+    return out
+
+
+def _attributes(ctx: _Ctx, obj: _Obj) -> list[Attribute]:
+    out = []
+    for name, key_node, value_node in _list_or_empty(_get(ctx, obj, "attributes")):
+        a = _object(ctx, value_node, "Attribute", f"attribute {name!r}")
+        if a is None:
+            continue
+        atype, required = _get(ctx, a, "type"), _get(ctx, a, "required")
+        default = _get(ctx, a, "default")
+        values, low, high = _get(ctx, a, "values"), _get(ctx, a, "min"), _get(ctx, a, "max")
+        if _MISSING in (atype, required, values, low, high) or atype is None:
+            continue
+        if required and a.has("default"):
+            ctx.error(a.value_node("default"), f"attribute {name!r} is required, so it cannot have a "
+                                               "default (hint: drop 'default' or 'required')")
+        if a.has("default"):
+            if default is None:
+                ctx.error(a.value_node("default"), f"default of attribute {name!r} is null (hint: omit "
+                                                   "'default' for an attribute without one)")
+            else:
+                problem = attribute_value_problem(atype, default)
+                if problem:
+                    ctx.error(a.value_node("default"), f"default of {atype} attribute {name!r}: {problem}")
+        domain = None
+        if values is not None or low is not None or high is not None:
+            if values is not None:
+                for item_node, item in zip(a.value_node("values").value, values):
+                    problem = attribute_value_problem(atype.rstrip("s") if atype.endswith("s") else atype, item)
+                    if problem:
+                        ctx.error(item_node, f"value of {atype} attribute {name!r}: {problem}")
+            domain = ValueDomain(tuple(values) if values is not None else None, low, high,
+                                 location=ctx.loc(value_node))
+            if default is not None and not domain.allows(default):
+                ctx.error(a.value_node("default"), f"default {default!r} of attribute {name!r} is not in its "
+                                                   f"value domain ({domain.describe()})")
+        out.append(Attribute(name, atype, _doc(ctx, a), bool(required), default, domain,
+                             location=ctx.loc(key_node)))
+    return out
+
+
+def attribute_value_problem(atype: str, value: Any) -> str | None:
+    """Why ``value`` is not a valid value of an attribute of type ``atype``, or None."""
+    scalar_checks = {
+        "int": lambda v: isinstance(v, int) and not isinstance(v, bool),
+        "float": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
+        "string": lambda v: isinstance(v, str),
+    }
+    names = {"int": "an integer", "float": "a number", "string": "a string"}
+    if atype in scalar_checks:
+        return None if scalar_checks[atype](value) else f"expected {names[atype]}, got {value!r}"
+    if atype in ("ints", "floats", "strings"):
+        inner = atype[:-1]
+        if not isinstance(value, list):
+            return f"expected a list of {inner}s, got {value!r}"
+        for item in value:
+            if not scalar_checks[inner](item):
+                return f"expected a list of {inner}s, but {item!r} is not {names[inner]}"
+        return None
+    if atype == "tensor":
+        if isinstance(value, dict) and "value" in value:
+            return None
+        return "expected a tensor literal {dtype: ..., value: ...}"
+    return f"values of {atype} attributes cannot be written in a spec"
+
+
+def _params(ctx: _Ctx, obj: _Obj, key: str, constraints: dict[str, TypeConstraint]) -> list[FormalParameter]:
+    out: list[FormalParameter] = []
+    for node in _list_or_empty(_get(ctx, obj, key)):
+        p = _object(ctx, node, "Parameter", f"an item of {key!r}")
+        if p is None:
+            continue
+        vals = {k: _get(ctx, p, k) for k in OBJECTS["Parameter"] if k != "doc"}
+        if any(v is _MISSING for v in vals.values()) or vals["name"] is None or vals["type"] is None:
+            continue
+        ptype = vals["type"]
+        if "(" in ptype:
+            try:
+                T.check_type_string(ptype)
+            except T.TypeStringError as exc:
+                ctx.error(p.value_node("type"), str(exc))
+        elif ptype not in constraints:
+            ctx.error(p.value_node("type"), f"{key[:-1]} {vals['name']!r} uses undefined type parameter "
+                      f"{ptype!r}" + (T.suggest(ptype, constraints) or
+                                      " (hint: declare it under 'type_constraints')"))
+        if vals["option"] != "variadic" and (p.has("min_arity") or p.has("homogeneous")):
+            bad = "min_arity" if p.has("min_arity") else "homogeneous"
+            ctx.error(p.value_node(bad), f"{bad!r} applies to variadic parameters only")
+        out.append(FormalParameter(
+            name=vals["name"], type=ptype, doc=_doc(ctx, p), option=vals["option"],
+            homogeneous=vals["homogeneous"], differentiable=vals["differentiable"],
+            min_arity=vals["min_arity"], rank=vals["rank"], location=ctx.loc(node),
+        ))
+    _check_unique(ctx, [(p.name, p.location) for p in out], key[:-1])
+    for p in out[:-1]:
+        if p.option == "variadic":
+            ctx.error(p.location, f"variadic {key[:-1]} {p.name!r} must be the last one")
+    return out
+
+
+def _rules(ctx: _Ctx, obj: _Obj) -> list[Rule]:
+    def build(c: _Ctx, r: _Obj, node: Node) -> Rule | None:
+        label, holds = _get(c, r, "label"), _get(c, r, "holds")
+        if not isinstance(label, str) or not isinstance(holds, str):
+            return None
+        _python_problem(c, r.value_node("holds"), holds, "eval", f"rule {label}")
+        return Rule(label, holds, _doc(c, r), location=c.loc(node))
+
+    rules = list(_items(ctx, obj, "rules", "Rule", build))
+    _check_unique(ctx, [(r.label, r.location) for r in rules], "rule label")
+    return rules
+
+
+def _kernel(ctx: _Ctx, node: Node | None) -> Kernel | None:
+    if node is None:
+        return None
+    k = _object(ctx, node, "Kernel", "'kernel'")
+    if k is None:
+        return None
+    template, params, python, same_as = (_get(ctx, k, key) for key in ("template", "params", "python", "same_as"))
+    if _MISSING in (template, params, python, same_as):
+        return None
+    given = [key for key in ("template", "python", "same_as") if k.has(key)]
+    if len(given) != 1:
+        ctx.error(node, "a kernel needs exactly one of 'template', 'python' or 'same_as'"
+                  + (f"; got {', '.join(given)}" if given else ""))
+    if python is not None:
+        _python_problem(ctx, k.value_node("python"), python, "exec", "kernel")
+    return Kernel(template, tuple((key, value) for key, _, value in (params or [])), python, same_as,
+                  location=ctx.loc(node))
+
+
+def _property(ctx: _Ctx, p: _Obj, node: Node) -> Property | None:
+    name, holds, types = _get(ctx, p, "name"), _get(ctx, p, "holds"), _get(ctx, p, "types")
+    if not isinstance(name, str) or not isinstance(holds, str) or types is _MISSING:
+        return None
+    _python_problem(ctx, p.value_node("holds"), holds, "eval", f"property {name}")
+    return Property(name, holds, types, _doc(ctx, p), location=ctx.loc(node))
+
+
+def _lowering(ctx: _Ctx, lo: _Obj, node: Node) -> Lowering | None:
+    name, to, python = _get(ctx, lo, "name"), _get(ctx, lo, "to"), _get(ctx, lo, "python")
+    if not all(isinstance(v, str) for v in (name, to, python)):
+        return None
+    domain, _, rest = to.partition("::")
+    op, _, ver = rest.rpartition("-")
+    if not domain or not op or not ver.isdigit():
+        ctx.error(lo.value_node("to"), f"'to' must look like 'domain::Op-version', got {to!r}")
+    _python_problem(ctx, lo.value_node("python"), python, "exec", f"lowering {name}")
+    return Lowering(name, to, python, _doc(ctx, lo), location=ctx.loc(node))
+
+
+def _tolerances(ctx: _Ctx, obj: _Obj) -> tuple[Tolerance, ...]:
+    out = []
+    for dtype, key_node, value_node in _list_or_empty(_get(ctx, obj, "tolerances")):
+        if dtype not in T.ELEMENT_TYPE_CODES:
+            ctx.error(key_node, f"unknown element type {dtype!r} in 'tolerances'" + T.suggest(dtype, T.ELEMENT_TYPES))
+            continue
+        t = _object(ctx, value_node, "Tolerance", f"tolerance for {dtype}")
+        if t is None:
+            continue
+        rtol, atol = _get(ctx, t, "rtol"), _get(ctx, t, "atol")
+        if _MISSING in (rtol, atol):
+            continue
+        if rtol < 0 or atol < 0:
+            ctx.error(value_node, "tolerances must be >= 0")
+        out.append(Tolerance(dtype, float(rtol), float(atol), location=ctx.loc(key_node)))
+    return tuple(out)
+
+
+# ---------------------------------------------------------------------------------------------
+# examples: literal tensors checked against the version's declared types, ranks and attributes
+
+
+def _example(ctx: _Ctx, e: _Obj, node: Node, version: OpVersion, where: str) -> Example | None:
+    name = _get(ctx, e, "name")
+    if not isinstance(name, str):
+        return None
+    label = f"example {name!r}"
+    attrs_raw = _get(ctx, e, "attributes")
+    attributes = []
+    for aname, key_node, value in _list_or_empty(attrs_raw):
+        attr = version.attribute(aname)
+        if attr is None:
+            ctx.error(key_node, f"{label}: {where} has no attribute {aname!r}"
+                      + T.suggest(aname, [a.name for a in version.attributes]))
+            continue
+        problem = attribute_value_problem(attr.type, value)
+        if problem:
+            ctx.error(key_node, f"{label}: attribute {aname!r}: {problem}")
+        elif attr.domain is not None and not attr.domain.allows(value):
+            ctx.error(key_node, f"{label}: attribute {aname!r} = {value!r} is outside its domain "
+                                f"({attr.domain.describe()})")
+        attributes.append((aname, value))
+    given = {a for a, _ in attributes}
+    for attr in version.attributes:
+        if attr.required and attr.name not in given:
+            ctx.error(e.node, f"{label}: required attribute {attr.name!r} is missing")
+
+    bindings: dict[str, tuple[str, Location]] = {}
+    inputs = _example_tensors(ctx, e, "inputs", version.inputs, bindings, label)
+    outputs = _example_tensors(ctx, e, "outputs", version.outputs, bindings, label)
+    given_inputs = {n for n, _ in inputs}
+    if inputs is not None:
+        for p in version.inputs:
+            if p.option == "single" and p.name not in given_inputs:
+                ctx.error(e.node, f"{label}: required input {p.name!r} is missing")
+    return Example(name, _doc(ctx, e), tuple(attributes), tuple(inputs), tuple(outputs), location=ctx.loc(node))
+
+
+def _example_tensors(ctx: _Ctx, e: _Obj, key: str, params: tuple[FormalParameter, ...],
+                     bindings: dict[str, tuple[str, Location]], label: str) -> list:
+    out = []
+    by_name = {p.name: p for p in params}
+    for pname, key_node, value_node in _list_or_empty(_get(ctx, e, key)):
+        param = by_name.get(pname)
+        if param is None:
+            ctx.error(key_node, f"{label}: there is no {key[:-1]} named {pname!r}"
+                      + (T.suggest(pname, by_name) or f" (hint: {key} are {', '.join(by_name) or 'none'})"))
+            continue
+        if isinstance(value_node, ScalarNode) and value_node.tag == "tag:yaml.org,2002:null":
+            if param.option != "optional":
+                ctx.error(value_node, f"{label}: {key[:-1]} {pname!r} is not optional, so it cannot be null")
+            out.append((pname, None))
+            continue
+        tensor = _tensor(ctx, value_node, param, bindings, f"{label}, {key[:-1]} {pname!r}")
+        if tensor is not None:
+            out.append((pname, tensor))
+    return out
+
+
+def _fixed_element(param: FormalParameter) -> str | None:
+    return T.tensor_element(param.type) if "(" in param.type else None
+
+
+def _tensor(ctx: _Ctx, node: Node, param: FormalParameter, bindings: dict[str, tuple[str, Location]],
+            label: str) -> TensorValue | None:
+    loc = ctx.loc(node)
+    if isinstance(node, MappingNode):
+        t = _object(ctx, node, "Tensor", label)
+        if t is None:
+            return None
+        dtype, shape, value = _get(ctx, t, "dtype"), _get(ctx, t, "shape"), _get(ctx, t, "value")
+        if _MISSING in (dtype, shape):
+            return None
+    else:  # a bare value: the dtype must follow from the parameter's type
+        dtype, shape, value = None, None, plain_value(node, ctx.path, ctx.diags)
+    if "(" in param.type and T.tensor_element(param.type) is None:
+        ctx.error(node, f"{label}: examples support tensor parameters only, not {param.type}")
+        return None
+    fixed = _fixed_element(param)
+    if dtype is None:
+        dtype = fixed or (bindings.get(param.type, (None,))[0])
+        if dtype is None:
+            ctx.error(node, f"{label}: give 'dtype' (the type of {param.type} is not fixed here)")
+            return None
+    if fixed and dtype != fixed:
+        ctx.error(node, f"{label}: dtype {dtype} does not match the parameter type {param.type}")
+    elif not fixed:
+        tc = ctx.constraints.get(param.type)
+        allowed = tc.types if tc else None
+        if allowed is not None and f"tensor({dtype})" not in allowed:
+            ctx.error(node, f"{label}: dtype {dtype} is not allowed by type parameter {param.type} "
+                            f"({', '.join(allowed)})")
+        bound = bindings.get(param.type)
+        if bound and bound[0] != dtype:
+            ctx.error(node, f"{label}: dtype {dtype} conflicts with {param.type} = {bound[0]} bound at "
+                            f"line {bound[1].line}")
+        elif not bound:
+            bindings[param.type] = (dtype, loc)
+    value_shape, flat, problem = _nested_shape(value)
+    if problem:
+        ctx.error(node, f"{label}: {problem}")
+        return None
+    if shape is not None:
+        shape = tuple(shape)
+        if any(d < 0 for d in shape):
+            ctx.error(node, f"{label}: shape {list(shape)} has a negative dimension")
+            return None
+        count = 1
+        for d in shape:
+            count *= d
+        if value_shape != shape and not (count == 0 and flat == []) and len(flat) != count:
+            ctx.error(node, f"{label}: value has {len(flat)} elements but shape {list(shape)} needs {count}")
+            return None
+        if value_shape != shape and count != 0:
+            value = _reshape(flat, shape)
+    else:
+        shape = value_shape
+    for item in flat:
+        why = T.element_value_problem(dtype, item)
+        if why:
+            ctx.error(node, f"{label}: {why}")
+            return None
+    if param.rank is not None and not param.rank.allows(len(shape)):
+        ctx.error(node, f"{label}: rank {len(shape)} breaks the rank rule of {param.name!r} "
+                        f"({param.rank.describe()})")
+    return TensorValue(dtype, shape, _freeze(value), location=loc)
+
+
+def _nested_shape(value: Any) -> tuple[tuple[int, ...], list, str | None]:
+    """Shape and flattened elements of a nested list; a problem string for ragged lists."""
+    if not isinstance(value, list):
+        if isinstance(value, dict):
+            return (), [], "a tensor value must be a scalar or nested lists, not a mapping"
+        return (), [value], None
+    if not value:
+        return (0,), [], None
+    shapes, flat = [], []
+    for item in value:
+        s, f, problem = _nested_shape(item)
+        if problem:
+            return (), [], problem
+        shapes.append(s)
+        flat.extend(f)
+    if any(s != shapes[0] for s in shapes):
+        return (), [], "ragged nested lists: rows have different shapes"
+    return (len(value),) + shapes[0], flat, None
+
+
+def _reshape(flat: list, shape: tuple[int, ...]) -> Any:
+    if not shape:
+        return flat[0]
+    step = len(flat) // shape[0] if shape[0] else 0
+    return [_reshape(flat[i * step:(i + 1) * step], shape[1:]) for i in range(shape[0])]
+
+
+def _freeze(value: Any) -> Any:
+    return tuple(_freeze(v) for v in value) if isinstance(value, list) else value
+
+
+# ---------------------------------------------------------------------------------------------
+# trees of spec files
+
+
+def spec_files(paths: Iterable[str]) -> list[str]:
+    """Expand directories into their *.yaml files, sorted; files are kept as given."""
+    out: list[str] = []
+    for path in paths:
+        if os.path.isdir(path):
+            for root, dirs, files in os.walk(path):
+                dirs.sort()
+                out.extend(os.path.join(root, f) for f in sorted(files) if f.endswith((".yaml", ".yml")))
+        else:
+            out.append(path)
+    return out
+
+
+def load_specs(paths: Iterable[str]) -> tuple[list[OpSpec], list[Diagnostic]]:
+    """Load many files; check that each (domain, op) is defined once and sits in its domain folder."""
+    specs: list[OpSpec] = []
+    diags: list[Diagnostic] = []
+    seen: dict[tuple[str, str], OpSpec] = {}
+    for path in spec_files(paths):
+        spec, file_diags = load_spec_file(path)
+        diags.extend(file_diags)
+        if spec is None or file_diags:
+            continue
+        folder = os.path.basename(os.path.dirname(os.path.abspath(path)))
+        key = (spec.domain, spec.name)
+        if folder != spec.domain and os.path.basename(os.path.dirname(os.path.dirname(os.path.abspath(path)))) == "specs":
+            diags.append(Diagnostic(spec.location, f"op {spec.name!r} of domain {spec.domain!r} is in folder "
+                                                   f"{folder!r}; move it to specs/{spec.domain}/"))
+        if key in seen:
+            diags.append(Diagnostic(spec.location, f"{spec.domain}::{spec.name} is already defined in "
+                                                   f"{seen[key].path}"))
+            continue
+        seen[key] = spec
+        specs.append(spec)
+    return specs, diags
+
+
+def load_specs_or_raise(paths: Iterable[str]) -> list[OpSpec]:
+    specs, diags = load_specs(paths)
+    if diags:
+        raise SpecError(diags)
+    return specs
