@@ -8,6 +8,7 @@ from ..spec.fields import OBJECTS, Field
 from ..spec.types import ATTRIBUTE_TYPES, ELEMENT_TYPES
 from . import GenContext
 
+NAME = "json-schema"
 SCHEMA_PATH = "opkit/spec/schema.json"
 
 _SCALARS = {"string": {"type": "string"}, "integer": {"type": "integer"}, "number": {"type": "number"},
