@@ -66,7 +66,16 @@ def json_schema() -> dict:
         **_object_schema("Spec"),
         "$defs": {name: _object_schema(name) for name in OBJECTS if name != "Spec"},
     }
-    schema["$defs"]["Attribute"]["properties"]["type"]["enum"] = list(ATTRIBUTE_TYPES)
+    # bounds the field table does not express (the loader checks them too)
+    schema["properties"]["versions"]["minItems"] = 1
+    defs = schema["$defs"]
+    defs["Version"]["properties"]["since"]["minimum"] = 1
+    for key in ("min", "max"):
+        defs["Rank"]["properties"][key]["minimum"] = 0
+    for key in ("rtol", "atol"):
+        defs["Tolerance"]["properties"][key]["minimum"] = 0
+    defs["Example"]["properties"]["outputs"]["minProperties"] = 1
+    defs["Attribute"]["properties"]["type"]["enum"] = list(ATTRIBUTE_TYPES)
     schema["$defs"]["Tensor"]["properties"]["dtype"]["enum"] = list(ELEMENT_TYPES)
     return schema
 

@@ -24,7 +24,10 @@ class _Dumper(yaml.SafeDumper):
 
 
 def _represent_str(dumper: yaml.SafeDumper, data: str):
-    style = "|" if "\n" in data else None
+    if any(c in data for c in "\x85\u2028\u2029"):  # YAML line breaks: keep them escaped
+        style = '"'
+    else:
+        style = "|" if "\n" in data else None
     return dumper.represent_scalar("tag:yaml.org,2002:str", data, style=style)
 
 

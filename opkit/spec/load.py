@@ -10,6 +10,8 @@ model (or None) and the list of diagnostics.
 from __future__ import annotations
 
 import os
+import re
+import warnings
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -35,6 +37,7 @@ class _Ctx:
     diags: list[Diagnostic] = field(default_factory=list)
     # type constraints of the version being built, for checking example dtypes
     constraints: dict[str, TypeConstraint] = field(default_factory=dict)
+    lines: list[str] = field(default_factory=list)  # the file's text, to point into block scalars
 
     def loc(self, node: Node) -> Location:
         return node_location(self.path, node)
@@ -79,6 +82,7 @@ def _object(ctx: _Ctx, node: Node, name: str, what: str | None = None) -> _Obj |
                   + (f"; keys: {', '.join(fields)}" if len(fields) < 12 else ""))
         return None
     items: dict[str, tuple[Node, Node]] = {}
+    hinted: set[str] = set()  # required keys an unknown key probably meant: reported once, there
     for key_node, value_node in node.value:
         if not isinstance(key_node, ScalarNode) or key_node.tag != "tag:yaml.org,2002:str":
             ctx.error(key_node, f"keys of {what or name} must be names, got {_describe(key_node)}")
@@ -90,10 +94,11 @@ def _object(ctx: _Ctx, node: Node, name: str, what: str | None = None) -> _Obj |
             continue
         if key not in fields:
             ctx.error(key_node, f"unknown key {key!r} in {what or name}" + _hint_keys(key, fields))
+            hinted.add(T.closest(key, fields) or "")
             continue
         items[key] = (key_node, value_node)
     for key, spec in fields.items():
-        if spec.required and key not in items:
+        if spec.required and key not in items and key not in hinted:
             ctx.error(node, f"{what or name} is missing required key {key!r}")
     return _Obj(node, items, name)
 
@@ -179,12 +184,16 @@ def _scalar(ctx: _Ctx, node: Node, kind: str, key: str, spec: Field | None) -> A
         "boolean": isinstance(value, bool),
     }[kind]
     if not ok:
-        hint = " (hint: quote it to make it a string)" if kind in ("string", "enum") else ""
+        quotable = node.tag != "tag:yaml.org,2002:null" and node.value != ""
+        hint = " (hint: quote it to make it a string)" if kind in ("string", "enum") and quotable else ""
         ctx.error(node, f"{key!r} must be {_kind_words(kind)}, got {_describe(node)}{hint}")
         return _MISSING
     if kind == "enum" and spec is not None and value not in spec.enum:
-        ctx.error(node, f"{key!r} must be one of {', '.join(map(str, spec.enum))}; got {value!r}"
-                  + T.suggest(value, spec.enum))
+        hint = T.suggest(value, spec.enum)
+        names = [str(v) for v in spec.enum]
+        if hint and len(names) > 10:  # the hint says what to write; a long list would bury it
+            names = names[:4] + [f"... ({len(spec.enum)} names)"]
+        ctx.error(node, f"{key!r} must be one of {', '.join(names)}; got {value!r}{hint}")
         return _MISSING
     return value
 
@@ -196,16 +205,18 @@ def _kind_words(kind: str) -> str:
 
 def _rank(ctx: _Ctx, node: Node) -> RankRule | Any:
     if isinstance(node, ScalarNode):
-        value = _scalar(ctx, node, "integer", "rank", None)
-        if value is _MISSING:
+        value = scalar_value(node) if node.tag == "tag:yaml.org,2002:int" else None
+        if not isinstance(value, int):
+            ctx.error(node, f"'rank' must be an integer or {{min: N, max: M}}, got {_describe(node)}")
             return _MISSING
         if value < 0:
             ctx.error(node, f"rank must be >= 0, got {value}")
             return _MISSING
         return RankRule(value, value, location=ctx.loc(node))
-    obj = _object(ctx, node, "Rank", "rank")
-    if obj is None:
+    if not isinstance(node, MappingNode):
+        ctx.error(node, f"'rank' must be an integer or {{min: N, max: M}}, got {_describe(node)}")
         return _MISSING
+    obj = _object(ctx, node, "Rank", "rank")
     low, high = _get(ctx, obj, "min"), _get(ctx, obj, "max")
     if low is _MISSING or high is _MISSING:
         return _MISSING
@@ -244,22 +255,49 @@ def _python_problem(ctx: _Ctx, node: Node | None, source: str, mode: str, what: 
     """Report a syntax error in embedded Python at its line in the YAML file."""
     if node is None:
         return
+    # kernel and lowering bodies are function bodies (they 'return' their result)
+    body = mode == "exec"
+    if not any(ln.strip() and not ln.strip().startswith("#") for ln in source.splitlines()):
+        ctx.error(node, f"empty Python in {what}")
+        return
+    code = "def _body():\n " + source.replace("\n", "\n ") + "\n" if body else source
     try:
-        compile(source, what, mode)
+        with warnings.catch_warnings():  # SyntaxWarnings would go to stderr; they are not errors
+            warnings.simplefilter("ignore")
+            compile(code, what, mode)
     except SyntaxError as exc:
         loc = ctx.loc(node)
-        line = loc.line
-        if isinstance(node, ScalarNode) and node.style in ("|", ">") and exc.lineno:
-            line = loc.line + exc.lineno  # block scalars start on the line after the indicator
-        ctx.error(Location(ctx.path, line, loc.col), f"Python syntax error in {what}: {exc.msg}")
+        literal = isinstance(node, ScalarNode) and node.style == "|"
+        last = source.rstrip("\n").count("\n") + 1
+
+        def file_line(lineno: int) -> int:  # a line of the Python source -> its line in the YAML file
+            lineno = min(lineno - body, last)
+            return loc.line + lineno if literal and lineno > 0 else loc.line  # '|' content starts a line below
+
+        message = re.sub(r"on line (\d+)", lambda m: f"on line {file_line(int(m.group(1)))}", exc.msg)
+        line, col, offset = file_line(exc.lineno or 0), loc.col, (exc.offset or 1) - body
+        if literal and loc.line < line <= len(ctx.lines):  # the block's indentation + the offset
+            first = next((ln for ln in ctx.lines[loc.line:line] if ln.strip()), ctx.lines[line - 1])
+            col = len(first) - len(first.lstrip(" ")) + max(offset, 1)
+        elif isinstance(node, ScalarNode) and node.start_mark.line == node.end_mark.line and offset > 0:
+            col = loc.col + offset - (0 if node.style in ("'", '"') else 1)
+        ctx.error(Location(ctx.path, line, max(col, 1)), f"Python syntax error in {what}: {message}")
+    except (ValueError, RecursionError, MemoryError) as exc:  # e.g. a NUL character, deep nesting
+        ctx.error(node, f"invalid Python in {what}: {exc}")
 
 
 def load_spec_file(path: str, data: bytes | None = None) -> tuple[OpSpec | None, list[Diagnostic]]:
     """Load one spec file. Returns (model or None, diagnostics)."""
+    if data is None:
+        try:
+            with open(path, "rb") as f:
+                data = f.read()
+        except OSError:
+            pass  # read_yaml reports it
     node, diags = read_yaml(path, data)
     if node is None:
         return None, diags
-    ctx = _Ctx(path, diags)
+    ctx = _Ctx(path, diags, lines=data.decode("utf-8", "replace").split("\n") if data is not None else [])
     spec = _build_spec(ctx, node)
     if ctx.diags:
         return (spec if spec is not None else None), ctx.diags
@@ -290,7 +328,10 @@ def _build_spec(ctx: _Ctx, node: Node) -> OpSpec | None:
             version = _build_version(ctx, vnode, name if isinstance(name, str) else "?")
             if version is None:
                 continue
-            if previous is not None and version.since <= previous[0]:
+            if previous is not None and version.since == previous[0]:
+                ctx.error(vnode, f"version since: {version.since} is given twice (first at line "
+                                 f"{ctx.loc(previous[1]).line})")
+            elif previous is not None and version.since < previous[0]:
                 ctx.error(vnode, f"versions must be in ascending order of 'since': {version.since} "
                                  f"follows {previous[0]}")
             previous = (version.since, vnode)
@@ -326,12 +367,13 @@ def _build_version(ctx: _Ctx, node: Node, op: str) -> OpVersion | None:
     properties = tuple(_items(ctx, obj, "properties", "Property", _property))
     lowerings = tuple(_items(ctx, obj, "lowerings", "Lowering", _lowering))
     tolerances = _tolerances(ctx, obj)
+    doc = _doc(ctx, obj)
     if since is _MISSING or since is None or any(v is _MISSING for v in values.values()):
         return None
     if since < 1:
         ctx.error(obj.value_node("since"), f"'since' must be >= 1, got {since}")
     version = OpVersion(
-        since=since, doc=_doc(ctx, obj), attributes=tuple(attributes), inputs=tuple(inputs),
+        since=since, doc=doc, attributes=tuple(attributes), inputs=tuple(inputs),
         outputs=tuple(outputs), type_constraints=tuple(constraints.values()), function=function,
         rules=tuple(rules), kernel=kernel, properties=properties, lowerings=lowerings,
         tolerances=tolerances, location=ctx.loc(node),
@@ -449,14 +491,14 @@ def attribute_value_problem(atype: str, value: Any) -> str | None:
     }
     names = {"int": "an integer", "float": "a number", "string": "a string"}
     if atype in scalar_checks:
-        return None if scalar_checks[atype](value) else f"expected {names[atype]}, got {value!r}"
+        return None if scalar_checks[atype](value) else f"expected {names[atype]}, got {T.show(value)}"
     if atype in ("ints", "floats", "strings"):
         inner = atype[:-1]
         if not isinstance(value, list):
-            return f"expected a list of {inner}s, got {value!r}"
+            return f"expected a list of {inner}s, got {T.show(value)}"
         for item in value:
             if not scalar_checks[inner](item):
-                return f"expected a list of {inner}s, but {item!r} is not {names[inner]}"
+                return f"expected a list of {inner}s, but {T.show(item)} is not {names[inner]}"
         return None
     if atype == "tensor":
         if isinstance(value, dict) and "value" in value:
@@ -475,7 +517,7 @@ def _params(ctx: _Ctx, obj: _Obj, key: str, constraints: dict[str, TypeConstrain
         if any(v is _MISSING for v in vals.values()) or vals["name"] is None or vals["type"] is None:
             continue
         ptype = vals["type"]
-        if "(" in ptype:
+        if "(" in ptype or not ptype.isidentifier():
             try:
                 T.check_type_string(ptype)
             except T.TypeStringError as exc:
@@ -583,14 +625,15 @@ def _example(ctx: _Ctx, e: _Obj, node: Node, version: OpVersion, where: str) -> 
     for aname, key_node, value in _list_or_empty(attrs_raw):
         attr = version.attribute(aname)
         if attr is None:
-            ctx.error(key_node, f"{label}: {where} has no attribute {aname!r}"
-                      + T.suggest(aname, [a.name for a in version.attributes]))
+            names = [a.name for a in version.attributes]
+            ctx.error(key_node, f"{label}: {where} has no attribute {aname!r}" + (
+                T.suggest(aname, names) or f" (hint: attributes are {', '.join(names) or 'none'})"))
             continue
         problem = attribute_value_problem(attr.type, value)
         if problem:
             ctx.error(key_node, f"{label}: attribute {aname!r}: {problem}")
         elif attr.domain is not None and not attr.domain.allows(value):
-            ctx.error(key_node, f"{label}: attribute {aname!r} = {value!r} is outside its domain "
+            ctx.error(key_node, f"{label}: attribute {aname!r} = {T.show(value)} is outside its domain "
                                 f"({attr.domain.describe()})")
         attributes.append((aname, value))
     given = {a for a, _ in attributes}
@@ -599,18 +642,20 @@ def _example(ctx: _Ctx, e: _Obj, node: Node, version: OpVersion, where: str) -> 
             ctx.error(e.node, f"{label}: required attribute {attr.name!r} is missing")
 
     bindings: dict[str, tuple[str, Location]] = {}
-    inputs = _example_tensors(ctx, e, "inputs", version.inputs, bindings, label)
-    outputs = _example_tensors(ctx, e, "outputs", version.outputs, bindings, label)
-    given_inputs = {n for n, _ in inputs}
-    if inputs is not None:
-        for p in version.inputs:
-            if p.option == "single" and p.name not in given_inputs:
-                ctx.error(e.node, f"{label}: required input {p.name!r} is missing")
+    given_inputs: set[str] = set()
+    inputs = _example_tensors(ctx, e, "inputs", version.inputs, bindings, label, given_inputs)
+    outputs = _example_tensors(ctx, e, "outputs", version.outputs, bindings, label, set())
+    for p in version.inputs:
+        if p.option == "single" and p.name not in given_inputs:
+            ctx.error(e.node, f"{label}: required input {p.name!r} is missing")
+    outputs_node = e.value_node("outputs")
+    if isinstance(outputs_node, MappingNode) and not outputs_node.value:
+        ctx.error(outputs_node, f"{label}: 'outputs' is empty; give at least one expected output")
     return Example(name, _doc(ctx, e), tuple(attributes), tuple(inputs), tuple(outputs), location=ctx.loc(node))
 
 
 def _example_tensors(ctx: _Ctx, e: _Obj, key: str, params: tuple[FormalParameter, ...],
-                     bindings: dict[str, tuple[str, Location]], label: str) -> list:
+                     bindings: dict[str, tuple[str, Location]], label: str, given: set[str]) -> list:
     out = []
     by_name = {p.name: p for p in params}
     for pname, key_node, value_node in _list_or_empty(_get(ctx, e, key)):
@@ -619,6 +664,7 @@ def _example_tensors(ctx: _Ctx, e: _Obj, key: str, params: tuple[FormalParameter
             ctx.error(key_node, f"{label}: there is no {key[:-1]} named {pname!r}"
                       + (T.suggest(pname, by_name) or f" (hint: {key} are {', '.join(by_name) or 'none'})"))
             continue
+        given.add(pname)
         if isinstance(value_node, ScalarNode) and value_node.tag == "tag:yaml.org,2002:null":
             if param.option != "optional":
                 ctx.error(value_node, f"{label}: {key[:-1]} {pname!r} is not optional, so it cannot be null")
@@ -642,7 +688,7 @@ def _tensor(ctx: _Ctx, node: Node, param: FormalParameter, bindings: dict[str, t
         if t is None:
             return None
         dtype, shape, value = _get(ctx, t, "dtype"), _get(ctx, t, "shape"), _get(ctx, t, "value")
-        if _MISSING in (dtype, shape):
+        if _MISSING in (dtype, shape) or not t.has("value"):
             return None
     else:  # a bare value: the dtype must follow from the parameter's type
         dtype, shape, value = None, None, plain_value(node, ctx.path, ctx.diags)
@@ -650,6 +696,8 @@ def _tensor(ctx: _Ctx, node: Node, param: FormalParameter, bindings: dict[str, t
         ctx.error(node, f"{label}: examples support tensor parameters only, not {param.type}")
         return None
     fixed = _fixed_element(param)
+    if fixed is not None and fixed not in T.ELEMENT_TYPE_CODES:
+        return None
     if dtype is None:
         dtype = fixed or (bindings.get(param.type, (None,))[0])
         if dtype is None:

@@ -91,8 +91,8 @@ def _parse(tokens: list[str], pos: int, text: str) -> int:
 
 def _expect(tokens: list[str], pos: int, tok: str, text: str) -> int:
     if pos >= len(tokens) or tokens[pos] != tok:
-        got = tokens[pos] if pos < len(tokens) else "end of string"
-        raise TypeStringError(f"expected {tok!r} but found {got!r} in type string {text!r}")
+        got = repr(tokens[pos]) if pos < len(tokens) else "the end"
+        raise TypeStringError(f"expected {tok!r} but found {got} in type string {text!r}")
     return pos + 1
 
 
@@ -121,12 +121,31 @@ def tensor_element(type_str: str) -> str | None:
     return None
 
 
-def suggest(word: str, choices) -> str:
-    """A did-you-mean hint, or ''."""
+def closest(word, choices) -> str | None:
+    """The choice ``word`` was most likely meant to be (ignoring case), or None."""
     import difflib
 
-    close = difflib.get_close_matches(str(word), [str(c) for c in choices], n=1, cutoff=0.6)
-    return f" (hint: did you mean {close[0]!r}?)" if close else ""
+    names = [str(c) for c in choices]
+    by_lower = {}
+    for name in names:
+        by_lower.setdefault(name.lower(), name)
+    close = difflib.get_close_matches(str(word).lower(), list(by_lower), n=1, cutoff=0.6)
+    return by_lower[close[0]] if close else None
+
+
+def suggest(word: str, choices) -> str:
+    """A did-you-mean hint, or ''."""
+    close = closest(word, choices)
+    return f" (hint: did you mean {close!r}?)" if close else ""
+
+
+def show(value) -> str:
+    """A value as a spec author wrote it: YAML spellings for booleans and null, repr otherwise."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if value is None:
+        return "null"
+    return repr(value)
 
 
 def proto_domain(domain: str) -> str:
@@ -149,14 +168,14 @@ FLOAT_TYPES = tuple(t for t in ELEMENT_TYPES if t.startswith(("float", "bfloat")
 def element_value_problem(elem: str, value) -> str | None:
     """Why ``value`` cannot be an element of type ``elem``, or None when it can."""
     if elem == "bool":
-        return None if isinstance(value, bool) else f"{value!r} is not a boolean"
+        return None if isinstance(value, bool) else f"{show(value)} is not a boolean"
     if elem == "string":
-        return None if isinstance(value, str) else f"{value!r} is not a string"
+        return None if isinstance(value, str) else f"{show(value)} is not a string"
     if isinstance(value, bool):
-        return f"{value!r} is a boolean, not a {elem} number"
+        return f"{show(value)} is a boolean, not a {elem} number"
     if elem in INT_RANGES:
         if not isinstance(value, int):
-            return f"{value!r} is not an integer"
+            return f"{show(value)} is not an integer"
         low, high = INT_RANGES[elem]
         if not low <= value <= high:
             return f"{value} is outside the {elem} range [{low}, {high}]"
@@ -170,7 +189,7 @@ def element_value_problem(elem: str, value) -> str | None:
                 return None
             except ValueError:
                 pass
-        return f"{value!r} is not a complex number (write e.g. '1+2j')"
+        return f"{show(value)} is not a complex number (write e.g. '1+2j')"
     if isinstance(value, (int, float)):
         return None
-    return f"{value!r} is not a number"
+    return f"{show(value)} is not a number"

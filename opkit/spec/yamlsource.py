@@ -8,6 +8,8 @@ which is where duplicate and unknown keys are caught.
 
 from __future__ import annotations
 
+import re
+
 import yaml
 from yaml.constructor import ConstructorError, SafeConstructor
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
@@ -41,16 +43,33 @@ def node_location(path: str, node: Node) -> Location:
     return Location(path, mark.line + 1, mark.column + 1)
 
 
-def _mark_location(path: str, mark) -> Location:
+def _mark_location(path: str, mark, lines: list[str] | None = None) -> Location:
     if mark is None:
         return Location(path, 1, 1)
-    return Location(path, mark.line + 1, mark.column + 1)
+    line, col = _clamp(mark.line, mark.column, lines)
+    return Location(path, line + 1, col + 1)
+
+
+_LINE_BREAK = re.compile("\r\n|[\n\r\x85\u2028\u2029]")  # what YAML counts as a line break
+
+
+def _clamp(line: int, col: int, lines: list[str] | None) -> tuple[int, int]:
+    """libyaml puts end-of-stream marks on the line after the last; when the file does not end
+    with a line break, that line does not exist, so point just after the file's last character."""
+    if lines is not None and line > len(lines) - 1:
+        return len(lines) - 1, len(lines[-1])
+    return line, col
 
 
 def _offset_location(path: str, data: bytes, offset: int) -> Location:
-    line = data.count(b"\n", 0, offset) + 1
-    col = offset - (data.rfind(b"\n", 0, offset) + 1) + 1
-    return Location(path, line, col)
+    """The line and column (in characters, lines split as YAML does) of a byte offset."""
+    lines = _LINE_BREAK.split(data[:offset].decode("utf-8", "replace"))
+    return Location(path, len(lines), len(lines[-1]) + 1)
+
+
+def _char_at(text: str, line: int, column: int) -> str:
+    lines = text.split("\n")
+    return lines[line][column:column + 1] if 0 <= line < len(lines) else ""
 
 
 def read_yaml(path: str, data: bytes | None = None) -> tuple[Node | None, list[Diagnostic]]:
@@ -79,21 +98,62 @@ def read_yaml(path: str, data: bytes | None = None) -> tuple[Node | None, list[D
         finally:
             loader.dispose()
     except yaml.MarkedYAMLError as exc:
+        lines = _LINE_BREAK.split(text)
         mark = exc.problem_mark or exc.context_mark
         message = str(exc.problem or exc.context or "invalid YAML").strip()
         if exc.context and exc.problem:
-            message = f"{exc.problem} ({exc.context})"
-        return None, [Diagnostic(_mark_location(path, mark), f"YAML syntax error: {message}")]
+            started = exc.context_mark
+            where = f" at line {started.line + 1}" if started and mark and started.line != mark.line else ""
+            message = f"{exc.problem} ({exc.context}{where})"
+        if mark is not None and _char_at(text, mark.line, mark.column) == "\t":
+            message = "tab character; YAML indents with spaces only"
+        elif "another document" in str(exc.problem):
+            message = "a second YAML document ('---'); a spec file holds exactly one"
+        return None, [Diagnostic(_mark_location(path, mark, lines), f"YAML syntax error: {message}")]
     except yaml.YAMLError as exc:  # e.g. reader errors for control characters
         mark = getattr(exc, "problem_mark", None) or getattr(exc, "mark", None)
         if mark is None and hasattr(exc, "position"):
-            return None, [Diagnostic(_offset_location(path, data, exc.position),
+            # libyaml counts UTF-8 bytes of the text it was given (BOM removed); PyYAML characters
+            encoded = text.encode("utf-8")
+            prefix = encoded[:exc.position] if _Loader.__name__.startswith("C") else text[:exc.position].encode()
+            return None, [Diagnostic(_offset_location(path, prefix, len(prefix)) if prefix else Location(path, 1, 1),
                                      f"invalid YAML: {exc}".split("\n")[0])]
-        return None, [Diagnostic(_mark_location(path, mark), f"invalid YAML: {str(exc).splitlines()[0]}")]
+        return None, [Diagnostic(_mark_location(path, mark, _LINE_BREAK.split(text)),
+                                 f"invalid YAML: {str(exc).splitlines()[0]}")]
     if node is None:
         return None, [Diagnostic(Location(path, 1, 1),
                                  "file is empty; a spec is a mapping with keys 'op', 'domain' and 'versions'")]
-    return node, []
+    problem = _tree_problem(path, node, _LINE_BREAK.split(text))
+    return (None, [problem]) if problem else (node, [])
+
+
+MAX_DEPTH = 100
+
+
+def _tree_problem(path: str, root: Node, lines: list[str]) -> Diagnostic | None:
+    """Reject what the loader's recursive walks cannot take: aliases (a node reached twice, which
+    also covers self-referencing and exponentially expanding ones) and absurdly deep nesting.
+    Moves marks past the end of the file (see _clamp) back into it."""
+    seen: set[int] = set()
+    stack = [(root, 1)]
+    while stack:
+        node, depth = stack.pop()
+        mark = node.start_mark
+        if mark.line > len(lines) - 1:
+            line, col = _clamp(mark.line, mark.column, lines)
+            node.start_mark = yaml.Mark(mark.name, mark.index, line, col, None, None)
+        if id(node) in seen:
+            return Diagnostic(node_location(path, node), "YAML anchors and aliases (&name, *name) are not "
+                                                         "supported in spec files; write the value out")
+        seen.add(id(node))
+        if depth > MAX_DEPTH:
+            return Diagnostic(node_location(path, node), f"values nest more than {MAX_DEPTH} levels deep")
+        if isinstance(node, SequenceNode):
+            stack.extend((child, depth + 1) for child in reversed(node.value))
+        elif isinstance(node, MappingNode):
+            for key, value in reversed(node.value):
+                stack.extend(((value, depth + 1), (key, depth + 1)))
+    return None
 
 
 def scalar_value(node: ScalarNode):
