@@ -1,0 +1,84 @@
+"""``opkit docs``: regenerate the docs pages from the specs, then build the Sphinx site.
+
+    opkit docs [--output DIR] [--jobs N] [--no-gen] [--builder html]
+
+Runs the documentation emitters (what ``opkit gen`` would write under generated/docs and the JSON
+Schema they read), then ``sphinx-build -W`` (warnings are errors) from docs/ into
+docs/_build/html, and prints where the site is. Exit 2 when Sphinx or the theme is missing (the
+``docs`` extra), 1 when the build fails.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import os
+import subprocess
+import sys
+import time
+
+DOCS_EMITTERS = ("json-schema", "changelog", "operator_index", "docs_pages", "coverage", "scoreboard")
+NEEDED = (("sphinx", "sphinx"), ("myst_parser", "myst-parser"), ("furo", "furo"))
+
+
+def missing_packages() -> list[str]:
+    return [dist for module, dist in NEEDED if importlib.util.find_spec(module) is None]
+
+
+def cmd_docs(args: argparse.Namespace) -> int:
+    from ..cli import UsageError, _project_root, _specs_dir
+
+    missing = missing_packages()
+    if missing:
+        raise UsageError(f"building the docs needs {', '.join(missing)}: pip install 'opkit[docs]'")
+    root = _project_root()
+    source = os.path.join(root, "docs")
+    if not os.path.exists(os.path.join(source, "conf.py")):
+        raise UsageError(f"no Sphinx project at {source} (docs/conf.py is missing)")
+    output = os.path.abspath(args.output or os.path.join(source, "_build", args.builder))
+
+    if not args.no_gen:
+        from ..emit import emitters
+        from ..generate import generate
+
+        known = {name for name, _, _ in emitters()}
+        only = [name for name in DOCS_EMITTERS if name in known]
+        status = generate(root, _specs_dir(args), only=only, verbose=not args.quiet)
+        if status:
+            return status
+
+    jobs = str(args.jobs) if args.jobs else "auto"
+    # Sphinx's cache (doctrees) lives next to the default output, not inside the site
+    doctrees = os.path.join(source, "_build", "doctrees")
+    command = [sys.executable, "-m", "sphinx", "-W", "--keep-going", "-j", jobs, "-b", args.builder,
+               "-d", doctrees, source, output]
+    if args.quiet:
+        command.insert(3, "-q")
+    if args.fresh:
+        command.insert(3, "-E")
+    start = time.perf_counter()
+    done = subprocess.run(command, cwd=root)
+    elapsed = time.perf_counter() - start
+    if done.returncode:
+        print(f"opkit docs: sphinx-build failed (exit {done.returncode}) after {elapsed:.1f} s", file=sys.stderr)
+        return 1
+    index = os.path.join(output, "index.html")
+    print(f"opkit docs: built in {elapsed:.1f} s: {index if os.path.exists(index) else output}")
+    return 0
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser(
+        "docs", help="regenerate the docs pages and build the HTML site (needs the docs extra)",
+        description="Write the generated docs pages (as `opkit gen` does), then build the Sphinx site "
+                    "in docs/ with warnings as errors, and print where it is. Exit 2 if Sphinx, "
+                    "myst-parser or furo is missing (pip install 'opkit[docs]').")
+    p.add_argument("--output", "-o", metavar="DIR", help="where to write the site (default: docs/_build/html)")
+    p.add_argument("--jobs", "-j", metavar="N", type=int,
+                   help="parallel Sphinx processes (default: one per CPU)")
+    p.add_argument("--builder", "-b", default="html", metavar="NAME",
+                   help="Sphinx builder, e.g. html, dirhtml, linkcheck")
+    p.add_argument("--no-gen", action="store_true", help="build from generated/docs as it is, without regenerating")
+    p.add_argument("--fresh", "-E", action="store_true", help="ignore Sphinx's cache and read every page again")
+    p.add_argument("-q", "--quiet", action="store_true", help="print only problems and the site's path")
+    p.set_defaults(func=cmd_docs)

@@ -1,0 +1,794 @@
+"""Operator pages: one MyST page per op (``generated/docs/operators/<domain>/<Op>.md``).
+
+The page follows the layout of ONNX's operator pages (labels ``(l-onnx-doc-Trilu)=`` and
+``(l-onnx-op-trilu-14)=``, sections Version, Summary, Attributes, Inputs, Outputs, Type
+Constraints, Examples, newest version first) and adds what that site lacks: differentiability and
+homogeneity of every input and output, attribute defaults and value domains, rank rules, links
+between the versions of an op, each version's change note and its diff against the previous
+version (old -> new), the semantics formula, labelled rules, properties, lowerings, function bodies,
+kernels, tolerances, examples as data plus a runnable snippet, and per-backend conformance status
+when reports exist.
+
+The emitter also writes ``generated/docs/operators/index.md`` (the toctree of every page, per
+domain) and ``generated/docs/spec-fields.md`` (the spec field reference, rendered from the
+published JSON Schema).
+
+Everything here is a pure function of the loaded specs, plus the conformance reports found under
+``generated/docs/conformance/*.json`` (read in sorted order; absent reports render nothing).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import functools
+import re
+import glob
+import json
+import math
+import os
+import textwrap
+from collections.abc import Iterable
+from typing import Any
+
+import jinja2
+
+from ..spec.model import Attribute, Example, FormalParameter, OpSpec, OpVersion, TensorValue
+from ..spec.types import INFINITE_ARITY
+from . import GenContext, header
+
+NAME = "docs_pages"
+OWNED_DIRS = ("generated/docs/operators",)
+
+PAGES_DIR = "generated/docs/operators"
+SPEC_FIELDS_PATH = "generated/docs/spec-fields.md"
+REPORTS_GLOB = "generated/docs/conformance/*.json"
+
+_TEMPLATES = os.path.join(os.path.dirname(os.path.dirname(__file__)), "templates", "docs")
+
+
+@functools.lru_cache(maxsize=None)
+def _env() -> jinja2.Environment:
+    """The templates' environment (built once: compiling the page template dominates a page)."""
+    return jinja2.Environment(
+        loader=jinja2.FileSystemLoader(_TEMPLATES),
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+        autoescape=False,
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# labels and links
+
+
+def doc_label(spec: OpSpec) -> str:
+    """The page label: ONNX's ``l-onnx-doc-Trilu``; other domains add theirs for uniqueness."""
+    if spec.domain == "ai.onnx":
+        return f"l-onnx-doc-{spec.name}"
+    return f"l-onnx-doc-{spec.domain}-{spec.name}"
+
+
+def version_label(spec: OpSpec, since: int) -> str:
+    """The label of one version: ONNX's ``l-onnx-op-trilu-14`` (lower case, as Sphinx stores it)."""
+    if spec.domain == "ai.onnx":
+        return f"l-onnx-op-{spec.name.lower()}-{since}"
+    return f"l-onnx-op-{spec.domain.lower()}-{spec.name.lower()}-{since}"
+
+
+def page_path(domain: str, name: str) -> str:
+    return f"{PAGES_DIR}/{domain}/{name}.md"
+
+
+def spec_path(ctx: GenContext, spec: OpSpec) -> str:
+    if spec.path:
+        rel = os.path.relpath(spec.path, ctx.root) if os.path.isabs(spec.path) else spec.path
+        return rel.replace(os.sep, "/")
+    return f"specs/{spec.domain}/{spec.name}.yaml"
+
+
+def _upstream_link(spec: OpSpec) -> str:
+    """Where the op's upstream documentation lives (ONNX, ORT contrib); the spec file otherwise."""
+    if spec.domain == "ai.onnx":
+        return f"https://github.com/onnx/onnx/blob/main/docs/Operators.md#{spec.name}"
+    if spec.domain.startswith("ai.onnx."):
+        return f"https://github.com/onnx/onnx/blob/main/docs/Operators-ml.md#{spec.domain}.{spec.name}"
+    if spec.domain == "com.microsoft":
+        return ("https://github.com/microsoft/onnxruntime/blob/main/docs/ContribOperators.md"
+                f"#{spec.domain}.{spec.name}")
+    return ""
+
+
+# ---------------------------------------------------------------------------------------------
+# small text helpers
+
+
+def _dedent(text: str) -> str:
+    """Doc strings as ONNX's gen_doc prints them: dedented, blank edges dropped."""
+    if not text:
+        return ""
+    lines = textwrap.dedent(text).strip("\n").splitlines()
+    return "\n".join(line.rstrip() for line in lines).strip()
+
+
+_RELATIVE_LINK = re.compile(r"\]\((?![a-zA-Z][a-zA-Z0-9+.-]*:|#|/)([^)\s]+?\.md)(#[^)\s]*)?\)")
+_UPSTREAM_DOCS = {
+    "onnx": "https://github.com/onnx/onnx/blob/main/docs/",
+    "onnxruntime": "https://github.com/microsoft/onnxruntime/blob/main/docs/",
+}
+
+
+def absolute_links(text: str, source: tuple[tuple[str, str], ...]) -> str:
+    """Imported docs link to pages of their own repository (``[broadcasting](Broadcasting.md)``);
+    on our site those links would dangle, so they point at the upstream repository instead."""
+    base = next((_UPSTREAM_DOCS[k] for k, _ in source if k in _UPSTREAM_DOCS), None)
+    if base is None or "](" not in text:
+        return text
+    return _RELATIVE_LINK.sub(lambda m: f"]({base}{m.group(1)}{m.group(2) or ''})", text)
+
+
+def _indent(text: str, prefix: str = "  ") -> str:
+    """Indent continuation lines so a multi-line text stays inside its list item."""
+    lines = text.splitlines()
+    if not lines:
+        return ""
+    return "\n".join([lines[0]] + [(prefix + line) if line.strip() else "" for line in lines[1:]])
+
+
+def _block(text: str) -> str:
+    """A block text (code), trailing blank lines dropped."""
+    return "\n".join(line.rstrip() for line in textwrap.dedent(text).strip("\n").splitlines())
+
+
+def _fence(text: str, lang: str = "text") -> str:
+    """A fenced code block long enough to hold any backtick run inside ``text``."""
+    longest = max((len(run) for run in _backtick_runs(text)), default=0)
+    ticks = "`" * max(3, longest + 1)
+    return f"{ticks}{lang}\n{text}\n{ticks}"
+
+
+def _wrapped_fence(text: str, lang: str) -> str:
+    """A code block whose long lines wrap instead of scrolling (formulas, one-line properties):
+    MyST's code-block directive with the class styled in docs/_static/opkit.css."""
+    longest = max((len(run) for run in _backtick_runs(text)), default=0)
+    ticks = "`" * max(3, longest + 1)
+    return f"{ticks}{{code-block}} {lang}\n:class: opkit-wrap\n\n{text}\n{ticks}"
+
+
+def _backtick_runs(text: str) -> Iterable[str]:
+    run = ""
+    for ch in text:
+        if ch == "`":
+            run += ch
+        elif run:
+            yield run
+            run = ""
+    if run:
+        yield run
+
+
+_MD_SPECIAL = re.compile(r"([\\*_<\[\]])")
+
+
+def plain(text: str) -> str:
+    """Prose from opkit's extension fields (change notes, rule, property, lowering and example
+    docs) is text that quotes Python (``2**31``, ``x_i``, ``a < b``): escape what markdown would
+    read as emphasis, HTML or links, outside backtick code spans."""
+    out = []
+    for i, part in enumerate(re.split(r"(`+[^`]*`+)", text)):
+        out.append(part if i % 2 else _MD_SPECIAL.sub(r"\\\1", part))
+    return "".join(out)
+
+
+def _code(text: str) -> str:
+    """Inline code that survives backticks inside."""
+    text = " ".join(str(text).split())
+    if "`" not in text:
+        return f"`{text}`"
+    longest = max(len(r) for r in _backtick_runs(text))
+    ticks = "`" * (longest + 1)
+    return f"{ticks} {text} {ticks}"
+
+
+def _cell(text: str) -> str:
+    """Text for a markdown table cell: one line, pipes escaped."""
+    return " ".join(str(text).split()).replace("|", "\\|")
+
+
+# ---------------------------------------------------------------------------------------------
+# values
+
+
+def _scalar(value: Any) -> str:
+    """One element as the docs print it (numpy-like, but deterministic across numpy versions)."""
+    if isinstance(value, bool):
+        return "True" if value else "False"
+    if isinstance(value, float):
+        if math.isnan(value):
+            return "nan"
+        if math.isinf(value):
+            return "inf" if value > 0 else "-inf"
+        return repr(value)
+    if isinstance(value, str):
+        return repr(value)
+    return str(value)
+
+
+def _flat(value: Any) -> list[Any]:
+    if isinstance(value, (list, tuple)):
+        return [x for item in value for x in _flat(item)]
+    return [value]
+
+
+def format_tensor(value: Any) -> str:
+    """A nested value as aligned, bracketed text, e.g. ``[[4, 7],\\n [1, 2]]``."""
+    if not isinstance(value, (list, tuple)):
+        return _scalar(value)
+    width = max((len(_scalar(x)) for x in _flat(value)), default=0)
+
+    def render(v: Any, depth: int) -> str:
+        if not isinstance(v, (list, tuple)):
+            return _scalar(v).rjust(width)
+        if not v:
+            return "[]"
+        if not isinstance(v[0], (list, tuple)):
+            return "[" + ", ".join(render(x, depth + 1) for x in v) + "]"
+        sep = ",\n" + "\n" * (_depth(v) - 2) + " " * (depth + 1)
+        return "[" + sep.join(render(x, depth + 1) for x in v) + "]"
+
+    return render(value, 0)
+
+
+def _depth(v: Any) -> int:
+    d = 0
+    while isinstance(v, (list, tuple)) and v:
+        d += 1
+        v = v[0]
+    return d
+
+
+def _tensor_literal(value: Any) -> tuple[str, Any, tuple[int, ...] | None] | None:
+    """(dtype, value, shape) of a tensor-valued attribute in an example ({dtype, value[, shape]})."""
+    if isinstance(value, TensorValue):
+        return value.dtype, value.value, value.shape
+    if isinstance(value, dict) and "value" in value and "dtype" in value:
+        shape = value.get("shape")
+        return str(value["dtype"]), value["value"], tuple(shape) if shape is not None else None
+    return None
+
+
+def _attr_value(value: Any) -> str:
+    literal = _tensor_literal(value)
+    if literal is not None:
+        dtype, val, _ = literal
+        return f"{format_tensor(val)} ({dtype} tensor)".replace("\n", " ")
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_attr_value(v) for v in value) + "]"
+    if isinstance(value, float):
+        return _scalar(value)
+    return repr(value) if isinstance(value, str) else _scalar(value)
+
+
+def _py_scalar(value: Any) -> str:
+    if isinstance(value, float):
+        if math.isnan(value):
+            return "np.nan"
+        if math.isinf(value):
+            return "np.inf" if value > 0 else "-np.inf"
+        return repr(value)
+    if isinstance(value, str):
+        return repr(value)
+    return repr(value)
+
+
+def _py_value(value: Any) -> str:
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_py_value(v) for v in value) + "]"
+    return _py_scalar(value)
+
+
+# ---------------------------------------------------------------------------------------------
+# fragments of a version
+
+
+def _default_text(a: Attribute) -> str:
+    if a.required:
+        return "required"
+    if a.has_default:
+        return f"default is {_code(_attr_value(a.default))}"
+    return "optional, no default"
+
+
+def _attribute(a: Attribute, prose=None) -> dict[str, Any]:
+    notes = []
+    if a.domain is not None:
+        notes.append("Allowed values: " + a.domain.describe() + ".")
+    return {
+        "name": a.name,
+        "type": a.type.upper(),
+        "default": _default_text(a),
+        "doc": _indent((prose or _dedent)(_dedent(a.doc))),
+        "notes": notes,
+    }
+
+
+def _differentiability(p: FormalParameter) -> str:
+    if p.differentiable is None:
+        return "undefined differentiability"
+    return "differentiable" if p.differentiable else "non-differentiable"
+
+
+def _param(p: FormalParameter, prose=None) -> dict[str, Any]:
+    flags = []
+    if p.option == "optional":
+        flags.append("optional")
+    elif p.option == "variadic":
+        flags.append(f"variadic, at least {p.min_arity}")
+    else:
+        flags.append("single")
+    flags.append("homogeneous" if p.homogeneous else "heterogeneous")
+    flags.append(_differentiability(p))
+    if p.rank is not None:
+        flags.append(p.rank.describe())
+    return {"name": p.name, "type": p.type, "flags": ", ".join(flags),
+            "doc": _indent((prose or _dedent)(_dedent(p.doc)))}
+
+
+def _count(low: int, high: int, what: str) -> str:
+    """ONNX's arity sentence: 'Between 1 and 2 inputs.'"""
+    if high == INFINITE_ARITY:
+        return f"Between {low} and {INFINITE_ARITY} {what}."
+    if low == high:
+        return ""
+    return f"Between {low} and {high} {what}."
+
+
+def _examples(spec: OpSpec, v: OpVersion) -> list[dict[str, Any]]:
+    out = []
+    for e in v.examples:
+        out.append({
+            "name": e.name,
+            "doc": plain(_dedent(e.doc)),
+            "attributes": [(k, _attr_value(val)) for k, val in e.attributes],
+            "defaults": [(a.name, _attr_value(a.default)) for a in v.attributes
+                         if a.has_default and a.name not in dict(e.attributes)],
+            "inputs": [_tensor_view(name, t) for name, t in e.inputs],
+            "outputs": [_tensor_view(name, t) for name, t in e.outputs],
+            "snippet": _fence(snippet(spec, v, e), "python"),
+        })
+    return out
+
+
+def _tensor_view(name: str, t: TensorValue | None) -> dict[str, Any]:
+    if t is None:
+        return {"name": name, "meta": "left empty: the optional input is omitted", "text": "", "tail": ""}
+    if not t.shape:
+        return {"name": name, "meta": f"`{t.dtype}`, scalar", "text": "", "tail": ": " + _code(format_tensor(t.value))}
+    shape = "shape `[" + ", ".join(str(d) for d in t.shape) + "]`"
+    return {"name": name, "meta": f"`{t.dtype}`, {shape}", "text": _fence(format_tensor(t.value)), "tail": ":"}
+
+
+# ---------------------------------------------------------------------------------------------
+# runnable snippets
+
+
+_NUMPY_TYPES = {
+    "float": "np.float32", "double": "np.float64", "float16": "np.float16",
+    "int8": "np.int8", "int16": "np.int16", "int32": "np.int32", "int64": "np.int64",
+    "uint8": "np.uint8", "uint16": "np.uint16", "uint32": "np.uint32", "uint64": "np.uint64",
+    "bool": "np.bool_", "string": "object", "complex64": "np.complex64", "complex128": "np.complex128",
+}
+
+
+def _np_dtype(dtype: str) -> str:
+    return _NUMPY_TYPES.get(dtype) or f"helper.tensor_dtype_to_np_dtype(TensorProto.{dtype.upper()})"
+
+
+def _np_array(t: TensorValue) -> str:
+    if isinstance(t.value, (list, tuple)) and not _flat(t.value):
+        dims = ", ".join(str(d) for d in t.shape)
+        return f"np.zeros(({dims}{',' if len(t.shape) == 1 else ''}), dtype={_np_dtype(t.dtype)})"
+    value = _py_value(t.value)
+    if t.dtype in ("complex64", "complex128"):
+        value = _py_value(_map(t.value, lambda x: complex(str(x).replace(" ", "")) if isinstance(x, str) else x))
+    return f"np.array({value}, dtype={_np_dtype(t.dtype)})"
+
+
+def _map(value: Any, fn) -> Any:
+    if isinstance(value, (list, tuple)):
+        return [_map(v, fn) for v in value]
+    return fn(value)
+
+
+def runner(domain: str) -> str:
+    """Which runtime a page's snippets use: opkit's reference backend for every domain. (onnx's
+    ReferenceEvaluator knows only ONNX's domains and gets some examples wrong: Trilu with
+    k = int64 max overflows, and it zeroes strings to 0 instead of ''.)"""
+    return "opkit reference backend"
+
+
+def snippet(spec: OpSpec, v: OpVersion, e: Example) -> str:
+    """A standalone script that builds a one-node model for the example, runs it and compares."""
+    in_names = []
+    for p in v.inputs:
+        given = dict(e.inputs)
+        if p.name in given:
+            in_names.append(p.name if given[p.name] is not None else "")
+        else:
+            in_names.append("")
+    while in_names and in_names[-1] == "":
+        in_names.pop()
+    out_names = [name for name, _ in e.outputs]
+    feeds = [(name, t) for name, t in e.inputs if t is not None]
+    lines = ["import numpy as np", "from onnx import TensorProto, helper"]
+    kind = runner(spec.domain)
+    if kind == "onnx.reference":
+        lines.append("from onnx.reference import ReferenceEvaluator")
+    else:
+        lines.append("from opkit.backends.reference import ReferenceBackend")
+    lines.append("")
+    attrs = "".join(f", {k}={_py_attribute(val)}" for k, val in e.attributes)
+    if any(_tensor_literal(val) is not None for _, val in e.attributes):
+        lines[1] = "from onnx import TensorProto, helper, numpy_helper"
+    domain_arg = "" if spec.domain == "ai.onnx" else f", domain={spec.domain!r}"
+    lines.append(f"node = helper.make_node({spec.name!r}, {in_names!r}, {out_names!r}{attrs}{domain_arg})")
+    lines.append("graph = helper.make_graph(")
+    lines.append(f"    [node], {e.name!r},")
+    lines.append("    [" + ", ".join(
+        f"helper.make_tensor_value_info({n!r}, TensorProto.{t.dtype.upper()}, {list(t.shape)!r})"
+        for n, t in feeds) + "],")
+    lines.append("    [" + ", ".join(
+        f"helper.make_tensor_value_info({n!r}, TensorProto.{t.dtype.upper()}, None)"
+        for n, t in e.outputs) + "],")
+    lines.append(")")
+    opsets = []
+    if spec.domain == "ai.onnx":
+        opsets.append(f"helper.make_opsetid('', {v.since})")
+    else:
+        opsets.append(f"helper.make_opsetid({spec.domain!r}, {v.since})")
+    lines.append(f"model = helper.make_model(graph, opset_imports=[{', '.join(opsets)}])")
+    lines.append("")
+    if feeds:
+        lines.append("feeds = {")
+        for n, t in feeds:
+            lines.append(f"    {n!r}: {_np_array(t)},")
+        lines.append("}")
+    else:
+        lines.append("feeds = {}")
+    if kind == "onnx.reference":
+        lines.append("results = ReferenceEvaluator(model).run(None, feeds)")
+    else:
+        lines.append("results = ReferenceBackend.run_model(model, feeds)")
+    for i, (n, t) in enumerate(e.outputs):
+        lines.append(f"expected_{_ident(n)} = {_np_array(t)}")
+        lines.append(f"np.testing.assert_array_equal(results[{i}], expected_{_ident(n)})")
+    return "\n".join(lines)
+
+
+def _py_attribute(value: Any) -> str:
+    literal = _tensor_literal(value)
+    if literal is None:
+        return _py_value(value)
+    dtype, val, shape = literal
+    return f"numpy_helper.from_array({_np_array(TensorValue(dtype, shape or _shape_of(val), val))})"
+
+
+def _shape_of(value: Any) -> tuple[int, ...]:
+    shape = []
+    while isinstance(value, (list, tuple)):
+        shape.append(len(value))
+        value = value[0] if value else None
+    return tuple(shape)
+
+
+def _ident(name: str) -> str:
+    out = "".join(ch if ch.isalnum() or ch == "_" else "_" for ch in name)
+    return out if out and not out[0].isdigit() else f"_{out}"
+
+
+# ---------------------------------------------------------------------------------------------
+# diffs between consecutive versions (old -> new)
+
+
+def _version_text(v: OpVersion) -> list[str]:
+    """A version as YAML lines, the way its spec file reads (without `since` and `changes`)."""
+    import yaml
+
+    from ..spec import dump
+
+    data = dump._version(v)  # noqa: SLF001 - the spec dumper is the one faithful text form
+    data = {k: val for k, val in data.items() if k not in ("since", "changes")}
+    if not data:
+        return []
+    text = yaml.dump(data, Dumper=dump._Dumper, sort_keys=False, allow_unicode=True, width=100,
+                     default_flow_style=False)
+    return text.splitlines()
+
+
+def render_version_diff(spec: OpSpec, old: OpVersion, new: OpVersion) -> str:
+    """The difference between two consecutive versions as markdown, old -> new.
+
+    Uses ``opkit.spec.diff`` when it is there; otherwise a unified diff of the spec text.
+    """
+    try:
+        from ..spec.diff import diff_versions, render_diff_markdown  # type: ignore[attr-defined]
+    except ImportError:
+        diff_versions = render_diff_markdown = None
+    if diff_versions is not None and render_diff_markdown is not None:
+        try:
+            diff = diff_versions(old, new, op=spec.name, domain=spec.domain)
+            doc_lines = tuple(getattr(diff, "doc", ()) or ())
+            # the change note is printed by the page itself; the doc diff is fenced here, with a
+            # fence longer than any backtick run inside it (ONNX docs hold ``` blocks)
+            diff = dataclasses.replace(diff, changes="", doc=())
+            text = render_diff_markdown(diff, heading=False).strip()
+            if getattr(diff, "empty", False) and doc_lines:
+                text = ""
+            if doc_lines:
+                text = (text + "\n\n" if text else "") + "**Documentation**\n\n" + _fence("\n".join(doc_lines), "diff")
+            return text
+        except (TypeError, AttributeError, ValueError):
+            pass
+    return _fallback_diff(spec, old, new)
+
+
+def _fallback_diff(spec: OpSpec, old: OpVersion, new: OpVersion) -> str:
+    old_name, new_name = f"{spec.name}-{old.since}", f"{spec.name}-{new.since}"
+    lines = list(difflib.unified_diff(_version_text(old), _version_text(new), old_name, new_name,
+                                      n=2, lineterm=""))
+    if not lines:
+        return "No differences in the spec besides the version number."
+    return _fence("\n".join(lines), "diff")
+
+
+# ---------------------------------------------------------------------------------------------
+# conformance reports
+
+
+def load_reports(root: str) -> list[dict[str, Any]]:
+    reports = []
+    for path in sorted(glob.glob(os.path.join(root, REPORTS_GLOB))):
+        try:
+            with open(path, encoding="utf-8") as f:
+                data = json.load(f)
+        except (OSError, ValueError):
+            continue
+        if isinstance(data, dict) and isinstance(data.get("cases"), list):
+            reports.append(data)
+    return reports
+
+
+_SUCCESS = ("pass", "xfail")
+
+
+def _backend_label(report: dict[str, Any], case: dict[str, Any]) -> str:
+    """``name version`` of the backend that ran a case: the case's own ``backend`` (opkit's report
+    format, several backends per report) or the report's ``target``."""
+    target = report.get("target") or {}
+    name = case.get("backend") or target.get("backend") or ""
+    version = target.get("version") if not case.get("backend") else None
+    for b in target.get("backends") or ():
+        if isinstance(b, dict) and (not name or b.get("name") == name):
+            name = name or str(b.get("name", ""))
+            version = b.get("version")
+            break
+    name = str(name or "?")
+    return f"{name} {version}" if version not in (None, "") else name
+
+
+def _conformance(reports: list[dict[str, Any]], spec: OpSpec, since: int) -> dict[str, Any]:
+    """Per-backend outcome counts for one op version, and the cases that did not pass."""
+    counts: dict[str, dict[str, int]] = {}
+    problems = []
+    for report in reports:
+        for case in report["cases"]:
+            if not isinstance(case, dict) or case.get("op") not in (spec.name, f"{spec.domain}::{spec.name}"):
+                continue
+            if (case.get("domain") or "ai.onnx") not in (spec.domain, spec.proto_domain):
+                continue
+            if str(case.get("version")) != str(since):
+                continue
+            backend = _backend_label(report, case)
+            outcome = str(case.get("outcome", "?"))
+            per = counts.setdefault(backend, {})
+            per[outcome] = per.get(outcome, 0) + 1
+            if outcome not in _SUCCESS:
+                types = case.get("types") or {}
+                problems.append({
+                    "backend": _cell(backend),
+                    "case": _cell(" / ".join(str(case[k]) for k in ("suite", "example") if case.get(k))) or "-",
+                    "types": _cell(", ".join(f"{k}={v}" for k, v in sorted(types.items()))) or "-",
+                    "outcome": _cell(outcome),
+                    "message": _cell(str(case.get("message") or ""))[:300],
+                })
+    rows = []
+    for backend in sorted(counts):
+        per = counts[backend]
+        total = sum(per.values())
+        ok = sum(n for o, n in per.items() if o in _SUCCESS)
+        rows.append({"backend": _cell(backend), "total": total, "ok": ok,
+                     "outcomes": ", ".join(f"{o} {per[o]}" for o in sorted(per))})
+    problems.sort(key=lambda r: (r["backend"], r["case"], r["types"], r["outcome"], r["message"]))
+    return {"rows": rows, "problems": problems}
+
+
+# ---------------------------------------------------------------------------------------------
+# the page
+
+
+def _version_view(ctx: GenContext, spec: OpSpec, v: OpVersion, previous: OpVersion | None,
+                  newer: OpVersion | None, reports: list[dict[str, Any]]) -> dict[str, Any]:
+    domain_text = "`main`" if spec.domain == "ai.onnx" else f"`{spec.domain}`"
+    prose = _prose(spec)
+    upstream = _upstream_link(spec)
+    since_text = (f"**since version {v.since}**" if spec.domain == "ai.onnx"
+                  else f"**since version {v.since} of domain {spec.domain}**")
+    if v.deprecated:
+        since_text = since_text.replace("since", "deprecated since", 1)
+    others = [s.since for s in reversed(spec.versions) if s.since != v.since]
+    kernel = None
+    if v.kernel is not None:
+        k = v.kernel
+        kernel = {
+            "template": k.template,
+            "params": [(n, _attr_value(p)) for n, p in k.params],
+            "python": _fence(_block(k.python), "python") if k.python else "",
+            "same_as": k.same_as,
+            "same_as_label": version_label(spec, k.same_as) if k.same_as is not None and spec.version(k.same_as) else "",
+        }
+    lowerings = []
+    for lo in v.lowerings:
+        target_label = ""
+        if "::" in lo.to:
+            tdomain, rest = lo.to.split("::", 1)
+            tname, _, tver = rest.rpartition("-")
+            target = ctx.spec(tdomain, tname)
+            if target is not None and tver.isdigit():
+                target_version = target.version_at(int(tver))
+                if target_version is not None:
+                    target_label = version_label(target, target_version.since)
+        lowerings.append({"name": lo.name, "to": lo.to, "target_label": target_label,
+                          "doc": plain(_dedent(lo.doc)), "python": _fence(_block(lo.python), "python")})
+    return {
+        "since": v.since,
+        "label": version_label(spec, v.since),
+        "title": f"{spec.name} - {v.since}",
+        "upstream": upstream,
+        "domain_text": domain_text,
+        "function": "True" if v.has_function else "False",
+        "support_level": f"SupportType.{v.support_level.upper()}",
+        "shape_inference": "True" if v.shape_inference else "False",
+        "data_propagation": "True" if v.data_propagation else "False",
+        "determinism": v.determinism,
+        "deprecated": v.deprecated,
+        "since_text": since_text,
+        "others": [(f"{spec.name} - {s}", version_label(spec, s)) for s in others],
+        "previous": (f"{spec.name} - {previous.since}", version_label(spec, previous.since)) if previous else None,
+        "newer": (f"{spec.name} - {newer.since}", version_label(spec, newer.since)) if newer else None,
+        "changes": plain(_dedent(v.changes)),
+        "diff": render_version_diff(spec, previous, v) if previous is not None else "",
+        "doc": _dedent(v.doc),
+        "semantics": _wrapped_fence(_block(v.semantics), "text") if v.semantics else "",
+        "attributes": [_attribute(a, prose) for a in v.attributes],
+        "inputs_count": _count(v.min_input, v.max_input, "inputs"),
+        "inputs": [_param(p, prose) for p in v.inputs],
+        "outputs_count": _count(v.min_output, v.max_output, "outputs"),
+        "outputs": [_param(p, prose) for p in v.outputs],
+        "arity": _arity_note(v),
+        "type_constraints": [
+            {"name": t.name, "types": ", ".join(f"`{x}`" for x in sorted(t.types)),
+             "doc": _indent(prose(_dedent(t.doc)))}
+            for t in v.type_constraints
+        ],
+        "rules": [{"label": r.label, "holds": _code(r.holds), "doc": plain(_dedent(r.doc)).replace("\n", " ")}
+                  for r in v.rules],
+        "functions": [{"opset": f.opset, "text": _fence(_block(f.text))} for f in v.function],
+        "context_dependent": ", ".join(str(o) for o in v.context_dependent_function),
+        "properties": [{"name": p.name, "types": p.types or "", "doc": plain(_dedent(p.doc)).replace("\n", " "),
+                        "holds": _wrapped_fence(_block(p.holds), "python")} for p in v.properties],
+        "lowerings": lowerings,
+        "kernel": kernel,
+        "tolerances": [{"dtype": t.dtype, "rtol": repr(t.rtol), "atol": repr(t.atol)} for t in v.tolerances],
+        "examples": _examples(spec, v),
+        "runner": runner(spec.domain),
+        "conformance": _conformance(reports, spec, v.since),
+    }
+
+
+def _prose(spec: OpSpec):
+    """How to print attribute, parameter and type constraint docs: imported ones (onnx,
+    onnxruntime) are markdown as upstream writes them; hand-written ones are text (``_Maybenull_``
+    is a C annotation, not emphasis)."""
+    imported = any(k in _UPSTREAM_DOCS for k, _ in spec.source)
+    return _dedent if imported else plain
+
+
+def _arity_note(v: OpVersion) -> str:
+    notes = []
+    if v.input_range is not None:
+        notes.append(f"inputs {_range(v.input_range)}")
+    if v.output_range is not None:
+        notes.append(f"outputs {_range(v.output_range)}")
+    return "; ".join(notes)
+
+
+def _range(r: tuple[int, int]) -> str:
+    high = "unbounded" if r[1] == INFINITE_ARITY else str(r[1])
+    return f"{r[0]} to {high}"
+
+
+def render_page(ctx: GenContext, spec: OpSpec, reports: list[dict[str, Any]] | None = None,
+                env: jinja2.Environment | None = None) -> str:
+    env = env or _env()
+    reports = reports or []
+    versions = list(spec.versions)
+    views = []
+    for i, v in enumerate(versions):
+        previous = versions[i - 1] if i > 0 else None
+        newer = versions[i + 1] if i + 1 < len(versions) else None
+        views.append(_version_view(ctx, spec, v, previous, newer, reports))
+    views.reverse()  # newest first
+    path = spec_path(ctx, spec)
+    return absolute_links(tidy(env.get_template("page.md.j2").render(
+        header=header(path, "<!--") + " -->",
+        doc_label=doc_label(spec),
+        name=spec.name,
+        domain=spec.domain,
+        proto_domain=spec.proto_domain,
+        spec_path=path,
+        source=", ".join(f"{k} {v}" for k, v in spec.source),
+        op_doc=_dedent(spec.doc),
+        versions=views,
+    )), spec.source)
+
+
+def tidy(text: str) -> str:
+    """Collapse runs of blank lines and strip trailing spaces outside fenced code blocks."""
+    out: list[str] = []
+    fence = ""
+    for line in text.splitlines():
+        stripped = line.strip()
+        if fence:
+            out.append(line)
+            if stripped.startswith(fence) and stripped.strip("`") == "":
+                fence = ""
+            continue
+        if stripped.startswith("```"):
+            fence = stripped[: len(stripped) - len(stripped.lstrip("`"))]
+            out.append(line.rstrip())
+            continue
+        line = line.rstrip()
+        if not line and (not out or not out[-1]):
+            continue
+        out.append(line)
+    while out and not out[-1]:
+        out.pop()
+    return "\n".join(out) + "\n"
+
+
+def render_index(specs: list[OpSpec], env: jinja2.Environment | None = None) -> str:
+    env = env or _env()
+    domains: dict[str, list[OpSpec]] = {}
+    for spec in specs:
+        domains.setdefault(spec.domain, []).append(spec)
+    groups = [
+        {"domain": d, "ops": [{"name": s.name, "versions": ", ".join(str(v.since) for v in s.versions)}
+                              for s in sorted(ops, key=lambda s: s.name)]}
+        for d, ops in sorted(domains.items(), key=lambda kv: (kv[0] != "ai.onnx", kv[0]))
+    ]
+    return env.get_template("page_index.md.j2").render(
+        header=header(f"{len(specs)} spec files under specs/", "<!--") + " -->", groups=groups)
+
+
+def emit(ctx: GenContext) -> dict[str, str]:
+    env = _env()
+    reports = load_reports(ctx.root)
+    specs = sorted(ctx.specs, key=lambda s: (s.domain, s.name))
+    out = {page_path(s.domain, s.name): render_page(ctx, s, reports, env) for s in specs}
+    out[f"{PAGES_DIR}/index.md"] = render_index(specs, env)
+    from .spec_fields import render_spec_fields
+
+    out[SPEC_FIELDS_PATH] = render_spec_fields(env)
+    return out
