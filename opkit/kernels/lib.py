@@ -1,0 +1,1510 @@
+"""Compute helpers shared by several kernels (families of versions of one op, or related ops).
+
+Spec ``python:`` bodies call these where versions differ only in how arguments arrive (an
+attribute in one version, an input in the next): the semantics live here once.
+"""
+
+from __future__ import annotations
+
+import ml_dtypes
+import numpy as np
+
+from .runtime import as_dtype
+
+__all__ = [
+    "gather_nd", "scatter_elements", "scatter_nd", "split_core", "slice_core", "pad_core",
+    "cumulative", "topk_core", "softmax", "log_softmax", "hardmax", "softmax_2d", "REDUCERS",
+    "dropout_core", "unique_core", "batch_norm", "string_split", "string_normalizer",
+    "window_geometry", "pool", "conv", "conv_transpose", "quantize", "dequantize", "matmul_integer",
+    "conv_integer", "qlinear_matmul", "qlinear_conv", "max_unpool", "non_max_suppression", "col2im",
+    "tensor_scatter", "rnn_core", "dft", "stft", "mel_weight_matrix", "resize", "grid_sample", "roi_align",
+    "tfidf_vectorizer", "deform_conv", "depth_to_space", "space_to_depth", "layer_norm", "group_norm",
+    "rms_norm", "rotary_embedding", "center_crop_pad", "affine_grid", "nll_loss", "softmax_cross_entropy",
+    "dynamic_quantize_linear", "window", "max_roi_pool", "rng", "attention", "causal_conv_with_state",
+    "linear_attention",
+]
+
+REDUCERS = {"add": np.add, "mul": np.multiply, "max": np.maximum, "min": np.minimum}
+
+
+def gather_nd(data: np.ndarray, indices: np.ndarray, batch_dims: int) -> np.ndarray:
+    b = int(batch_dims)
+    batch_shape = data.shape[:b]
+    n_batch = int(np.prod(batch_shape, dtype=np.int64))
+    q = indices.shape[-1]
+    d = data.reshape((n_batch,) + data.shape[b:])
+    idx = indices.reshape((n_batch, -1, q)).astype(np.int64)
+    dims = np.array(data.shape[b:b + q], dtype=np.int64)
+    idx = np.where(idx < 0, idx + dims, idx)
+    out = np.stack([d[i][tuple(idx[i].T)] for i in range(n_batch)]) if n_batch else \
+        np.zeros((0,) + idx.shape[1:2] + data.shape[b + q:], dtype=data.dtype)
+    return out.reshape(indices.shape[:-1] + data.shape[b + q:])
+
+
+def scatter_elements(data, indices, updates, axis, reduction) -> np.ndarray:
+    axis = axis + data.ndim if axis < 0 else axis
+    out = data.copy()
+    idx = np.where(indices < 0, indices + data.shape[axis], indices).astype(np.int64)
+    grids = list(np.indices(idx.shape, sparse=False))
+    grids[axis] = idx
+    key = tuple(grids)
+    if reduction in (None, "none"):
+        out[key] = updates
+    else:
+        REDUCERS[reduction].at(out, key, updates)
+    return out
+
+
+def scatter_nd(data, indices, updates, reduction) -> np.ndarray:
+    out = data.copy()
+    q = indices.shape[-1]
+    idx = indices.reshape(-1, q).astype(np.int64)
+    upd = updates.reshape((idx.shape[0],) + data.shape[q:])
+    fn = None if reduction in (None, "none") else REDUCERS[reduction]
+    for i in range(idx.shape[0]):
+        key = tuple(idx[i])
+        out[key] = upd[i] if fn is None else fn(out[key], upd[i])
+    return out
+
+
+def split_core(x, axis, sizes, n_outputs, uneven_ok: bool = False) -> tuple[np.ndarray, ...]:
+    axis = axis + x.ndim if axis < 0 else axis
+    length = x.shape[axis]
+    if sizes is None or len(np.asarray(sizes).reshape(-1)) == 0:
+        n = int(n_outputs or 1)
+        if uneven_ok:
+            chunk = -(-length // n)
+            sizes = [min(chunk, max(length - i * chunk, 0)) for i in range(n)]
+        else:
+            sizes = [length // n] * n
+    sizes = [int(s) for s in np.asarray(sizes).reshape(-1)]
+    cuts = np.cumsum(sizes)[:-1]
+    return tuple(np.split(x, cuts, axis=axis))
+
+
+def slice_core(data, starts, ends, axes, steps) -> np.ndarray:
+    starts = [int(s) for s in np.asarray(starts).reshape(-1)]
+    ends = [int(e) for e in np.asarray(ends).reshape(-1)]
+    axes = list(range(len(starts))) if axes is None else [int(a) for a in np.asarray(axes).reshape(-1)]
+    steps = [1] * len(starts) if steps is None else [int(s) for s in np.asarray(steps).reshape(-1)]
+    key = [slice(None)] * data.ndim
+    for a, s, e, st in zip(axes, starts, ends, steps):
+        a = a + data.ndim if a < 0 else a
+        key[a] = slice(s, e, st)
+    return data[tuple(key)]
+
+
+def pad_core(data, pads, value, mode, axes) -> np.ndarray:
+    mode = mode.decode() if isinstance(mode, bytes) else mode
+    pads = [int(p) for p in np.asarray(pads).reshape(-1)]
+    rank = data.ndim
+    axes = list(range(rank)) if axes is None else [int(a) + rank if a < 0 else int(a)
+                                                   for a in np.asarray(axes).reshape(-1)]
+    n = len(axes)
+    before, after = [0] * rank, [0] * rank
+    for i, a in enumerate(axes):
+        before[a], after[a] = pads[i], pads[i + n]
+    # negative pads crop
+    key = tuple(slice(-b if b < 0 else 0, data.shape[i] + a if a < 0 else None)
+                for i, (b, a) in enumerate(zip(before, after)))
+    x = data[key]
+    width = [(max(b, 0), max(a, 0)) for b, a in zip(before, after)]
+    if mode == "constant":
+        v = 0 if value is None else np.asarray(value).reshape(-1)[0] if np.asarray(value).size else 0
+        return np.pad(x, width, mode="constant", constant_values=v).astype(data.dtype, copy=False)
+    if mode == "reflect":
+        return np.pad(x, width, mode="reflect")
+    if mode == "edge":
+        return np.pad(x, width, mode="edge")
+    if mode == "wrap":
+        return np.pad(x, width, mode="wrap")
+    raise ValueError(f"unknown pad mode {mode!r}")
+
+
+def cumulative(x, axis, exclusive, reverse, fn, identity) -> np.ndarray:
+    a = int(np.asarray(axis).reshape(-1)[0])
+    a = a + x.ndim if a < 0 else a
+    y = np.flip(x, a) if reverse else x
+    r = fn(y, axis=a, dtype=x.dtype)
+    if exclusive:
+        r = np.concatenate([np.full_like(np.take(r, [0], axis=a), identity),
+                            np.take(r, np.arange(r.shape[a] - 1), axis=a)], axis=a)
+    if reverse:
+        r = np.flip(r, a)
+    return as_dtype(r, x.dtype)
+
+
+def topk_core(x, k, axis, largest, sorted_) -> tuple[np.ndarray, np.ndarray]:
+    """Top k along ``axis``; among equal values the lower index comes first."""
+    k = int(np.asarray(k).reshape(-1)[0])
+    axis = axis + x.ndim if axis < 0 else axis
+    if largest:
+        # descending with ties in ascending index: stable ascending sort of the reversed axis,
+        # read backwards, mapped back to original positions
+        n = x.shape[axis]
+        order = n - 1 - np.flip(np.argsort(np.flip(x, axis), axis=axis, kind="stable"), axis)
+    else:
+        order = np.argsort(x, axis=axis, kind="stable")
+    idx = np.take(order, np.arange(k), axis=axis)
+    values = np.take_along_axis(x, idx, axis=axis)
+    return values, idx.astype(np.int64)
+
+
+def softmax(x, axis):
+    m = np.max(x, axis=axis, keepdims=True)
+    e = np.exp(x - m)
+    return as_dtype(e / np.sum(e, axis=axis, keepdims=True), x.dtype)
+
+
+def log_softmax(x, axis):
+    m = np.max(x, axis=axis, keepdims=True)
+    s = x - m
+    return as_dtype(s - np.log(np.sum(np.exp(s), axis=axis, keepdims=True)), x.dtype)
+
+
+def hardmax(x, axis):
+    axis = axis + x.ndim if axis < 0 else axis
+    idx = np.expand_dims(np.argmax(x, axis=axis), axis)
+    out = np.zeros_like(x)
+    np.put_along_axis(out, idx, 1, axis=axis)
+    return out
+
+
+def softmax_2d(x, axis, fn):
+    """Opset < 13: coerce to 2-D at ``axis``, apply ``fn`` along axis 1, restore the shape."""
+    axis = axis + x.ndim if axis < 0 else axis
+    outer = int(np.prod(x.shape[:axis], dtype=np.int64))
+    return fn(x.reshape(outer, -1), 1).reshape(x.shape)
+
+
+def dropout_core(data, ratio, training_mode, seed):
+    """Identity (and an all-true mask) unless training; then a mask drawn from a seeded
+    ``np.random.RandomState`` (seed attribute, default 0) keeps values >= ratio, scaled by 1/(1-ratio)."""
+    r = 0.5 if ratio is None else float(np.asarray(ratio).reshape(-1)[0])
+    training = False if training_mode is None else bool(np.asarray(training_mode).reshape(-1)[0])
+    if not training or r == 0:
+        return data.copy(), np.ones(data.shape, dtype=bool)
+    rng = np.random.RandomState(0 if seed is None else int(seed))
+    mask = rng.uniform(0, 1.0, data.shape) >= r
+    return as_dtype(mask * data / (1 - r), data.dtype), mask
+
+
+def unique_core(x, axis, sorted_):
+    if axis is None:
+        flat = x.reshape(-1)
+        values, first, inverse, counts = np.unique(flat, return_index=True, return_inverse=True,
+                                                   return_counts=True)
+    else:
+        axis = axis + x.ndim if axis < 0 else axis
+        values, first, inverse, counts = np.unique(x, axis=axis, return_index=True, return_inverse=True,
+                                                   return_counts=True)
+    inverse = inverse.reshape(-1)
+    if not sorted_:
+        order = np.argsort(first, kind="stable")
+        rank = np.empty_like(order)
+        rank[order] = np.arange(len(order))
+        values = values[order] if axis is None else np.take(values, order, axis=axis)
+        first, counts, inverse = first[order], counts[order], rank[inverse]
+    i64 = np.int64
+    return values, first.astype(i64), inverse.astype(i64), counts.astype(i64)
+
+
+def batch_norm(x, scale, bias, mean, var, epsilon, momentum, training_mode):
+    shape = (1, -1) + (1,) * (x.ndim - 2)
+    if training_mode:
+        axes = (0,) + tuple(range(2, x.ndim))
+        batch_mean = np.mean(x, axis=axes)
+        batch_var = np.var(x, axis=axes)
+        y = (x - batch_mean.reshape(shape)) / np.sqrt(batch_var.reshape(shape) + epsilon)
+        y = y * scale.reshape(shape) + bias.reshape(shape)
+        running_mean = mean * momentum + batch_mean * (1 - momentum)
+        running_var = var * momentum + batch_var * (1 - momentum)
+        return (as_dtype(y, x.dtype), as_dtype(running_mean, mean.dtype), as_dtype(running_var, var.dtype))
+    y = (x - mean.reshape(shape)) / np.sqrt(var.reshape(shape) + epsilon) * scale.reshape(shape) \
+        + bias.reshape(shape)
+    return as_dtype(y, x.dtype)
+
+
+def string_split(x, delimiter, maxsplit):
+    delim = delimiter if delimiter else None
+    n = -1 if maxsplit is None else int(maxsplit)
+    parts = [str(s).split(delim, n) if delim is not None else str(s).split(None, n) for s in x.reshape(-1)]
+    width = max((len(p) for p in parts), default=0)
+    y = np.full((len(parts), width), "", dtype=object)
+    for i, p in enumerate(parts):
+        y[i, :len(p)] = p
+    counts = np.array([len(p) for p in parts], dtype=np.int64).reshape(x.shape)
+    return y.reshape(x.shape + (width,)), counts
+
+
+def string_normalizer(x, action, case_sensitive, stopwords, locale):
+    words = list(x.reshape(-1))
+    if stopwords:
+        stop = set(stopwords) if case_sensitive else {w.lower() for w in stopwords}
+        words = [w for w in words if (w if case_sensitive else w.lower()) not in stop]
+    if action == "LOWER":
+        words = [w.lower() for w in words]
+    elif action == "UPPER":
+        words = [w.upper() for w in words]
+    if not words:
+        words = [""]
+    out = np.array(words, dtype=object)
+    return out.reshape(1, -1) if x.ndim == 2 else out
+
+
+# -- convolution and pooling ----------------------------------------------------------------------
+
+def _ints(value, n, default):
+    if value is None or len(value) == 0:
+        return [default] * n
+    return [int(v) for v in value]
+
+
+def window_geometry(in_shape, kernel, strides, pads, dilations, auto_pad, ceil_mode=0):
+    """Output sizes and (begin, end) pads per spatial axis, ONNX's rules for Conv and pooling."""
+    n = len(in_shape)
+    strides, dilations = _ints(strides, n, 1), _ints(dilations, n, 1)
+    pads = _ints(pads, 2 * n, 0)
+    auto_pad = auto_pad.decode() if isinstance(auto_pad, bytes) else (auto_pad or "NOTSET")
+    out, begin, end = [], [], []
+    for i in range(n):
+        size, k, s, d = in_shape[i], kernel[i], strides[i], dilations[i]
+        span = (k - 1) * d + 1
+        if auto_pad in ("SAME_UPPER", "SAME_LOWER"):
+            o = -(-size // s)
+            total = max((o - 1) * s + span - size, 0)
+            small, big = total // 2, total - total // 2
+            b, e = (small, big) if auto_pad == "SAME_UPPER" else (big, small)
+        elif auto_pad == "VALID":
+            o = -(-(size - span + 1) // s)
+            b = e = 0
+        else:
+            b, e = pads[i], pads[i + n]
+            num = size + b + e - span
+            if ceil_mode:
+                o = -(-num // s) + 1
+                if (o - 1) * s >= size + b:  # the last window must start inside the input or begin pad
+                    o -= 1
+            else:
+                o = num // s + 1
+        out.append(max(o, 0))
+        begin.append(b)
+        end.append(e)
+    return out, begin, end, strides, dilations
+
+
+def _windows(x, kernel, out, begin, strides, dilations, fill):
+    """Gather every window: (N, C, *out, *kernel), padding with ``fill``; also the mask of real
+    input elements and the mask of elements inside the explicit padding."""
+    n = len(kernel)
+    spatial = x.shape[2:]
+    need = [(out[i] - 1) * strides[i] + (kernel[i] - 1) * dilations[i] + 1 for i in range(n)]
+    after = [max(need[i] - begin[i] - spatial[i], 0) for i in range(n)]
+    width = [(0, 0), (0, 0)] + [(begin[i], after[i]) for i in range(n)]
+    xp = np.pad(x, width, mode="constant", constant_values=fill)
+    valid = np.pad(np.ones(spatial, dtype=bool), width[2:], mode="constant", constant_values=False)
+    index = []
+    for i in range(n):
+        idx = (np.arange(out[i]) * strides[i])[:, None] + (np.arange(kernel[i]) * dilations[i])[None, :]
+        shape = [1] * (2 * n)
+        shape[i], shape[n + i] = out[i], kernel[i]
+        idx_full = np.zeros((out[i], kernel[i]), dtype=np.int64) + idx
+        index.append(idx_full.reshape([out[i] if j == i else 1 for j in range(n)]
+                                      + [kernel[i] if j == i else 1 for j in range(n)]))
+    win = xp[(slice(None), slice(None)) + tuple(index)]
+    return win, valid[tuple(index)], index
+
+
+def pool(x, mode, kernel_shape, strides, pads, dilations, auto_pad, ceil_mode=0, count_include_pad=0,
+         p=2, storage_order=0, with_indices=False):
+    n = len(kernel_shape)
+    kernel = [int(k) for k in kernel_shape]
+    out, begin, end, strides, dilations = window_geometry(x.shape[2:], kernel, strides, pads, dilations,
+                                                          auto_pad, ceil_mode)
+    axes = tuple(range(-n, 0))
+    if mode == "max":
+        xf = x.astype(np.float64) if x.dtype.kind in "iub" else x
+        win, valid, index = _windows(xf, kernel, out, begin, strides, dilations, 0)
+        win = np.where(valid, win, -np.inf)
+        y = np.max(win, axis=axes)
+        if not with_indices:
+            return as_dtype(y, x.dtype)
+        flat = win.reshape(win.shape[:2 + n] + (-1,))
+        arg = np.argmax(flat, axis=-1)
+        coords = np.unravel_index(arg, kernel)
+        spatial = x.shape[2:]
+        pos = []
+        for i in range(n):
+            o = np.arange(out[i]).reshape([out[i] if j == i else 1 for j in range(n)])
+            pos.append(o * strides[i] + coords[i] * dilations[i] - begin[i])
+        if storage_order:
+            lin = np.zeros_like(arg)
+            mult = 1
+            for i in range(n):
+                lin = lin + pos[i] * mult
+                mult *= spatial[i]
+        else:
+            lin = np.ravel_multi_index(tuple(pos), spatial)
+        nc = (np.arange(x.shape[0])[:, None] * x.shape[1] + np.arange(x.shape[1])[None, :]) \
+            .reshape(x.shape[:2] + (1,) * n)
+        lin = lin + nc * int(np.prod(spatial))
+        return as_dtype(y, x.dtype), lin.astype(np.int64)
+    win, valid, index = _windows(x, kernel, out, begin, strides, dilations, 0)
+    if mode == "lp":
+        return as_dtype(np.power(np.sum(np.power(np.abs(np.where(valid, win, 0)), p), axis=axes), 1.0 / p),
+                        x.dtype)
+    # average
+    total = np.sum(np.where(valid, win, 0), axis=axes)
+    if count_include_pad:
+        spatial = x.shape[2:]
+        inside = np.ones([spatial[i] + begin[i] + end[i] for i in range(n)], dtype=bool)
+        need_pad = [(0, max(int(index[i].max()) + 1 - inside.shape[i], 0)) if index[i].size else (0, 0)
+                    for i in range(n)]
+        inside = np.pad(inside, need_pad, constant_values=False)
+        count = np.sum(inside[tuple(index)], axis=axes)
+    else:
+        count = np.sum(valid, axis=axes)
+    return as_dtype(total / np.maximum(count, 1), x.dtype)
+
+
+def conv(x, w, b, kernel_shape, strides, pads, dilations, auto_pad, group):
+    n = x.ndim - 2
+    kernel = [int(k) for k in kernel_shape] if kernel_shape else list(w.shape[2:])
+    out, begin, end, strides, dilations = window_geometry(x.shape[2:], kernel, strides, pads, dilations, auto_pad)
+    win, valid, _ = _windows(x, kernel, out, begin, strides, dilations, 0)  # (N, C, *out, *k)
+    g = int(group)
+    N, C = x.shape[:2]
+    M = w.shape[0]
+    win = win.reshape((N, g, C // g) + tuple(out) + tuple(kernel))
+    wg = w.reshape((g, M // g, C // g) + tuple(kernel))
+    letters = "ABCDEFGH"[:n]
+    klet = "PQRSTUVW"[:n]
+    y = np.einsum(f"ngc{letters}{klet},gmc{klet}->ngm{letters}", win, wg).reshape((N, M) + tuple(out))
+    if b is not None:
+        y = y + b.reshape((1, -1) + (1,) * n)
+    return as_dtype(y, x.dtype)
+
+
+def conv_transpose(x, w, b, kernel_shape, strides, pads, dilations, auto_pad, group, output_padding,
+                   output_shape):
+    n = x.ndim - 2
+    N, C = x.shape[:2]
+    g = int(group)
+    kernel = [int(k) for k in kernel_shape] if kernel_shape else list(w.shape[2:])
+    strides, dilations = _ints(strides, n, 1), _ints(dilations, n, 1)
+    out_pad = _ints(output_padding, n, 0)
+    pads = _ints(pads, 2 * n, 0)
+    auto_pad = auto_pad or "NOTSET"
+    spatial = x.shape[2:]
+    full = [strides[i] * (spatial[i] - 1) + out_pad[i] + (kernel[i] - 1) * dilations[i] + 1 for i in range(n)]
+    if output_shape is not None and len(output_shape):
+        target = [int(s) for s in output_shape][-n:]
+    elif auto_pad in ("SAME_UPPER", "SAME_LOWER"):
+        target = [spatial[i] * strides[i] for i in range(n)]
+    else:
+        target = None
+    if target is not None:
+        begin = []
+        for i in range(n):
+            total = full[i] - target[i]
+            begin.append(total // 2 if auto_pad == "SAME_UPPER" else total - total // 2)
+    else:
+        begin = pads[:n]
+        target = [full[i] - pads[i] - pads[i + n] for i in range(n)]
+    M = w.shape[1] * g
+    y = np.zeros((N, M) + tuple(full), dtype=np.float64)
+    xg = x.reshape((N, g, C // g) + spatial)
+    wg = w.reshape((g, C // g, M // g) + tuple(kernel))
+    letters = "ABCDEFGH"[:n]
+    for offs in np.ndindex(*kernel):
+        contrib = np.einsum(f"ngc{letters},gcm->ngm{letters}", xg, wg[(slice(None),) * 3 + offs])
+        contrib = contrib.reshape((N, M) + spatial)
+        key = tuple(slice(offs[i] * dilations[i], offs[i] * dilations[i] + strides[i] * (spatial[i] - 1) + 1,
+                          strides[i]) for i in range(n))
+        y[(slice(None), slice(None)) + key] += contrib
+    short = [max(begin[i] + target[i] - full[i], 0) for i in range(n)]
+    if any(short):  # output_shape asks for more than the full result: zeros at the end
+        y = np.pad(y, [(0, 0), (0, 0)] + [(0, k) for k in short])
+    crop = tuple(slice(begin[i], begin[i] + target[i]) for i in range(n))
+    y = y[(slice(None), slice(None)) + crop]
+    if b is not None:
+        y = y + b.reshape((1, -1) + (1,) * n)
+    return as_dtype(y, x.dtype)
+
+
+# -- quantization ---------------------------------------------------------------------------------
+
+def _broadcast_param(param, x_shape, axis, block_size):
+    """A per-tensor / per-axis / blocked scale or zero point, broadcastable against ``x_shape``."""
+    p = np.asarray(param)
+    rank = len(x_shape)
+    if p.size == 1 and not block_size:
+        return p.reshape(())
+    axis = axis + rank if axis < 0 else axis
+    if block_size:
+        return np.repeat(p, block_size, axis=axis).take(np.arange(x_shape[axis]), axis=axis)
+    if p.ndim == 1:
+        return p.reshape([-1 if i == axis else 1 for i in range(rank)])
+    return p
+
+
+def _int_range(dtype):
+    try:
+        info = ml_dtypes.iinfo(dtype)
+    except (TypeError, ValueError):
+        info = np.iinfo(dtype)
+    return int(info.min), int(info.max)
+
+
+def quantize(x, y_scale, y_zero_point=None, axis=1, block_size=0, output_dtype=0, saturate=1, precision=0):
+    from .runtime import ONNX_TO_NUMPY, cast_to, element_type, onnx_dtype
+
+    if y_zero_point is not None:
+        out = y_zero_point.dtype
+    elif output_dtype:
+        out = onnx_dtype(output_dtype)
+    else:
+        out = np.dtype(np.uint8)
+    scale = _broadcast_param(y_scale, x.shape, axis, block_size or 0).astype(np.float32)
+    v = x.astype(np.float32) / scale
+    zp = 0 if y_zero_point is None else _broadcast_param(y_zero_point, x.shape, axis, block_size or 0)
+    name = [k for k, dt in ONNX_TO_NUMPY.items() if dt == out][0]
+    if out.kind in "iu" or name in ("int4", "uint4", "int2", "uint2"):
+        lo, hi = _int_range(out)
+        q = np.rint(v) + (np.asarray(zp).astype(np.int64) if y_zero_point is not None else 0)
+        return np.clip(q, lo, hi).astype(np.int64).astype(out)
+    zf = np.asarray(zp).astype(np.float32) if y_zero_point is not None else 0
+    return cast_to((v + zf).astype(np.float32), name, saturate=saturate)
+
+
+def dequantize(x, x_scale, x_zero_point=None, axis=1, block_size=0, output_dtype=0):
+    from .runtime import onnx_dtype
+
+    out = onnx_dtype(output_dtype) if output_dtype else x_scale.dtype
+    scale = _broadcast_param(x_scale, x.shape, axis, block_size or 0).astype(np.float32)
+    xf = x.astype(np.float32) if x.dtype != np.int32 else x.astype(np.float64)
+    if x_zero_point is not None:
+        xf = xf - _broadcast_param(x_zero_point, x.shape, axis, block_size or 0).astype(xf.dtype)
+    return (xf * scale).astype(np.float32).astype(out)
+
+
+def _zp_rows(zp, rows_axis_len, as_column):
+    if zp is None:
+        return 0
+    z = np.asarray(zp).astype(np.int64)
+    if z.ndim == 1 and z.size > 1:
+        return z.reshape(-1, 1) if as_column else z.reshape(1, -1)
+    return z.reshape(()) if z.size == 1 else z
+
+
+def matmul_integer(A, B, a_zero_point=None, b_zero_point=None):
+    a = A.astype(np.int64) - _zp_rows(a_zero_point, A.shape[-2] if A.ndim > 1 else 1, True)
+    b = B.astype(np.int64) - _zp_rows(b_zero_point, B.shape[-1], False)
+    return np.matmul(a, b).astype(np.int32)
+
+
+def conv_integer(x, w, x_zero_point=None, w_zero_point=None, **attrs):
+    xi = x.astype(np.float64) - (0 if x_zero_point is None else np.asarray(x_zero_point).astype(np.float64))
+    wz = 0 if w_zero_point is None else np.asarray(w_zero_point).astype(np.float64)
+    if np.ndim(wz) == 1 and np.size(wz) > 1:
+        wz = wz.reshape((-1,) + (1,) * (w.ndim - 1))
+    wi = w.astype(np.float64) - wz
+    y = conv(xi, wi, None, attrs.get("kernel_shape"), attrs.get("strides"), attrs.get("pads"),
+             attrs.get("dilations"), attrs.get("auto_pad"), attrs.get("group", 1))
+    return np.rint(y).astype(np.int32)
+
+
+def qlinear_matmul(a, a_scale, a_zero_point, b, b_scale, b_zero_point, y_scale, y_zero_point):
+    af = (a.astype(np.float64) - np.asarray(a_zero_point).astype(np.float64).reshape(
+        (-1, 1) if np.size(a_zero_point) > 1 else ())) * np.asarray(a_scale, np.float64).reshape(
+        (-1, 1) if np.size(a_scale) > 1 else ())
+    bf = (b.astype(np.float64) - np.asarray(b_zero_point).astype(np.float64)) * np.asarray(b_scale, np.float64)
+    y = np.matmul(af, bf)
+    return quantize(y.astype(np.float32), np.asarray(y_scale).astype(np.float32), y_zero_point)
+
+
+def qlinear_conv(x, x_scale, x_zero_point, w, w_scale, w_zero_point, y_scale, y_zero_point, B=None, **attrs):
+    xf = (x.astype(np.float64) - np.asarray(x_zero_point).astype(np.float64)) * np.asarray(x_scale, np.float64)
+    shape_w = (-1,) + (1,) * (w.ndim - 1)
+    wz = np.asarray(w_zero_point).astype(np.float64)
+    ws = np.asarray(w_scale).astype(np.float64)
+    wf = (w.astype(np.float64) - (wz.reshape(shape_w) if wz.size > 1 else wz)) * (ws.reshape(shape_w) if ws.size > 1 else ws)
+    y = conv(xf, wf, None, attrs.get("kernel_shape"), attrs.get("strides"), attrs.get("pads"),
+             attrs.get("dilations"), attrs.get("auto_pad"), attrs.get("group", 1))
+    if B is not None:
+        y = y + (B.astype(np.float64) * np.asarray(x_scale, np.float64) * ws).reshape((1, -1) + (1,) * (x.ndim - 2))
+    ys = float(np.asarray(y_scale).reshape(-1)[0])
+    q = np.rint(y / ys) + np.asarray(y_zero_point).astype(np.int64)
+    lo, hi = _int_range(np.asarray(y_zero_point).dtype)
+    return np.clip(q, lo, hi).astype(np.asarray(y_zero_point).dtype)
+
+
+# -- misc ops -------------------------------------------------------------------------------------
+
+def max_unpool(X, I, output_shape=None, kernel_shape=None, pads=None, strides=None):
+    """Scatter X to the flat positions I of the pooled-from shape; an ``output_shape`` larger than
+    that shape pads with zeros at the end of each axis (indices keep their coordinates)."""
+    n = X.ndim - 2
+    strides = _ints(strides, n, 1)
+    pads = _ints(pads, 2 * n, 0)
+    shape = X.shape[:2] + tuple((X.shape[2 + i] - 1) * strides[i] + int(kernel_shape[i]) - pads[i] - pads[i + n]
+                                for i in range(n))
+    out = np.zeros(int(np.prod(shape)), dtype=X.dtype)
+    out[I.reshape(-1)] = X.reshape(-1)
+    out = out.reshape(shape)
+    if output_shape is not None:
+        target = tuple(int(s) for s in output_shape)
+        out = np.pad(out, [(0, max(t - s, 0)) for t, s in zip(target, shape)])
+        out = out[tuple(slice(0, t) for t in target)]
+    return out
+
+
+def non_max_suppression(boxes, scores, max_output_boxes_per_class=None, iou_threshold=None,
+                        score_threshold=None, center_point_box=0):
+    max_out = 0 if max_output_boxes_per_class is None or np.size(max_output_boxes_per_class) == 0 \
+        else int(np.asarray(max_output_boxes_per_class).reshape(-1)[0])
+    iou_t = 0.0 if iou_threshold is None or np.size(iou_threshold) == 0 else float(np.asarray(iou_threshold).reshape(-1)[0])
+    score_t = None if score_threshold is None or np.size(score_threshold) == 0 \
+        else float(np.asarray(score_threshold).reshape(-1)[0])
+    selected = []
+    for b in range(scores.shape[0]):
+        bx = boxes[b].astype(np.float64)
+        if center_point_box:
+            xc, yc, w, h = bx[:, 0], bx[:, 1], bx[:, 2], bx[:, 3]
+            y1, x1, y2, x2 = yc - h / 2, xc - w / 2, yc + h / 2, xc + w / 2
+        else:
+            y1 = np.minimum(bx[:, 0], bx[:, 2])
+            y2 = np.maximum(bx[:, 0], bx[:, 2])
+            x1 = np.minimum(bx[:, 1], bx[:, 3])
+            x2 = np.maximum(bx[:, 1], bx[:, 3])
+        area = (y2 - y1) * (x2 - x1)
+        for c in range(scores.shape[1]):
+            if max_out <= 0:
+                continue
+            s = scores[b, c].astype(np.float64)
+            order = [int(i) for i in np.argsort(-s, kind="stable") if score_t is None or s[i] > score_t]
+            keep: list[int] = []
+            for i in order:
+                if len(keep) >= max_out:
+                    break
+                ok = True
+                for j in keep:
+                    ih = max(0.0, min(y2[i], y2[j]) - max(y1[i], y1[j]))
+                    iw = max(0.0, min(x2[i], x2[j]) - max(x1[i], x1[j]))
+                    inter = ih * iw
+                    union = area[i] + area[j] - inter
+                    if union > 0 and inter / union > iou_t:
+                        ok = False
+                        break
+                if ok:
+                    keep.append(i)
+            selected.extend([b, c, i] for i in keep)
+    return np.array(selected, dtype=np.int64).reshape(-1, 3)
+
+
+def col2im(input, image_shape, block_shape, dilations=None, pads=None, strides=None):
+    img = [int(s) for s in image_shape]
+    blk = [int(s) for s in block_shape]
+    n = len(img)
+    dil, st, pd = _ints(dilations, n, 1), _ints(strides, n, 1), _ints(pads, 2 * n, 0)
+    N, CK, L = input.shape
+    k = int(np.prod(blk))
+    C = CK // k
+    out_sizes = [(img[i] + pd[i] + pd[i + n] - (dil[i] * (blk[i] - 1) + 1)) // st[i] + 1 for i in range(n)]
+    padded = [img[i] + pd[i] + pd[i + n] for i in range(n)]
+    y = np.zeros((N, C) + tuple(padded), dtype=input.dtype)
+    cols = input.reshape((N, C) + tuple(blk) + tuple(out_sizes))
+    for koff in np.ndindex(*blk):
+        for ooff in np.ndindex(*out_sizes):
+            pos = tuple(ooff[i] * st[i] + koff[i] * dil[i] for i in range(n))
+            y[(slice(None), slice(None)) + pos] += cols[(slice(None), slice(None)) + koff + ooff]
+    crop = tuple(slice(pd[i], pd[i] + img[i]) for i in range(n))
+    return y[(slice(None), slice(None)) + crop]
+
+
+def tensor_scatter(past_cache, update, write_indices=None, mode="linear", axis=-2):
+    out = past_cache.copy()
+    axis = axis + out.ndim if axis < 0 else axis
+    batch = out.shape[0]
+    idx = np.zeros(batch, dtype=np.int64) if write_indices is None else np.asarray(write_indices).astype(np.int64)
+    n = update.shape[axis]
+    length = out.shape[axis]
+    for b in range(batch):
+        pos = idx[b] + np.arange(n)
+        if mode == "circular":
+            pos = pos % length
+        key = [slice(None)] * (out.ndim - 1)
+        key[axis - 1] = pos
+        out[b][tuple(key)] = update[b]
+    return out
+
+
+# -- recurrent networks ---------------------------------------------------------------------------
+
+def _activation(name, alpha, beta):
+    name = name.lower()
+    table = {
+        "relu": lambda x: np.maximum(x, 0),
+        "tanh": np.tanh,
+        "sigmoid": lambda x: 1 / (1 + np.exp(-x)),
+        "affine": lambda x: alpha * x + beta,
+        "leakyrelu": lambda x: np.where(x >= 0, x, alpha * x),
+        "thresholdedrelu": lambda x: np.where(x > alpha, x, 0),
+        "scaledtanh": lambda x: alpha * np.tanh(beta * x),
+        "hardsigmoid": lambda x: np.clip(alpha * x + beta, 0, 1),
+        "elu": lambda x: np.where(x >= 0, x, alpha * (np.exp(x) - 1)),
+        "softsign": lambda x: x / (1 + np.abs(x)),
+        "softplus": lambda x: np.log1p(np.exp(x)),
+    }
+    return table[name]
+
+
+_DEFAULT_ALPHA = {"leakyrelu": 0.01, "thresholdedrelu": 1.0, "hardsigmoid": 0.2, "elu": 1.0, "affine": 1.0,
+                  "scaledtanh": 1.0}
+_DEFAULT_BETA = {"hardsigmoid": 0.5, "affine": 0.0, "scaledtanh": 1.0}
+
+
+def rnn_core(kind, X, W, R, B=None, sequence_lens=None, initial_h=None, initial_c=None, P=None, *,
+             activations=None, activation_alpha=None, activation_beta=None, clip=None,
+             direction="forward", hidden_size=None, layout=0, linear_before_reset=0, input_forget=0):
+    """RNN / GRU / LSTM over the whole sequence; returns (Y, Y_h) or (Y, Y_h, Y_c)."""
+    gates = {"RNN": 1, "GRU": 3, "LSTM": 4}[kind]
+    n_act = {"RNN": 1, "GRU": 2, "LSTM": 3}[kind]
+    default_acts = {"RNN": ["Tanh"], "GRU": ["Sigmoid", "Tanh"], "LSTM": ["Sigmoid", "Tanh", "Tanh"]}[kind]
+    dirs = 2 if direction == "bidirectional" else 1
+    x = np.swapaxes(X, 0, 1) if layout else X  # [seq, batch, input]
+    seq, batch = x.shape[0], x.shape[1]
+    hidden = R.shape[-1]
+    acts = list(activations) if activations else default_acts * dirs
+    if len(acts) == n_act and dirs == 2:
+        acts = acts * 2
+    alphas = list(activation_alpha or [])
+    betas = list(activation_beta or [])
+    funcs = []
+    for i, a in enumerate(acts):
+        key = a.lower()
+        al = alphas[i] if i < len(alphas) else _DEFAULT_ALPHA.get(key, 0.0)
+        be = betas[i] if i < len(betas) else _DEFAULT_BETA.get(key, 0.0)
+        funcs.append(_activation(a, al, be))
+    h0 = np.zeros((dirs, batch, hidden), dtype=X.dtype) if initial_h is None else \
+        (np.swapaxes(initial_h, 0, 1) if layout else initial_h)
+    c0 = np.zeros((dirs, batch, hidden), dtype=X.dtype) if initial_c is None else \
+        (np.swapaxes(initial_c, 0, 1) if layout else initial_c)
+    bias = np.zeros((dirs, 2 * gates * hidden), dtype=X.dtype) if B is None else B
+    peep = np.zeros((dirs, 3 * hidden), dtype=X.dtype) if P is None else P
+    lens = np.full(batch, seq, dtype=np.int64) if sequence_lens is None else np.asarray(sequence_lens).astype(np.int64)
+    cl = (lambda v: np.clip(v, -clip, clip)) if clip is not None else (lambda v: v)
+    Y = np.zeros((seq, dirs, batch, hidden), dtype=X.dtype)
+    Yh = np.zeros((dirs, batch, hidden), dtype=X.dtype)
+    Yc = np.zeros((dirs, batch, hidden), dtype=X.dtype)
+    for d in range(dirs):
+        reverse = direction == "reverse" or d == 1
+        f = funcs[d * n_act:(d + 1) * n_act]
+        w, r = W[d], R[d]
+        wb, rb = bias[d][:gates * hidden], bias[d][gates * hidden:]
+        h, c = h0[d].astype(np.float64), c0[d].astype(np.float64)
+        for step in range(seq):
+            t = seq - 1 - step if reverse else step
+            active = (t < lens)[:, None] if not reverse else (t < lens)[:, None]
+            xt = x[t].astype(np.float64)
+            gx = xt @ w.T + wb
+            if kind == "RNN":
+                hn = f[0](cl(gx + h @ r.T + rb))
+                cn = c
+            elif kind == "GRU":
+                H = hidden
+                gh = h @ r.T
+                z = f[0](cl(gx[:, :H] + gh[:, :H] + rb[:H]))
+                rr = f[0](cl(gx[:, H:2 * H] + gh[:, H:2 * H] + rb[H:2 * H]))
+                if linear_before_reset:
+                    hh = f[1](cl(gx[:, 2 * H:] + rr * (gh[:, 2 * H:] + rb[2 * H:])))
+                else:
+                    hh = f[1](cl(gx[:, 2 * H:] + (rr * h) @ r[2 * H:].T + rb[2 * H:]))
+                hn = (1 - z) * hh + z * h
+                cn = c
+            else:
+                H = hidden
+                g = gx + h @ r.T + rb
+                pi, po, pf = peep[d][:H], peep[d][H:2 * H], peep[d][2 * H:]
+                i_g = f[0](cl(g[:, :H] + pi * c))
+                f_g = f[0](cl(g[:, 2 * H:3 * H] + pf * c))
+                if input_forget:
+                    f_g = 1 - i_g
+                c_g = f[1](cl(g[:, 3 * H:]))
+                cn = f_g * c + i_g * c_g
+                o_g = f[0](cl(g[:, H:2 * H] + po * cn))
+                hn = o_g * f[2](cn)
+            h = np.where(active, hn, h)
+            c = np.where(active, cn, c)
+            Y[t, d] = np.where(active, hn, 0)
+        Yh[d], Yc[d] = h, c
+    if layout:
+        Y = np.transpose(Y, (2, 0, 1, 3))
+        Yh, Yc = np.swapaxes(Yh, 0, 1), np.swapaxes(Yc, 0, 1)
+    if kind == "LSTM":
+        return Y, Yh, Yc
+    return Y, Yh
+
+
+# -- signal processing ----------------------------------------------------------------------------
+
+def dft(input, dft_length=None, axis=None, *, inverse=0, onesided=0, attr_axis=1):
+    """DFT along ``axis`` of a real ([..., 1]) or complex ([..., 2]) signal, computed in the
+    input's precision (complex64 for float32 inputs); onesided + inverse is the IRFFT."""
+    a = attr_axis if axis is None else int(np.asarray(axis).reshape(-1)[0])
+    x = input
+    a = a + x.ndim if a < 0 else a
+    ctype = np.complex64 if x.dtype in (np.float32, np.float16) or x.dtype.kind == "V" else np.complex128
+    ftype = np.float32 if ctype == np.complex64 else np.float64
+    if x.shape[-1] == 1:
+        sig = x[..., 0].astype(ftype).astype(ctype)
+    else:
+        sig = (x[..., 0].astype(ftype) + 1j * x[..., 1].astype(ftype)).astype(ctype)
+    if onesided and inverse:
+        n = 2 * (sig.shape[a] - 1) if dft_length is None else int(np.asarray(dft_length).reshape(-1)[0])
+        res = np.fft.irfft(sig, n=n, axis=a)
+        return res[..., None].astype(input.dtype)
+    n = sig.shape[a] if dft_length is None else int(np.asarray(dft_length).reshape(-1)[0])
+    res = np.fft.ifft(sig, n=n, axis=a) if inverse else np.fft.fft(sig, n=n, axis=a)
+    if onesided:
+        res = np.take(res, np.arange(n // 2 + 1), axis=a)
+    return np.stack([res.real, res.imag], axis=-1).astype(input.dtype)
+
+
+def stft(signal, frame_step, window=None, frame_length=None, *, onesided=1):
+    step = int(np.asarray(frame_step).reshape(-1)[0])
+    if frame_length is not None:
+        length = int(np.asarray(frame_length).reshape(-1)[0])
+    else:
+        length = window.shape[0]
+    sig = signal[..., 0].astype(np.float64) if signal.shape[-1] == 1 else \
+        signal[..., 0].astype(np.float64) + 1j * signal[..., 1].astype(np.float64)
+    n_frames = 1 + (sig.shape[1] - length) // step
+    frames = np.stack([sig[:, f * step:f * step + length] for f in range(n_frames)], axis=1)
+    if window is not None:
+        frames = frames * window.astype(np.float64)
+    res = np.fft.fft(frames, n=length, axis=-1)
+    if onesided:
+        res = res[..., :length // 2 + 1]
+    return np.stack([res.real, res.imag], axis=-1).astype(signal.dtype)
+
+
+def mel_weight_matrix(num_mel_bins, dft_length, sample_rate, lower_edge_hertz, upper_edge_hertz, *,
+                      output_datatype=1):
+    from .runtime import onnx_dtype
+
+    bins = int(np.asarray(num_mel_bins).reshape(-1)[0])
+    n_fft = int(np.asarray(dft_length).reshape(-1)[0])
+    rate = float(np.asarray(sample_rate).reshape(-1)[0])
+    lo = float(np.asarray(lower_edge_hertz).reshape(-1)[0])
+    hi = float(np.asarray(upper_edge_hertz).reshape(-1)[0])
+    n_spec = n_fft // 2 + 1
+    to_mel = lambda f: 2595 * np.log10(1 + f / 700)  # noqa: E731
+    to_hz = lambda m: 700 * (10 ** (m / 2595) - 1)  # noqa: E731
+    # bins + 2 points spaced (high - low) / (bins + 2) apart from low, as ONNX defines them
+    step = (to_mel(hi) - to_mel(lo)) / (bins + 2)
+    hz_points = to_hz(to_mel(lo) + np.arange(bins + 2) * step)
+    freq_bins = np.floor((n_fft + 1) * hz_points / rate).astype(np.int64)
+    out = np.zeros((n_spec, bins), dtype=np.float64)
+    for i in range(bins):
+        low, center, high = freq_bins[i], freq_bins[i + 1], freq_bins[i + 2]
+        if center == low:
+            out[center, i] = 1
+        else:
+            for j in range(low, center + 1):
+                out[j, i] = (j - low) / (center - low)
+        if high > center:
+            for j in range(center, high):
+                out[j, i] = (high - j) / (high - center)
+    return out.astype(onnx_dtype(output_datatype))
+
+
+# -- resize ---------------------------------------------------------------------------------------
+
+def _cubic_weights(t, A):
+    t1, t2, t3 = t + 1, 1 - t, 2 - t
+    return np.stack([
+        ((A * t1 - 5 * A) * t1 + 8 * A) * t1 - 4 * A,
+        ((A + 2) * t - (A + 3)) * t * t + 1,
+        ((A + 2) * t2 - (A + 3)) * t2 * t2 + 1,
+        ((A * t3 - 5 * A) * t3 + 8 * A) * t3 - 4 * A,
+    ], axis=-1)
+
+
+def _cubic_kernel(d, A):
+    d = np.abs(d)
+    return np.where(d <= 1, ((A + 2) * d - (A + 3)) * d * d + 1,
+                    np.where(d < 2, ((A * d - 5 * A) * d + 8 * A) * d - 4 * A, 0.0))
+
+
+def _resize_matrix(in_len, out_len, scale, mode, coord_mode, nearest_mode, A, exclude_outside, antialias,
+                   roi_start, roi_end):
+    """(out_len x in_len) interpolation weights along one axis, and the mask of outputs whose
+    source coordinate lies outside the input (tf_crop_and_resize extrapolation)."""
+    x = np.arange(out_len, dtype=np.float64)
+    if coord_mode == "half_pixel":
+        src = (x + 0.5) / scale - 0.5
+    elif coord_mode == "half_pixel_symmetric":
+        adjustment = out_len / (scale * in_len)
+        center = in_len / 2
+        src = center * (1 - adjustment) + (x + 0.5) / scale - 0.5
+    elif coord_mode == "pytorch_half_pixel":
+        src = (x + 0.5) / scale - 0.5 if out_len > 1 else np.zeros_like(x)
+    elif coord_mode == "align_corners":  # the resized length is in_len * scale, not rounded
+        src = x * (in_len - 1) / (in_len * scale - 1) if in_len * scale != 1 else np.zeros_like(x)
+    elif coord_mode == "asymmetric":
+        src = x / scale
+    elif coord_mode == "tf_crop_and_resize":
+        if out_len > 1:
+            src = roi_start * (in_len - 1) + x * (roi_end - roi_start) * (in_len - 1) / (out_len - 1)
+        else:
+            src = np.full_like(x, 0.5 * (roi_start + roi_end) * (in_len - 1))
+    else:
+        raise ValueError(f"unknown coordinate_transformation_mode {coord_mode!r}")
+    outside = (src < 0) | (src > in_len - 1)
+    m = np.zeros((out_len, in_len), dtype=np.float64)
+    rows = np.arange(out_len)
+    if mode == "nearest":
+        frac = src - np.floor(src)
+        if nearest_mode == "round_prefer_floor":
+            idx = np.where(frac == 0.5, np.floor(src), np.round(src))
+        elif nearest_mode == "round_prefer_ceil":
+            idx = np.where(frac == 0.5, np.ceil(src), np.round(src))
+        elif nearest_mode == "floor":
+            idx = np.floor(src)
+        elif nearest_mode == "ceil":
+            idx = np.ceil(src)
+        else:
+            raise ValueError(f"unknown nearest_mode {nearest_mode!r}")
+        idx = np.clip(idx, 0, in_len - 1).astype(np.int64)
+        m[rows, idx] = 1
+        return m, outside
+    support = 1.0 if mode == "linear" else 2.0
+    s = min(scale, 1.0) if antialias else 1.0
+    if not antialias:
+        base = np.floor(src)
+        t = src - base
+        if mode == "linear":
+            offs, w = np.array([0, 1]), np.stack([1 - t, t], axis=-1)
+        else:
+            offs, w = np.array([-1, 0, 1, 2]), _cubic_weights(t, A)
+        idx = base[:, None].astype(np.int64) + offs[None, :]
+        if exclude_outside:
+            w = np.where((idx < 0) | (idx > in_len - 1), 0, w)
+            w = w / np.sum(w, axis=1, keepdims=True)
+        idx = np.clip(idx, 0, in_len - 1)
+        for k in range(idx.shape[1]):
+            np.add.at(m, (rows, idx[:, k]), w[:, k])
+        return m, outside
+    radius = support / s
+    for r in range(out_len):
+        c = src[r]
+        lo, hi = int(np.floor(c - radius)) + 1, int(np.ceil(c + radius))
+        js = np.arange(lo, hi)
+        d = (js - c) * s
+        w = np.maximum(1 - np.abs(d), 0) if mode == "linear" else _cubic_kernel(d, A)
+        total = w.sum()
+        if total != 0:
+            w = w / total
+        if exclude_outside:  # drop taps outside the input and renormalise; else they clamp to the edge
+            w = np.where((js >= 0) & (js <= in_len - 1), w, 0)
+            total = w.sum()
+            w = w / total if total != 0 else w
+        for j, wj in zip(np.clip(js, 0, in_len - 1), w):
+            m[r, j] += wj
+    return m, outside
+
+
+def resize(X, roi=None, scales=None, sizes=None, *, antialias=0, axes=None, coordinate_transformation_mode="half_pixel",
+           cubic_coeff_a=-0.75, exclude_outside=0, extrapolation_value=0.0, keep_aspect_ratio_policy="stretch",
+           mode="nearest", nearest_mode="round_prefer_floor"):
+    rank = X.ndim
+    axes = list(range(rank)) if axes is None else [int(a) + rank if a < 0 else int(a) for a in axes]
+    in_shape = [X.shape[a] for a in axes]
+    if scales is not None and np.size(scales) > 0:
+        sc = [float(v) for v in np.asarray(scales).reshape(-1)]
+        out_sizes = [int(np.floor(in_shape[i] * sc[i])) for i in range(len(axes))]
+    else:
+        sz = [int(v) for v in np.asarray(sizes).reshape(-1)]
+        if keep_aspect_ratio_policy in ("not_larger", "not_smaller"):
+            ratios = [sz[i] / in_shape[i] for i in range(len(axes))]
+            r = min(ratios) if keep_aspect_ratio_policy == "not_larger" else max(ratios)
+            sc = [r] * len(axes)
+            out_sizes = [int(np.floor(r * in_shape[i] + 0.5)) for i in range(len(axes))]
+        else:
+            sc = [sz[i] / in_shape[i] for i in range(len(axes))]
+            out_sizes = sz
+    roi_v = None if roi is None or np.size(roi) == 0 else np.asarray(roi, dtype=np.float64).reshape(-1)
+    y = X.astype(np.float64)
+    mask = None
+    for i, a in enumerate(axes):
+        n = len(axes)
+        if roi_v is not None:
+            start, end = (roi_v[i], roi_v[i + n]) if len(roi_v) == 2 * n else (roi_v[a], roi_v[a + rank])
+        else:
+            start, end = 0.0, 1.0
+        if in_shape[i] == out_sizes[i] and sc[i] == 1.0 and coordinate_transformation_mode != "tf_crop_and_resize":
+            continue
+        m, outside = _resize_matrix(in_shape[i], out_sizes[i], sc[i], mode, coordinate_transformation_mode,
+                                    nearest_mode, cubic_coeff_a, exclude_outside, antialias, start, end)
+        y = np.moveaxis(np.tensordot(m, np.moveaxis(y, a, 0), axes=(1, 0)), 0, a)
+        if coordinate_transformation_mode == "tf_crop_and_resize":
+            shape = [1] * rank
+            shape[a] = out_sizes[i]
+            o = outside.reshape(shape)
+            mask = o if mask is None else (mask | o)
+    if mask is not None:
+        y = np.where(mask, extrapolation_value, y)
+    if X.dtype.kind in "iu":
+        y = np.clip(np.rint(y), np.iinfo(X.dtype).min, np.iinfo(X.dtype).max)
+    return y.astype(X.dtype)
+
+
+# -- sampling ops ---------------------------------------------------------------------------------
+
+def _reflect(x, lo, hi):
+    rng = hi - lo
+    if rng == 0:
+        return np.full_like(x, lo)
+    below, above = x < lo, x > hi
+    d = np.where(below, lo - x, np.where(above, x - hi, 0.0))
+    n = np.floor(d / rng)
+    r = d - n * rng
+    even = (n % 2) == 0
+    low_side = np.where(even, lo + r, hi - r)
+    high_side = np.where(even, hi - r, lo + r)
+    return np.where(below, low_side, np.where(above, high_side, x))
+
+
+def grid_sample(X, grid, *, align_corners=0, mode="linear", padding_mode="zeros"):
+    """GridSample for 2-D and 3-D inputs (grid's last axis is (x, y[, z]), i.e. reversed axes)."""
+    n = X.ndim - 2
+    N = X.shape[0]
+    sizes = X.shape[2:]
+    out_sp = grid.shape[1:-1]
+    mode = {"bilinear": "linear", "bicubic": "cubic"}.get(mode, mode)
+    coords = []
+    for i in range(n):
+        g = grid[..., n - 1 - i].astype(np.float64)
+        s = sizes[i]
+        c = (g + 1) / 2 * (s - 1) if align_corners else ((g + 1) * s - 1) / 2
+        if padding_mode == "border":
+            c = np.clip(c, 0, s - 1)
+        elif padding_mode == "reflection":
+            c = _reflect(c, 0, s - 1) if align_corners else _reflect(c, -0.5, s - 0.5)
+        coords.append(c)
+    bidx = np.arange(N).reshape((N,) + (1,) * len(out_sp))
+    xf = X.astype(np.float64)
+
+    def fetch(idx):
+        valid = np.ones(idx[0].shape, dtype=bool)
+        fixed = []
+        for i in range(n):
+            k = idx[i]
+            if padding_mode == "zeros":
+                valid &= (k >= 0) & (k <= sizes[i] - 1)
+            elif padding_mode == "reflection":
+                k = np.rint(_reflect(k.astype(np.float64), 0, sizes[i] - 1)).astype(np.int64) if align_corners \
+                    else np.rint(_reflect(k.astype(np.float64), -0.5, sizes[i] - 0.5)).astype(np.int64)
+            fixed.append(np.clip(k, 0, sizes[i] - 1))
+        vals = xf[(bidx, slice(None)) + tuple(fixed)]  # (N, *out, C)
+        return np.where(valid[..., None], vals, 0.0)
+
+    if mode == "nearest":
+        out = fetch([np.rint(c).astype(np.int64) for c in coords])
+    elif mode == "linear":
+        base = [np.floor(c).astype(np.int64) for c in coords]
+        out = 0.0
+        for corner in np.ndindex(*([2] * n)):
+            idx = [base[i] + corner[i] for i in range(n)]
+            w = np.ones(coords[0].shape)
+            for i in range(n):
+                w = w * (1 - np.abs(coords[i] - idx[i]))
+            out = out + fetch(idx) * w[..., None]
+    else:
+        base = [np.floor(c).astype(np.int64) for c in coords]
+        ws = [_cubic_weights(coords[i] - base[i], -0.75) for i in range(n)]
+        out = 0.0
+        for offs in np.ndindex(*([4] * n)):
+            idx = [base[i] + offs[i] - 1 for i in range(n)]
+            w = np.ones(coords[0].shape)
+            for i in range(n):
+                w = w * ws[i][..., offs[i]]
+            out = out + fetch(idx) * w[..., None]
+    return np.moveaxis(np.asarray(out), -1, 1).astype(X.dtype)
+
+
+def _bilinear_roi(img, y, x):
+    H, W = img.shape[-2:]
+    if y < -1.0 or y > H or x < -1.0 or x > W:
+        return None
+    y, x = max(y, 0.0), max(x, 0.0)
+    y_low, x_low = int(y), int(x)
+    if y_low >= H - 1:
+        y_high = y_low = H - 1
+        y = float(y_low)
+    else:
+        y_high = y_low + 1
+    if x_low >= W - 1:
+        x_high = x_low = W - 1
+        x = float(x_low)
+    else:
+        x_high = x_low + 1
+    ly, lx = y - y_low, x - x_low
+    hy, hx = 1 - ly, 1 - lx
+    return ((hy * hx, img[:, y_low, x_low]), (hy * lx, img[:, y_low, x_high]),
+            (ly * hx, img[:, y_high, x_low]), (ly * lx, img[:, y_high, x_high]))
+
+
+def roi_align(X, rois, batch_indices, *, coordinate_transformation_mode="half_pixel", mode="avg",
+              output_height=1, output_width=1, sampling_ratio=0, spatial_scale=1.0):
+    half = coordinate_transformation_mode == "half_pixel"
+    offset = 0.5 if half else 0.0
+    C = X.shape[1]
+    out = np.zeros((rois.shape[0], C, output_height, output_width), dtype=np.float64)
+    xf = X.astype(np.float64)
+    for r in range(rois.shape[0]):
+        img = xf[int(batch_indices[r])]
+        x1, y1, x2, y2 = (float(v) * spatial_scale - offset for v in rois[r])
+        rw, rh = x2 - x1, y2 - y1
+        if not half:
+            rw, rh = max(rw, 1.0), max(rh, 1.0)
+        bh, bw = rh / output_height, rw / output_width
+        gh = sampling_ratio if sampling_ratio > 0 else int(np.ceil(rh / output_height))
+        gw = sampling_ratio if sampling_ratio > 0 else int(np.ceil(rw / output_width))
+        count = max(gh * gw, 1)
+        for ph in range(output_height):
+            for pw in range(output_width):
+                acc = np.zeros(C) if mode == "avg" else None
+                for iy in range(gh):
+                    y = y1 + ph * bh + (iy + 0.5) * bh / gh
+                    for ix in range(gw):
+                        x = x1 + pw * bw + (ix + 0.5) * bw / gw
+                        taps = _bilinear_roi(img, y, x)
+                        if mode == "avg":
+                            if taps is not None:
+                                acc = acc + sum(w * v for w, v in taps)
+                        else:
+                            val = np.zeros(C) if taps is None else np.max(np.stack([w * v for w, v in taps]), axis=0)
+                            acc = val if acc is None else np.maximum(acc, val)
+                if mode == "avg":
+                    out[r, :, ph, pw] = acc / count
+                else:
+                    out[r, :, ph, pw] = acc if acc is not None else 0
+    return out.astype(X.dtype)
+
+
+def tfidf_vectorizer(X, *, max_gram_length, max_skip_count, min_gram_length, mode, ngram_counts, ngram_indexes,
+                     pool_int64s=None, pool_strings=None, weights=None):
+    pool = list(pool_strings) if pool_strings is not None else [int(v) for v in pool_int64s]
+    counts_at = list(ngram_counts) + [len(pool)]
+    ngrams = {}
+    ordinal = 0
+    for g in range(len(ngram_counts)):
+        n = g + 1
+        chunk = pool[counts_at[g]:counts_at[g + 1]]
+        for s in range(0, len(chunk), n):
+            ngrams[(n, tuple(chunk[s:s + n]))] = ngram_indexes[ordinal]
+            ordinal += 1
+    width = max(ngram_indexes) + 1 if len(ngram_indexes) else 0
+    rows = X.reshape(1, -1) if X.ndim == 1 else X
+    out = np.zeros((rows.shape[0], width), dtype=np.float32)
+    for b, row in enumerate(rows):
+        tokens = [t if isinstance(t, str) else int(t) for t in row]
+        for n in range(min_gram_length, max_gram_length + 1):
+            for skip in range(0, (max_skip_count if n > 1 else 0) + 1):
+                step = skip + 1
+                for s in range(len(tokens)):
+                    last = s + (n - 1) * step
+                    if last >= len(tokens):
+                        break
+                    key = (n, tuple(tokens[s:last + 1:step]))
+                    if key in ngrams:
+                        out[b, ngrams[key]] += 1
+    w = np.ones(width, dtype=np.float32)
+    if weights is not None and len(weights):
+        w = np.zeros(width, dtype=np.float32)
+        for j, col in enumerate(ngram_indexes):
+            w[col] = weights[j]
+    if mode == "IDF":
+        out = (out > 0).astype(np.float32) * w
+    elif mode == "TFIDF":
+        out = out * w
+    return out.reshape(width) if X.ndim == 1 else out
+
+
+def deform_conv(X, W, offset, B=None, mask=None, *, dilations=None, group=1, kernel_shape=None,
+                offset_group=1, pads=None, strides=None):
+    N, C, H, Wd = X.shape
+    oC = W.shape[0]
+    kh, kw = (int(k) for k in kernel_shape) if kernel_shape else W.shape[2:]
+    dil, st, pd = _ints(dilations, 2, 1), _ints(strides, 2, 1), _ints(pads, 4, 0)
+    oH = (H + pd[0] + pd[2] - (dil[0] * (kh - 1) + 1)) // st[0] + 1
+    oW = (Wd + pd[1] + pd[3] - (dil[1] * (kw - 1) + 1)) // st[1] + 1
+    og = int(offset_group)
+    off = offset.reshape(N, og, kh, kw, 2, oH, oW).astype(np.float64)
+    msk = np.ones((N, og, kh, kw, oH, oW)) if mask is None else mask.reshape(N, og, kh, kw, oH, oW).astype(np.float64)
+    cols = np.zeros((N, C, kh, kw, oH, oW), dtype=np.float64)
+    xf = X.astype(np.float64)
+    cpg = C // og
+    base_y = (np.arange(oH) * st[0] - pd[0])[:, None]
+    base_x = (np.arange(oW) * st[1] - pd[1])[None, :]
+    for n in range(N):
+        for g in range(og):
+            img = xf[n, g * cpg:(g + 1) * cpg]
+            for i in range(kh):
+                for j in range(kw):
+                    y = base_y + i * dil[0] + off[n, g, i, j, 0]
+                    x = base_x + j * dil[1] + off[n, g, i, j, 1]
+                    y0, x0 = np.floor(y).astype(np.int64), np.floor(x).astype(np.int64)
+                    val = 0.0
+                    for dy in (0, 1):
+                        for dx in (0, 1):
+                            yy, xx = y0 + dy, x0 + dx
+                            w = (1 - np.abs(y - yy)) * (1 - np.abs(x - xx))
+                            ok = (yy >= 0) & (yy < H) & (xx >= 0) & (xx < Wd)
+                            v = img[:, np.clip(yy, 0, H - 1), np.clip(xx, 0, Wd - 1)]
+                            val = val + np.where(ok, v * w, 0.0)
+                    cols[n, g * cpg:(g + 1) * cpg, i, j] = val * msk[n, g, i, j]
+    gr = int(group)
+    colsg = cols.reshape(N, gr, C // gr, kh, kw, oH, oW)
+    wg = W.reshape(gr, oC // gr, C // gr, kh, kw).astype(np.float64)
+    y = np.einsum("ngcijhw,gmcij->ngmhw", colsg, wg).reshape(N, oC, oH, oW)
+    if B is not None:
+        y = y + B.reshape(1, -1, 1, 1)
+    return y.astype(X.dtype)
+
+
+# -- normalization, losses, layout ----------------------------------------------------------------
+
+def depth_to_space(x, blocksize, mode="DCR"):
+    b, c, h, w = x.shape
+    bs = int(blocksize)
+    if mode == "DCR":
+        t = x.reshape(b, bs, bs, c // bs ** 2, h, w).transpose(0, 3, 4, 1, 5, 2)
+    else:
+        t = x.reshape(b, c // bs ** 2, bs, bs, h, w).transpose(0, 1, 4, 2, 5, 3)
+    return t.reshape(b, c // bs ** 2, h * bs, w * bs)
+
+
+def space_to_depth(x, blocksize, mode="DCR"):
+    b, c, h, w = x.shape
+    bs = int(blocksize)
+    t = x.reshape(b, c, h // bs, bs, w // bs, bs)
+    t = t.transpose(0, 3, 5, 1, 2, 4) if mode == "DCR" else t.transpose(0, 1, 3, 5, 2, 4)
+    return t.reshape(b, c * bs ** 2, h // bs, w // bs)
+
+
+def _stash(x, stash_type):
+    return np.float32 if stash_type == 1 and x.dtype != np.float64 else (np.float64 if x.dtype == np.float64 else np.float32)
+
+
+def layer_norm(X, Scale, B=None, *, axis=-1, epsilon=1e-5, stash_type=1):
+    a = axis + X.ndim if axis < 0 else axis
+    dt = np.float32 if stash_type == 1 else X.dtype
+    x = X.astype(dt)
+    axes = tuple(range(a, X.ndim))
+    mean = np.mean(x, axis=axes, keepdims=True)
+    var = np.mean(np.square(x - mean), axis=axes, keepdims=True)
+    inv = 1 / np.sqrt(var + epsilon)
+    y = (x - mean) * inv * Scale.astype(dt)
+    if B is not None:
+        y = y + B.astype(dt)
+    return y.astype(X.dtype), mean.astype(dt), inv.astype(dt)
+
+
+def group_norm(X, scale, bias, *, num_groups, epsilon=1e-5, stash_type=1, per_group_affine=False):
+    N, C = X.shape[:2]
+    g = int(num_groups)
+    dt = np.float32 if stash_type == 1 and X.dtype != np.float64 else X.dtype
+    x = X.astype(dt).reshape((N, g, -1))
+    mean = x.mean(axis=-1, keepdims=True)
+    var = np.square(x - mean).mean(axis=-1, keepdims=True)
+    y = ((x - mean) / np.sqrt(var + epsilon)).reshape(X.shape)
+    shape = (1, -1) + (1,) * (X.ndim - 2)
+    if per_group_affine:  # opset 18: scale and bias hold one value per group
+        s = np.repeat(scale.astype(dt), C // g).reshape(shape)
+        b = np.repeat(bias.astype(dt), C // g).reshape(shape)
+    else:
+        s, b = scale.astype(dt).reshape(shape), bias.astype(dt).reshape(shape)
+    return (y * s + b).astype(X.dtype)
+
+
+def rms_norm(X, scale, *, axis=-1, epsilon=1e-5, stash_type=1):
+    a = axis + X.ndim if axis < 0 else axis
+    dt = np.float32 if stash_type == 1 and X.dtype != np.float64 else X.dtype
+    x = X.astype(dt)
+    ms = np.mean(np.square(x), axis=tuple(range(a, X.ndim)), keepdims=True)
+    return (x / np.sqrt(ms + epsilon) * scale.astype(dt)).astype(X.dtype)
+
+
+def rotary_embedding(X, cos_cache, sin_cache, position_ids=None, *, interleaved=0, num_heads=0,
+                     rotary_embedding_dim=0):
+    if X.ndim == 4:
+        x = X.transpose(0, 2, 1, 3)  # (batch, seq, heads, head_size)
+    else:
+        b, s, hidden = X.shape
+        x = X.reshape(b, s, int(num_heads), hidden // int(num_heads))
+    d = x.shape[-1]
+    rd = int(rotary_embedding_dim) or d
+    if position_ids is not None:
+        cos, sin = cos_cache[position_ids], sin_cache[position_ids]
+    else:
+        cos, sin = cos_cache, sin_cache
+    cos, sin = cos[:, :, None, :rd // 2], sin[:, :, None, :rd // 2]
+    xr, xp = x[..., :rd], x[..., rd:]
+    if interleaved:
+        x1, x2 = xr[..., 0::2], xr[..., 1::2]
+    else:
+        x1, x2 = xr[..., :rd // 2], xr[..., rd // 2:]
+    r1, r2 = x1 * cos - x2 * sin, x2 * cos + x1 * sin
+    rot = np.stack([r1, r2], axis=-1).reshape(xr.shape) if interleaved else np.concatenate([r1, r2], axis=-1)
+    y = np.concatenate([rot, xp], axis=-1).astype(X.dtype)
+    return y.transpose(0, 2, 1, 3) if X.ndim == 4 else y.reshape(X.shape)
+
+
+def center_crop_pad(x, shape, axes=None):
+    rank = x.ndim
+    axes = list(range(rank)) if axes is None else [int(a) + rank if a < 0 else int(a) for a in axes]
+    target = [int(s) for s in np.asarray(shape).reshape(-1)]
+    out = x
+    for a, t in zip(axes, target):
+        dim = out.shape[a]
+        if dim > t:
+            start = (dim - t) // 2
+            out = np.take(out, np.arange(start, start + t), axis=a)
+        elif dim < t:
+            before = (t - dim) // 2
+            width = [(0, 0)] * rank
+            width[a] = (before, t - dim - before)
+            out = np.pad(out, width)
+    return out
+
+
+def affine_grid(theta, size, *, align_corners=0):
+    dims = [int(s) for s in np.asarray(size).reshape(-1)]
+    N, spatial = dims[0], dims[2:]
+
+    def base(n):
+        if align_corners:
+            return np.linspace(-1, 1, n) if n > 1 else np.zeros(1)
+        return (np.arange(n) * 2 + 1) / n - 1
+
+    axes = [base(n) for n in spatial]  # (D,) H, W
+    mesh = np.meshgrid(*axes, indexing="ij")
+    coords = [m.reshape(-1) for m in mesh[::-1]]  # x, y[, z]
+    pts = np.stack(coords + [np.ones_like(coords[0])], axis=0)  # (k + 1, P)
+    grid = np.einsum("nij,jp->npi", theta.astype(np.float64), pts)
+    return grid.reshape([N] + spatial + [len(spatial)]).astype(theta.dtype)
+
+
+def nll_loss(input, target, weight=None, *, ignore_index=None, reduction="mean"):
+    C = input.shape[1]
+    t = target.astype(np.int64)
+    ignored = (t == ignore_index) if ignore_index is not None else np.zeros(t.shape, dtype=bool)
+    safe = np.where(ignored, 0, t)
+    picked = np.take_along_axis(input, safe[:, None], axis=1)[:, 0]
+    w = np.ones(C, dtype=input.dtype) if weight is None else weight
+    wt = np.where(ignored, 0, w[safe]).astype(input.dtype)
+    loss = -picked * wt
+    if reduction == "none":
+        return loss.astype(input.dtype)
+    if reduction == "sum":
+        return np.array(loss.sum(), dtype=input.dtype)
+    total = wt.sum()
+    return np.array(loss.sum() / total if total != 0 else 0, dtype=input.dtype)
+
+
+def softmax_cross_entropy(scores, labels, weights=None, *, ignore_index=None, reduction="mean"):
+    log_prob = log_softmax(scores, 1)
+    return nll_loss(log_prob, labels, weights, ignore_index=ignore_index, reduction=reduction), log_prob
+
+
+def dynamic_quantize_linear(x):
+    xf = x.astype(np.float32)
+    x_min = min(0.0, float(xf.min())) if xf.size else 0.0
+    x_max = max(0.0, float(xf.max())) if xf.size else 0.0
+    scale = np.float32((x_max - x_min) / 255.0)
+    zp = np.clip(np.rint(0 - x_min / scale), 0, 255) if scale != 0 else 0.0
+    y = np.clip(np.rint(xf / scale) + zp, 0, 255) if scale != 0 else np.zeros_like(xf)
+    return y.astype(np.uint8), np.array(scale, np.float32), np.array(zp, np.uint8)
+
+
+def window(size, periodic, output_datatype, coefficients):
+    from .runtime import onnx_dtype
+
+    n = int(np.asarray(size).reshape(-1)[0])
+    denom = n if periodic else n - 1
+    k = np.arange(n, dtype=np.float64)
+    w = np.zeros(n)
+    for i, a in enumerate(coefficients):
+        w = w + (-1) ** i * a * np.cos(2 * np.pi * i * k / denom)
+    return w.astype(onnx_dtype(output_datatype))
+
+
+def max_roi_pool(X, rois, *, pooled_shape, spatial_scale=1.0):
+    ph_n, pw_n = (int(v) for v in pooled_shape)
+    H, W = X.shape[2:]
+    out = np.zeros((rois.shape[0], X.shape[1], ph_n, pw_n), dtype=X.dtype)
+    for r, roi in enumerate(rois):
+        b = int(roi[0])
+        x1, y1, x2, y2 = (int(np.round(float(v) * spatial_scale)) for v in roi[1:])
+        rh, rw = max(y2 - y1 + 1, 1), max(x2 - x1 + 1, 1)
+        for ph in range(ph_n):
+            hs = min(max(int(np.floor(ph * rh / ph_n)) + y1, 0), H)
+            he = min(max(int(np.ceil((ph + 1) * rh / ph_n)) + y1, 0), H)
+            for pw in range(pw_n):
+                ws = min(max(int(np.floor(pw * rw / pw_n)) + x1, 0), W)
+                we = min(max(int(np.ceil((pw + 1) * rw / pw_n)) + x1, 0), W)
+                if he > hs and we > ws:
+                    out[r, :, ph, pw] = X[b, :, hs:he, ws:we].max(axis=(1, 2))
+    return out
+
+
+def rng(seed):
+    """NumPy generator for the random ops: seeded when the node has a seed, else fresh entropy."""
+    return np.random.default_rng(None if seed is None else int(seed))
+
+
+# -- attention ------------------------------------------------------------------------------------
+
+def attention(Q, K, V, attn_mask=None, past_key=None, past_value=None, nonpad_kv_seqlen=None, *,
+              is_causal=0, kv_num_heads=None, q_num_heads=None, qk_matmul_output_mode=0, scale=None,
+              softcap=0.0, softmax_precision=None, left_window_size=-1, right_window_size=-1):
+    """Scaled dot-product attention (MHA / GQA / MQA) with the opset 23-25 masking rules."""
+    from .runtime import onnx_dtype
+
+    three_d = Q.ndim == 3
+    if three_d:
+        B, Sq = Q.shape[:2]
+        q = Q.reshape(B, Sq, int(q_num_heads), -1).transpose(0, 2, 1, 3)
+        k = K.reshape(B, K.shape[1], int(kv_num_heads), -1).transpose(0, 2, 1, 3)
+        v = V.reshape(B, V.shape[1], int(kv_num_heads), -1).transpose(0, 2, 1, 3)
+    else:
+        q, k, v = Q, K, V
+    B, Hq, Sq, D = q.shape
+    past = 0
+    if past_key is not None:
+        past = past_key.shape[2]
+        k = np.concatenate([past_key, k], axis=2)
+        v = np.concatenate([past_value, v], axis=2)
+    present_k, present_v = k, v
+    Hkv, St = k.shape[1], k.shape[2]
+    if Hq != Hkv:
+        k = np.repeat(k, Hq // Hkv, axis=1)
+        v = np.repeat(v, Hq // Hkv, axis=1)
+    s = 1 / np.sqrt(D) if scale is None else scale
+    sq = np.sqrt(s)
+    dt = Q.dtype
+
+    native = dt.kind == "f"  # float16/32/64: compute in the input type; bfloat16: float32, rounded per step
+    work_t = dt if native else np.float32
+
+    def r(x):  # each step rounds to the input precision, as the op's function body does
+        return np.asarray(x).astype(dt).astype(work_t)
+
+    sqt = dt.type(sq) if native else sq
+    qk = r(np.matmul(r(q.astype(work_t) * sqt), np.swapaxes(r(k.astype(work_t) * sqt), -1, -2)))
+    qk_raw = qk
+    if softcap:
+        qk = r(softcap * r(np.tanh(r(qk / softcap))))
+    qk_capped = qk
+    bias = np.zeros((B, 1, Sq, St), dtype=work_t)
+    allowed = np.ones((B, 1, Sq, St), dtype=bool)
+    if attn_mask is not None:
+        m = attn_mask
+        if m.shape[-1] < St:  # shorter masks are padded with -inf (False)
+            width = [(0, 0)] * (m.ndim - 1) + [(0, St - m.shape[-1])]
+            m = np.pad(m, width, constant_values=False if m.dtype == bool else -np.inf)
+        if m.dtype == bool:
+            allowed = allowed & m
+        else:
+            bias = bias + m.astype(work_t)
+    j = np.arange(St).reshape(1, 1, 1, St)
+    i = np.arange(Sq).reshape(1, 1, Sq, 1)
+    if nonpad_kv_seqlen is not None:
+        lens = np.asarray(nonpad_kv_seqlen).astype(np.int64).reshape(B, 1, 1, 1)
+        allowed = allowed & (j < lens)
+        offset = lens - Sq if past_key is None else past
+    else:
+        offset = past
+    if is_causal:
+        allowed = allowed & (j <= i + offset)
+    pos = i + offset
+    if left_window_size is not None and left_window_size >= 0:
+        allowed = allowed & (j >= pos - left_window_size)
+    if right_window_size is not None and right_window_size >= 0:
+        allowed = allowed & (j <= pos + right_window_size)
+    bias = np.where(allowed, bias, -np.inf)
+    qk = r(qk + bias)
+    qk_biased = qk
+    work = qk.astype(onnx_dtype(softmax_precision)) if softmax_precision else qk.astype(work_t)
+    wf = work.astype(np.float32) if work.dtype.kind == "V" else work
+    mx = np.max(wf, axis=-1, keepdims=True)
+    dead = ~np.isfinite(mx)
+    e = np.exp(wf - np.where(dead, 0, mx))
+    total = np.sum(e, axis=-1, keepdims=True)
+    p = np.where(dead, 0, e / np.where(total == 0, 1, total))
+    if softmax_precision:
+        p = p.astype(work.dtype)
+    p = p.astype(Q.dtype)
+    y = np.matmul(p.astype(work_t), r(v.astype(work_t))).astype(Q.dtype)
+    if three_d:
+        y = y.transpose(0, 2, 1, 3).reshape(B, Sq, -1)
+    qk_out = {0: qk_raw, 1: qk_capped, 2: qk_biased, 3: p}[int(qk_matmul_output_mode)].astype(Q.dtype)
+    return y, present_k, present_v, qk_out
+
+
+def causal_conv_with_state(input, weight, bias=None, past_state=None, *, activation="none"):
+    """Depthwise causal 1-D convolution over concat(past_state or zeros, input)."""
+    B, C, L = input.shape
+    k = weight.shape[-1]
+    past = np.zeros((B, C, k - 1), dtype=input.dtype) if past_state is None else past_state
+    full = np.concatenate([past, input], axis=-1).astype(np.float64)  # (B, C, k - 1 + L)
+    w = weight.reshape(C, k).astype(np.float64)
+    out = np.zeros((B, C, L))
+    for t in range(k):
+        out += full[:, :, t:t + L] * w[None, :, t:t + 1]
+    if bias is not None:
+        out += bias.reshape(1, C, 1)
+    if activation in ("silu", "swish"):
+        out = out / (1 + np.exp(-out))
+    present = full[:, :, full.shape[-1] - (k - 1):] if k > 1 else np.zeros((B, C, 0))
+    return out.astype(input.dtype), present.astype(input.dtype)
+
+
+def linear_attention(query, key, value, past_state=None, decay=None, beta=None, *, chunk_size=64,
+                     kv_num_heads=None, q_num_heads=None, scale=0.0, update_rule="gated_delta"):
+    """The recurrence of LinearAttention, run token by token (the definition, not a chunked kernel)."""
+    B, T, _ = query.shape
+    hq, hkv = int(q_num_heads), int(kv_num_heads)
+    dk = query.shape[-1] // hq
+    dv = value.shape[-1] // hkv
+    q = query.reshape(B, T, hq, dk).astype(np.float64)
+    k = key.reshape(B, T, hkv, dk).astype(np.float64)
+    v = value.reshape(B, T, hkv, dv).astype(np.float64)
+    s = 1 / np.sqrt(dk) if not scale else scale
+    S = np.zeros((B, hkv, dk, dv)) if past_state is None else past_state.astype(np.float64).copy()
+    if decay is not None:
+        g = decay.astype(np.float64)
+        g = g.reshape(B, T, hkv, dk) if g.shape[-1] == hkv * dk else g.reshape(B, T, hkv, 1)
+    if beta is not None:
+        bt = beta.astype(np.float64)
+        bt = np.broadcast_to(bt.reshape(B, T, -1), (B, T, hkv)) if bt.shape[-1] in (1, hkv) else bt
+    group = hq // hkv
+    out = np.zeros((B, T, hq, dv))
+    for t in range(T):
+        kt, vt = k[:, t], v[:, t]  # (B, hkv, dk), (B, hkv, dv)
+        if update_rule in ("gated", "gated_delta"):
+            gate = np.exp(g[:, t])[..., None]  # (B, hkv, dk or 1, 1)
+            decayed = S * gate
+        else:
+            decayed = S
+        if update_rule in ("delta", "gated_delta"):
+            pred = np.einsum("bhkv,bhk->bhv", decayed, kt)
+            S = decayed + bt[:, t][..., None, None] * np.einsum("bhk,bhv->bhkv", kt, vt - pred)
+        else:
+            S = decayed + np.einsum("bhk,bhv->bhkv", kt, vt)
+        qt = q[:, t].reshape(B, hkv, group, dk)
+        out[:, t] = (s * np.einsum("bhgk,bhkv->bhgv", qt, S)).reshape(B, hq, dv)
+    return out.reshape(B, T, hq * dv).astype(query.dtype), S.astype(query.dtype)

@@ -1,0 +1,304 @@
+"""Helpers that generated kernels import: type names, checks, and small numeric utilities.
+
+Everything here is deliberately small and dependency-free (numpy + ml_dtypes) so that a
+generated kernel module reads as: validation calls into this module, then the compute core.
+"""
+
+from __future__ import annotations
+
+import math
+
+import ml_dtypes
+import numpy as np
+
+from . import KernelValidationError
+
+__all__ = [
+    "KernelValidationError", "ONNX_TO_NUMPY", "element_type", "type_string", "check_type",
+    "check_rank", "check_domain", "fail", "as_dtype", "legacy_broadcast", "onnx_dtype",
+    "normalize_axes", "reduce_core", "cast_to", "erf", "round_half_even", "element_name", "CORE_ERRORS",
+    "core_error",
+]
+
+# ONNX element type name -> numpy dtype (ml_dtypes for the narrow float and int types)
+ONNX_TO_NUMPY: dict[str, np.dtype] = {
+    "float": np.dtype(np.float32), "uint8": np.dtype(np.uint8), "int8": np.dtype(np.int8),
+    "uint16": np.dtype(np.uint16), "int16": np.dtype(np.int16), "int32": np.dtype(np.int32),
+    "int64": np.dtype(np.int64), "string": np.dtype(object), "bool": np.dtype(np.bool_),
+    "float16": np.dtype(np.float16), "double": np.dtype(np.float64), "uint32": np.dtype(np.uint32),
+    "uint64": np.dtype(np.uint64), "complex64": np.dtype(np.complex64),
+    "complex128": np.dtype(np.complex128), "bfloat16": np.dtype(ml_dtypes.bfloat16),
+    "float8e4m3fn": np.dtype(ml_dtypes.float8_e4m3fn), "float8e4m3fnuz": np.dtype(ml_dtypes.float8_e4m3fnuz),
+    "float8e5m2": np.dtype(ml_dtypes.float8_e5m2), "float8e5m2fnuz": np.dtype(ml_dtypes.float8_e5m2fnuz),
+    "uint4": np.dtype(ml_dtypes.uint4), "int4": np.dtype(ml_dtypes.int4),
+    "float4e2m1": np.dtype(ml_dtypes.float4_e2m1fn), "float8e8m0": np.dtype(ml_dtypes.float8_e8m0fnu),
+    "uint2": np.dtype(ml_dtypes.uint2), "int2": np.dtype(ml_dtypes.int2),
+    "float6e2m3": np.dtype(ml_dtypes.float6_e2m3fn), "float6e3m2": np.dtype(ml_dtypes.float6_e3m2fn),
+}
+_NUMPY_TO_ONNX: dict[np.dtype, str] = {dt: name for name, dt in ONNX_TO_NUMPY.items()}
+# TensorProto.DataType codes in ELEMENT_TYPES order (1-based)
+_CODES = ("float", "uint8", "int8", "uint16", "int16", "int32", "int64", "string", "bool", "float16",
+          "double", "uint32", "uint64", "complex64", "complex128", "bfloat16", "float8e4m3fn",
+          "float8e4m3fnuz", "float8e5m2", "float8e5m2fnuz", "uint4", "int4", "float4e2m1",
+          "float8e8m0", "uint2", "int2", "float6e2m3", "float6e3m2")
+
+
+def onnx_dtype(code: int) -> np.dtype:
+    """numpy dtype of a TensorProto.DataType code (the value of Cast's ``to``)."""
+    if not 1 <= code <= len(_CODES):
+        raise ValueError(f"unknown ONNX element type code {code}")
+    return ONNX_TO_NUMPY[_CODES[code - 1]]
+
+
+def element_type(value: np.ndarray) -> str:
+    """ONNX element type name of an array ('float', 'bfloat16', 'string', ...)."""
+    name = _NUMPY_TO_ONNX.get(value.dtype)
+    if name is None:
+        if value.dtype.kind in "US":
+            return "string"
+        return value.dtype.name
+    return name
+
+
+def type_string(value) -> str:
+    """ONNX type string of a runtime value: tensor(float), seq(tensor(int64)), ..."""
+    if isinstance(value, np.ndarray):
+        return f"tensor({element_type(value)})"
+    if isinstance(value, list):
+        return f"seq({type_string(value[0])})" if value else "seq(?)"
+    return type(value).__name__
+
+
+# What a compute core raises when its inputs are outside what the op accepts (an axis out of range,
+# an index out of bounds, shapes that do not broadcast, a shape too large to allocate). The
+# generated function reports them as KernelValidationError(rule="compute") naming the op and
+# version, so callers can tell "the kernel rejects these inputs" from a crash.
+CORE_ERRORS = (IndexError, ValueError, TypeError, OverflowError, ZeroDivisionError, MemoryError, KeyError)
+
+
+def core_error(op: str, version: int, exc: BaseException) -> KernelValidationError:
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+    return KernelValidationError(op, version, "compute", f"the inputs are outside what the compute core "
+                                 f"accepts: {type(exc).__name__}: {text}"[:500])
+
+
+def fail(op: str, version: int, rule: str, message: str):
+    raise KernelValidationError(op, version, rule, message)
+
+
+def _matches(ts: str, allowed: frozenset) -> bool:
+    if ts in allowed:
+        return True
+    if ts == "seq(?)":
+        return any(a.startswith(("seq(", "optional(seq(")) for a in allowed)
+    return f"optional({ts})" in allowed
+
+
+def check_type(op: str, version: int, name: str, value, constraint: str, allowed: frozenset,
+               expected: str | None = None):
+    """Check one (present) input against its type constraint; return (value, its type string).
+
+    Python scalars and lists given for a tensor-only parameter are converted with np.asarray.
+    ``expected`` is the type already bound to the constraint by an earlier input."""
+    if value is None:
+        fail(op, version, f"required-input:{name}", f"input '{name}' is required")
+    if not isinstance(value, np.ndarray) and not isinstance(value, list):
+        value = np.asarray(value)
+    elif isinstance(value, list) and not any(a.startswith(("seq", "optional(seq")) for a in allowed):
+        value = np.asarray(value)
+    ts = type_string(value)
+    if not _matches(ts, allowed):
+        fail(op, version, f"type:{constraint}",
+             f"input '{name}' has type {ts}, not one allowed by {constraint}: {', '.join(sorted(allowed))}")
+    if expected is not None and ts != expected and ts != "seq(?)" and expected != "seq(?)":
+        fail(op, version, f"same-type:{constraint}",
+             f"input '{name}' has type {ts} but another input bound {constraint} to {expected}")
+    return value, ts
+
+
+def check_rank(op: str, version: int, name: str, value, low: int, high: int | None) -> None:
+    rank = value.ndim
+    if rank < low or (high is not None and rank > high):
+        want = f"rank {low}" if high == low else f"rank >= {low}" if high is None else f"rank {low} to {high}"
+        fail(op, version, f"rank:{name}", f"input '{name}' must have {want}, got rank {rank}")
+
+
+def check_domain(op: str, version: int, name: str, value, values=None, low=None, high=None) -> None:
+    items = value if isinstance(value, (list, tuple)) else (value,)
+    for item in items:
+        bad = (values is not None and item not in values) or (low is not None and item < low) \
+            or (high is not None and item > high)
+        if bad:
+            parts = []
+            if values is not None:
+                parts.append("one of " + ", ".join(repr(v) for v in values))
+            if low is not None:
+                parts.append(f">= {low}")
+            if high is not None:
+                parts.append(f"<= {high}")
+            fail(op, version, f"attribute-domain:{name}",
+                 f"attribute '{name}' must be {' and '.join(parts)}, got {value!r}")
+
+
+def as_dtype(result, dtype) -> np.ndarray:
+    """``result`` as an ndarray of ``dtype`` (numpy returns scalars for 0-d inputs)."""
+    if isinstance(result, np.ndarray) and result.dtype == dtype:
+        return result
+    return np.asarray(result).astype(dtype, copy=False)
+
+
+def legacy_broadcast(A: np.ndarray, B: np.ndarray, axis) -> np.ndarray:
+    """Opset < 7 unidirectional broadcasting: B's shape matches A's from ``axis`` (default: suffix)."""
+    if axis is None:
+        return B
+    axis = axis if axis >= 0 else axis + A.ndim
+    shape = (1,) * axis + B.shape + (1,) * (A.ndim - axis - B.ndim)
+    return B.reshape(shape)
+
+
+def normalize_axes(axes, rank: int) -> tuple[int, ...]:
+    return tuple(sorted({int(a) + rank if a < 0 else int(a) for a in np.asarray(axes).reshape(-1)}))
+
+
+def reduce_core(data: np.ndarray, axes, keepdims, noop_with_empty_axes, fn, pre=None, post=None,
+                empty=None):
+    """The shared body of the Reduce* family.
+
+    ``axes`` None or empty reduces over every axis unless ``noop_with_empty_axes``; ``pre``
+    transforms the data first (e.g. square), ``post`` the reduced value (e.g. sqrt); ``empty`` is
+    the value of a reduction over no elements where ``fn`` has no identity (max, min)."""
+    x = pre(data) if pre is not None else data
+    if axes is None or len(np.asarray(axes).reshape(-1)) == 0:
+        if noop_with_empty_axes:
+            r = x
+            return post(r) if post is not None else r
+        axes_t = tuple(range(data.ndim))
+    else:
+        axes_t = normalize_axes(axes, data.ndim)
+    keep = bool(keepdims)
+    if empty is not None and any(x.shape[a] == 0 for a in axes_t):
+        if x.dtype == np.bool_:
+            empty = empty > 0
+        elif x.dtype.kind in "iu":
+            info = np.iinfo(x.dtype)
+            empty = info.max if empty > 0 else info.min
+        r = fn(x, axis=axes_t, keepdims=keep, initial=empty)
+    else:
+        r = fn(x, axis=axes_t, keepdims=keep)
+    if post is not None:
+        r = post(r)
+    return as_dtype(r, data.dtype)
+
+
+_erf = np.frompyfunc(math.erf, 1, 1)
+
+
+def erf(x: np.ndarray) -> np.ndarray:
+    return as_dtype(_erf(x.astype(np.float64)).astype(np.float64), x.dtype)
+
+
+def round_half_even(x):
+    return np.round(x)
+
+
+# -- casts ----------------------------------------------------------------------------------------
+
+_FLOAT8_LIKE = {"float8e4m3fn", "float8e4m3fnuz", "float8e5m2", "float8e5m2fnuz", "float4e2m1",
+                "float8e8m0", "float6e2m3", "float6e3m2"}
+
+
+def _to_string(x: np.ndarray) -> np.ndarray:
+    kind = x.dtype.kind
+    out = np.empty(x.shape, dtype=object)
+    flat, dst = x.reshape(-1), out.reshape(-1)
+    for i, v in enumerate(flat):
+        if kind == "b":
+            dst[i] = "1" if v else "0"
+        elif kind in "iu":
+            dst[i] = str(int(v))
+        else:
+            f = float(v)
+            if math.isnan(f):
+                dst[i] = "NaN"
+            elif math.isinf(f):
+                dst[i] = "INF" if f > 0 else "-INF"
+            else:  # shortest round-trip text of the value in its own precision
+                dst[i] = str(v) if kind == "f" else str(f)
+    return out
+
+
+def _from_string(x: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    flat = [s.decode() if isinstance(s, bytes) else str(s) for s in x.reshape(-1)]
+    if dtype.kind in "iu":
+        vals = [int(s) for s in flat]
+        return np.array(vals, dtype=dtype).reshape(x.shape)
+    if dtype == np.bool_:
+        return np.array([s not in ("0", "false", "False", "") for s in flat], dtype=bool).reshape(x.shape)
+    return np.array([float(s) for s in flat], dtype=np.float32 if dtype.kind == "V" else np.float64) \
+        .reshape(x.shape).astype(dtype)
+
+
+def cast_to(x: np.ndarray, target: str, saturate: int = 1, round_mode: str = "up") -> np.ndarray:
+    """Cast to the ONNX element type ``target`` with ONNX semantics (saturation for float8)."""
+    dtype = ONNX_TO_NUMPY[target]
+    src = element_type(x)
+    if src == target:
+        return x.copy()
+    if target == "string":
+        return _to_string(x)
+    if src == "string":
+        return _from_string(x, dtype)
+    if target in _FLOAT8_LIKE:
+        f = x.astype(np.float32) if src not in ("double",) else x
+        if saturate and target not in ("float8e8m0",):
+            fmax = float(ml_dtypes.finfo(dtype).max)
+            f = np.where(np.isnan(f), f, np.clip(f, -fmax, fmax))
+        if target == "float8e8m0":
+            return _to_e8m0(f.astype(np.float32), saturate, round_mode)
+        return f.astype(dtype)
+    if src in _FLOAT8_LIKE or src in ("bfloat16",):
+        if target in ("float", "double", "float16", "bfloat16"):
+            return x.astype(np.float32).astype(dtype)
+        return x.astype(np.float32).astype(dtype)
+    if target in ("int4", "uint4", "int2", "uint2"):
+        info = ml_dtypes.iinfo(dtype)
+        v = x
+        if x.dtype.kind == "f" or x.dtype.kind == "V":
+            v = np.rint(x.astype(np.float32))
+        v = v.astype(np.int64) if v.dtype.kind != "b" else v.astype(np.int64)
+        # wrap like the integer conversion (two's complement on the narrow width)
+        bits = 4 if "4" in target else 2
+        v = v & ((1 << bits) - 1)
+        if info.min < 0:
+            v = np.where(v >= (1 << (bits - 1)), v - (1 << bits), v)
+        return v.astype(dtype)
+    if src in ("int4", "uint4", "int2", "uint2"):
+        return x.astype(np.int64).astype(dtype)
+    return x.astype(dtype)
+
+
+def _to_e8m0(f: np.ndarray, saturate: int, round_mode: str) -> np.ndarray:
+    bits = f.view(np.uint32)
+    exp = ((bits >> 23) & 0xFF).astype(np.int64)
+    mant = (bits & 0x7FFFFF).astype(np.int64)
+    nan = np.isnan(f)
+    inf = np.isinf(f)
+    if round_mode == "up":
+        exp = exp + (mant > 0)
+    elif round_mode == "nearest":
+        exp = exp + ((mant > 0x400000) | ((mant == 0x400000) & ((exp & 1) == 1)))  # ties to even? (half up)
+    # 'down' truncates
+    e = np.where(exp > 254, 254 if saturate else 255, exp)
+    e = np.where(inf, 254 if saturate else 255, e)
+    e = np.where(nan, 255, e)
+    return e.astype(np.uint8).view(ml_dtypes.float8_e8m0fnu)
+
+
+def element_name(to) -> str:
+    """ONNX element type name from Cast's ``to``: a DataType code, or (Cast-1) a name like 'FLOAT'."""
+    if isinstance(to, bytes):
+        to = to.decode()
+    if isinstance(to, str):
+        name = to.lower()
+        return {"float32": "float", "float64": "double"}.get(name, name)
+    return _CODES[int(to) - 1]

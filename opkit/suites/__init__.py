@@ -1,0 +1,1 @@
+"""Conformance suites a backend can be run against (``opkit test --suite NAME``)."""

@@ -1,0 +1,235 @@
+"""Suite ``onnx-node``: onnx's node test cases (``onnx.backend.test.case.node``) against a backend.
+
+Every case is a one-node model (or its ``_expanded`` function body) with inputs and expected
+outputs. Outputs are compared as onnx's backend test runner does (same shapes and dtypes, then
+``assert_allclose`` with the case's rtol/atol: 1e-3 / 1e-7 for every node case in onnx 1.23, two
+bfloat16 ULPs for bfloat16). The JSON report is deterministic (no timings) so it can be committed.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+import sys
+import time
+import warnings
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+SUITE = "onnx-node"
+_EXPANDED = re.compile(r"_expanded(_ver\d+)?$")
+
+
+@dataclass(frozen=True)
+class Case:
+    name: str
+    op: str  # 'Abs' for ai.onnx, 'domain::Op' otherwise
+    opset: int  # the model's opset for the op's domain
+    testcase: Any  # onnx.backend.test.case.test_case.TestCase
+
+
+@dataclass
+class CaseResult:
+    name: str
+    op: str
+    status: str  # pass | fail | error | unsupported
+    message: str = ""
+    seconds: float = 0.0
+
+
+@dataclass
+class SuiteResult:
+    backend: str
+    cases: list[CaseResult] = field(default_factory=list)
+    seconds: float = 0.0
+
+    @property
+    def passed(self) -> int:
+        return sum(c.status == "pass" for c in self.cases)
+
+    @property
+    def ok(self) -> bool:
+        return all(c.status == "pass" for c in self.cases)
+
+    def per_op(self) -> dict[str, tuple[int, int]]:
+        out: dict[str, list[int]] = {}
+        for c in self.cases:
+            entry = out.setdefault(c.op, [0, 0])
+            entry[0] += c.status == "pass"
+            entry[1] += 1
+        return {op: (p, t) for op, (p, t) in sorted(out.items())}
+
+    def to_json(self) -> dict[str, Any]:
+        import onnx
+
+        ops = {}
+        for op, (p, t) in self.per_op().items():
+            failing = sorted(c.name for c in self.cases if c.op == op and c.status != "pass")
+            ops[op] = {"passed": p, "total": t, **({"failing": failing} if failing else {})}
+        return {
+            "suite": SUITE,
+            "onnx": onnx.__version__,
+            "backend": self.backend,
+            "passed": self.passed,
+            "total": len(self.cases),
+            "ops": ops,
+            "cases": {c.name: ({"op": c.op, "status": c.status}
+                               | ({"message": c.message} if c.status != "pass" else {}))
+                      for c in sorted(self.cases, key=lambda c: c.name)},
+        }
+
+
+def _op_key(node) -> str:
+    domain = node.domain or "ai.onnx"
+    return node.op_type if domain == "ai.onnx" else f"{domain}::{node.op_type}"
+
+
+@functools.lru_cache(maxsize=1)
+def collect() -> tuple[Case, ...]:
+    """Every node test case of the installed onnx, named and attributed to its op."""
+    from onnx.backend.test.case.node import collect_testcases
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with np.errstate(all="ignore"):
+            testcases = list(collect_testcases())
+    base_op: dict[str, str] = {}
+    for tc in testcases:
+        if not _EXPANDED.search(tc.name) and len(tc.model.graph.node) == 1:
+            base_op[tc.name] = _op_key(tc.model.graph.node[0])
+    cases = []
+    for tc in testcases:
+        base = _EXPANDED.sub("", tc.name)
+        op = base_op.get(base) or base_op.get(tc.name) or _op_key(tc.model.graph.node[0])
+        domain = "" if "::" not in op else op.split("::")[0]
+        opset = next((o.version for o in tc.model.opset_import
+                      if o.domain in ((domain,) if domain else ("", "ai.onnx"))), 0)
+        cases.append(Case(tc.name, op, opset, tc))
+    return tuple(sorted(cases, key=lambda c: c.name))
+
+
+def select(ops: list[str] | None = None) -> list[Case]:
+    cases = list(collect())
+    if ops:
+        wanted = set(ops)
+        cases = [c for c in cases if c.op in wanted or c.op.split("::")[-1] in wanted]
+    return cases
+
+
+def _normalize(value: Any) -> Any:
+    import onnx
+    from onnx import numpy_helper
+
+    if isinstance(value, onnx.TensorProto):
+        return numpy_helper.to_array(value)
+    if isinstance(value, onnx.SequenceProto):
+        return [_normalize(v) for v in numpy_helper.to_list(value)]
+    if isinstance(value, onnx.OptionalProto):
+        return numpy_helper.to_optional(value)
+    if isinstance(value, (list, tuple)):
+        return [_normalize(v) for v in value]
+    return value
+
+
+def compare(expected: list[Any], actual: list[Any], rtol: float, atol: float, where: str = "output") -> None:
+    """Raise AssertionError unless ``actual`` matches ``expected`` under onnx's backend-test rules.
+
+    The rules of ``onnx.backend.test.runner.Runner.assert_similar_outputs``: same number of
+    outputs; sequences element by element; then equal shapes, equal dtypes (strings compared
+    exactly), and ``assert_allclose(rtol, atol)``, bfloat16 compared in float32 with
+    ``rtol >= 2**-6`` (two bfloat16 ULPs). Unlike the runner's recursion, a sequence of 0-d
+    tensors is compared correctly (onnx 1.23's runner raises TypeError on it)."""
+    if len(actual) != len(expected):
+        raise AssertionError(f"{where}: expected {len(expected)} values, got {len(actual)}")
+    for i, (exp, out) in enumerate(zip(expected, actual)):
+        name = f"{where}[{i}]"
+        if isinstance(exp, (list, tuple)):
+            if not isinstance(out, (list, tuple)):
+                raise AssertionError(f"{name}: expected a sequence, got {type(out).__name__}")
+            compare(list(exp), list(out), rtol, atol, name)
+            continue
+        if exp is None or out is None:
+            if exp is not out:
+                raise AssertionError(f"{name}: expected {'no value' if exp is None else 'a value'}, "
+                                     f"got {'none' if out is None else type(out).__name__}")
+            continue
+        if not isinstance(out, np.ndarray):
+            raise AssertionError(f"{name}: expected an array, got {type(out).__name__}")
+        if out.shape != exp.shape:
+            raise AssertionError(f"{name} has incorrect shape: expected {exp.shape}, got {out.shape}")
+        if exp.dtype == object:
+            np.testing.assert_array_equal(out, exp, err_msg=name)
+            continue
+        if out.dtype != exp.dtype:
+            raise AssertionError(f"{name} has dtype {out.dtype}, expected {exp.dtype}")
+        r = rtol
+        if out.dtype.name == "bfloat16":
+            r = max(rtol, 2 ** -6)
+            out, exp = out.astype(np.float32), exp.astype(np.float32)
+        np.testing.assert_allclose(out, exp, rtol=r, atol=atol, err_msg=name)
+
+
+def run_case(backend: Any, case: Case) -> CaseResult:
+    tc = case.testcase
+    start = time.perf_counter()
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            with np.errstate(all="ignore"):
+                rep = backend.prepare(tc.model, "CPU")
+                for inputs, outputs in tc.data_sets:
+                    got = rep.run([_normalize(x) for x in inputs])
+                    compare([_normalize(x) for x in outputs], list(got), tc.rtol, tc.atol)
+    except NotImplementedError as exc:
+        return CaseResult(case.name, case.op, "unsupported", _first_line(exc), time.perf_counter() - start)
+    except AssertionError as exc:
+        return CaseResult(case.name, case.op, "fail", _first_line(exc), time.perf_counter() - start)
+    except Exception as exc:  # noqa: BLE001 - a kernel crash is a result, not a suite crash
+        return CaseResult(case.name, case.op, "error", f"{type(exc).__name__}: {_first_line(exc)}",
+                          time.perf_counter() - start)
+    return CaseResult(case.name, case.op, "pass", "", time.perf_counter() - start)
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    lines = [line for line in text.splitlines() if line.strip()]
+    line = lines[0] if lines else type(exc).__name__
+    if len(lines) > 1 and line.startswith(("\nNot equal", "Not equal", "Arrays are not")):
+        line += " " + lines[1].strip()
+    return line[:300]
+
+
+def run(backend: Any, ops: list[str] | None = None, report_path: str | None = None,
+        progress: bool = True) -> SuiteResult:
+    """Run the (selected) node cases through ``backend`` (a Backend class or a short name)."""
+    name = backend if isinstance(backend, str) else (getattr(backend, "name", None)
+                                                     or getattr(backend, "__name__", type(backend).__name__))
+    if isinstance(backend, str):
+        from ..backends import get_backend
+
+        backend = get_backend(backend)
+    cases = select(ops)
+    result = SuiteResult(name)
+    start = time.perf_counter()
+    current = None
+    for case in cases:
+        r = run_case(backend, case)
+        result.cases.append(r)
+        if progress and case.op != current:
+            current = case.op
+    result.seconds = time.perf_counter() - start
+    if progress:
+        for op, (p, t) in result.per_op().items():
+            mark = "ok  " if p == t else "FAIL"
+            print(f"  {mark} {op:<32} {p:>3}/{t}", file=sys.stderr)
+        print(f"{SUITE}: {result.passed}/{len(result.cases)} cases passed, "
+              f"{sum(p == t for p, t in result.per_op().values())}/{len(result.per_op())} ops fully "
+              f"({result.seconds:.1f} s)", file=sys.stderr)
+    if report_path:
+        with open(report_path, "w", encoding="utf-8") as f:
+            json.dump(result.to_json(), f, indent=1, sort_keys=False)
+            f.write("\n")
+    return result

@@ -1,0 +1,83 @@
+"""The onnx-node suite through ReferenceBackend: no regression against the committed results."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+from opkit.backends.reference import ReferenceBackend
+from opkit.suites import onnx_node
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+RESULTS = os.path.join(ROOT, "generated", "docs", "onnx-node-results.json")
+
+
+@pytest.fixture(scope="module")
+def committed():
+    with open(RESULTS, encoding="utf-8") as f:
+        return json.load(f)
+
+
+@pytest.fixture(scope="module")
+def full_run():
+    # every node case (about 1,900) runs in a few seconds on the reference kernels
+    return onnx_node.run(ReferenceBackend, progress=False)
+
+
+def test_no_case_that_passed_in_the_committed_results_regresses(full_run, committed):
+    now = {c.name: c.status for c in full_run.cases}
+    regressed = sorted(name for name, case in committed["cases"].items()
+                       if case["status"] == "pass" and now.get(name) != "pass")
+    assert not regressed, f"node cases that passed before and fail now: {regressed[:20]}"
+
+
+def test_committed_results_are_current(full_run, committed):
+    """generated/docs/onnx-node-results.json must be regenerated when kernels change."""
+    assert full_run.to_json()["passed"] == committed["passed"], (
+        "rerun `opkit test --suite onnx-node --report generated/docs/onnx-node-results.json` and `opkit gen`")
+
+
+def test_covered_ops_pass_every_case(full_run):
+    per_op = full_run.per_op()
+    for op in ("Add", "Conv", "MaxPool", "ReduceSum", "Cast", "CastLike", "Slice", "Softmax", "TopK", "Loop"):
+        passed, total = per_op[op]
+        assert passed == total, f"{op}: {passed}/{total}"
+    assert sum(p == t for p, t in per_op.values()) >= 120
+
+
+def test_report_is_deterministic(tmp_path):
+    a, b = tmp_path / "a.json", tmp_path / "b.json"
+    onnx_node.run(ReferenceBackend, ops=["Abs", "Split"], report_path=str(a), progress=False)
+    onnx_node.run("reference", ops=["Abs", "Split"], report_path=str(b), progress=False)
+    assert a.read_text() == b.read_text()
+    data = json.loads(a.read_text())
+    assert data["ops"]["Split"]["passed"] == data["ops"]["Split"]["total"] > 0
+
+
+def test_comparison_rules():
+    import numpy as np
+
+    onnx_node.compare([np.float32([1.0])], [np.float32([1.0005])], 1e-3, 1e-7)
+    with pytest.raises(AssertionError, match="dtype"):
+        onnx_node.compare([np.float32([1.0])], [np.float64([1.0])], 1e-3, 1e-7)
+    with pytest.raises(AssertionError, match="shape"):
+        onnx_node.compare([np.float32([1.0])], [np.float32([[1.0]])], 1e-3, 1e-7)
+    zero = np.array(0.0, np.float32)  # a sequence holding a 0-d tensor (onnx 1.23's runner trips on it)
+    onnx_node.compare([[zero, np.float32([1.0])]], [[zero, np.float32([1.0])]], 1e-3, 1e-7)
+
+
+def test_cli_exit_codes(capsys):
+    from opkit.cli import main
+
+    assert main(["test", "--backend", "reference", "--suite", "onnx-node", "--op", "Relu", "-q"]) == 0
+    assert main(["test", "--suite", "onnx-node", "--op", "NoSuchOp", "-q"]) == 2
+    # a backend that fails everything exits 1
+    assert main(["test", "--backend", "tests.test_onnx_node_suite:BrokenBackend", "--op", "Relu", "-q"]) == 1
+
+
+class BrokenBackend:
+    @classmethod
+    def prepare(cls, model, device="CPU"):
+        raise RuntimeError("broken on purpose")
