@@ -28,13 +28,13 @@ import json
 import math
 import os
 import textwrap
-from collections.abc import Iterable
 from typing import Any
 
 import jinja2
 
 from ..spec.model import Attribute, Example, FormalParameter, OpSpec, OpVersion, TensorValue
 from ..spec.types import INFINITE_ARITY
+from ..markdown import fence, fence_ticks
 from . import GenContext, header
 
 NAME = "docs_pages"
@@ -142,31 +142,11 @@ def _block(text: str) -> str:
     return "\n".join(line.rstrip() for line in textwrap.dedent(text).strip("\n").splitlines())
 
 
-def _fence(text: str, lang: str = "text") -> str:
-    """A fenced code block long enough to hold any backtick run inside ``text``."""
-    longest = max((len(run) for run in _backtick_runs(text)), default=0)
-    ticks = "`" * max(3, longest + 1)
-    return f"{ticks}{lang}\n{text}\n{ticks}"
-
-
 def _wrapped_fence(text: str, lang: str) -> str:
     """A code block whose long lines wrap instead of scrolling (formulas, one-line properties):
     MyST's code-block directive with the class styled in docs/_static/opkit.css."""
-    longest = max((len(run) for run in _backtick_runs(text)), default=0)
-    ticks = "`" * max(3, longest + 1)
+    ticks = fence_ticks(text)
     return f"{ticks}{{code-block}} {lang}\n:class: opkit-wrap\n\n{text}\n{ticks}"
-
-
-def _backtick_runs(text: str) -> Iterable[str]:
-    run = ""
-    for ch in text:
-        if ch == "`":
-            run += ch
-        elif run:
-            yield run
-            run = ""
-    if run:
-        yield run
 
 
 _MD_SPECIAL = re.compile(r"([\\*_<\[\]])")
@@ -356,7 +336,7 @@ def _examples(spec: OpSpec, v: OpVersion) -> list[dict[str, Any]]:
                          if a.has_default and a.name not in dict(e.attributes)],
             "inputs": [_tensor_view(name, t) for name, t in e.inputs],
             "outputs": [_tensor_view(name, t) for name, t in e.outputs],
-            "snippet": _fence(snippet(spec, v, e), "python"),
+            "snippet": fence(snippet(spec, v, e), "python"),
         })
     return out
 
@@ -367,7 +347,7 @@ def _tensor_view(name: str, t: TensorValue | None) -> dict[str, Any]:
     if not t.shape:
         return {"name": name, "meta": f"`{t.dtype}`, scalar", "text": "", "tail": ": " + _code(format_tensor(t.value))}
     shape = "shape `[" + ", ".join(str(d) for d in t.shape) + "]`"
-    return {"name": name, "meta": f"`{t.dtype}`, {shape}", "text": _fence(format_tensor(t.value)), "tail": ":"}
+    return {"name": name, "meta": f"`{t.dtype}`, {shape}", "text": fence(format_tensor(t.value)), "tail": ":"}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -527,7 +507,7 @@ def render_version_diff(spec: OpSpec, old: OpVersion, new: OpVersion) -> str:
             if getattr(diff, "empty", False) and doc_lines:
                 text = ""
             if doc_lines:
-                text = (text + "\n\n" if text else "") + "**Documentation**\n\n" + _fence("\n".join(doc_lines), "diff")
+                text = (text + "\n\n" if text else "") + "**Documentation**\n\n" + fence("\n".join(doc_lines), "diff")
             return text
         except (TypeError, AttributeError, ValueError):
             pass
@@ -540,7 +520,7 @@ def _fallback_diff(spec: OpSpec, old: OpVersion, new: OpVersion) -> str:
                                       n=2, lineterm=""))
     if not lines:
         return "No differences in the spec besides the version number."
-    return _fence("\n".join(lines), "diff")
+    return fence("\n".join(lines), "diff")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -634,7 +614,7 @@ def _version_view(ctx: GenContext, spec: OpSpec, v: OpVersion, previous: OpVersi
         kernel = {
             "template": k.template,
             "params": [(n, _attr_value(p)) for n, p in k.params],
-            "python": _fence(_block(k.python), "python") if k.python else "",
+            "python": fence(_block(k.python), "python") if k.python else "",
             "same_as": k.same_as,
             "same_as_label": version_label(spec, k.same_as) if k.same_as is not None and spec.version(k.same_as) else "",
         }
@@ -650,7 +630,7 @@ def _version_view(ctx: GenContext, spec: OpSpec, v: OpVersion, previous: OpVersi
                 if target_version is not None:
                     target_label = version_label(target, target_version.since)
         lowerings.append({"name": lo.name, "to": lo.to, "target_label": target_label,
-                          "doc": plain(_dedent(lo.doc)), "python": _fence(_block(lo.python), "python")})
+                          "doc": plain(_dedent(lo.doc)), "python": fence(_block(lo.python), "python")})
     return {
         "since": v.since,
         "label": version_label(spec, v.since),
@@ -684,7 +664,7 @@ def _version_view(ctx: GenContext, spec: OpSpec, v: OpVersion, previous: OpVersi
         ],
         "rules": [{"label": r.label, "holds": _code(r.holds), "doc": plain(_dedent(r.doc)).replace("\n", " ")}
                   for r in v.rules],
-        "functions": [{"opset": f.opset, "text": _fence(_block(f.text))} for f in v.function],
+        "functions": [{"opset": f.opset, "text": fence(_block(f.text))} for f in v.function],
         "context_dependent": ", ".join(str(o) for o in v.context_dependent_function),
         "properties": [{"name": p.name, "types": p.types or "", "doc": plain(_dedent(p.doc)).replace("\n", " "),
                         "holds": _wrapped_fence(_block(p.holds), "python")} for p in v.properties],

@@ -12,6 +12,8 @@ import difflib
 from dataclasses import dataclass
 from typing import Any
 
+from ..markdown import fence
+
 from .model import Attribute, FormalParameter, OpVersion, TypeConstraint
 from .types import INFINITE_ARITY
 
@@ -309,6 +311,5 @@ def render_diff_markdown(diff: VersionDiff, heading_level: int = 4, heading: boo
             out.append(f"- changed `{c.name}`: " + "; ".join(words))
         out.append("")
     if diff.doc:
-        fence = "````" if any(line.startswith("```") for line in diff.doc) else "```"
-        out += ["**Documentation**", "", f"{fence}diff", *diff.doc, fence, ""]
+        out += ["**Documentation**", "", fence("\n".join(diff.doc), "diff"), ""]
     return "\n".join(out)
