@@ -41,10 +41,12 @@ def write_files(files: Mapping[str, str], *, check: bool = False, managed_dirs: 
     wanted = {os.path.normpath(p) for p in files}
     stale = []
     for folder in managed_dirs:
-        for root, _dirs, names in os.walk(folder):
+        for root, dirs, names in os.walk(folder):
+            # tool caches (__pycache__, .hypothesis, .pytest_cache) live beside generated tests
+            dirs[:] = [d for d in dirs if d != "__pycache__" and not d.startswith(".")]
             for name in names:
                 path = os.path.normpath(os.path.join(root, name))
-                if path not in wanted and "__pycache__" not in path:
+                if path not in wanted:
                     stale.append(path)
     if not check:
         for path in stale:

@@ -1,14 +1,17 @@
-"""``opkit test``: run a conformance suite against a backend.
+"""``opkit test``: run conformance suites against backends.
 
+    opkit test --backend onnxruntime --op Trilu [--suite examples|properties|differential|lowerings|all]
     opkit test --backend reference --suite onnx-node [--op OP ...] [--report out.json]
 
-Each suite is one function ``_suite_<name>(args) -> int`` registered in ``SUITES``; more suites
-(property-based, ...) and backends plug in the same way. Exit 0 when every selected case passes.
+The spec-driven suites live in ``opkit.conformance`` (arguments, runner, report); onnx's node
+cases in ``opkit.suites.onnx_node``. Exit 0 when every selected case passes (or fails as an
+expectations file says), 1 otherwise, 2 on usage errors.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 
@@ -22,8 +25,14 @@ def _suite_onnx_node(args: argparse.Namespace) -> int:
             print(f"opkit test: no onnx node test for op(s) {', '.join(unknown)}", file=sys.stderr)
             return 2
     failed = 0
-    for backend in args.backend or ["reference"]:
-        result = onnx_node.run(backend, ops=args.op, report_path=args.report, progress=not args.quiet)
+    backends = args.backend or ["reference"]
+    for backend in backends:
+        try:
+            result = onnx_node.run(backend, ops=args.op, report_path=_node_report_path(args, backend, len(backends)),
+                                   progress=not args.quiet)
+        except (ValueError, ImportError) as exc:  # unknown backend, or one without the Backend API
+            print(f"opkit test: {exc}", file=sys.stderr)
+            return 2
         if args.verbose:
             for c in result.cases:
                 if c.status != "pass":
@@ -32,22 +41,49 @@ def _suite_onnx_node(args: argparse.Namespace) -> int:
     return 1 if failed else 0
 
 
-SUITES = {"onnx-node": _suite_onnx_node}
+def _node_report_path(args: argparse.Namespace, backend: str, n_backends: int) -> str | None:
+    """The onnx-node report path: --report itself, unless other suites or backends share it."""
+    if not args.report:
+        return None
+    shared = n_backends > 1 or any(s != "onnx-node" for s in (args.suite or []))
+    if not shared:
+        return args.report
+    stem, ext = os.path.splitext(args.report)
+    safe = backend.replace(":", "_").replace("/", "_")
+    return f"{stem}-onnx-node-{safe}{ext or '.json'}"
 
 
 def cmd_test(args: argparse.Namespace) -> int:
-    return SUITES[args.suite](args)
+    """onnx-node runs onnx's fixed node cases; every other suite is the spec-driven harness."""
+    from ..conformance.cli import run_test
+
+    chosen = args.suite or ["all"]
+    codes = []
+    if "onnx-node" in chosen:
+        codes.append(_suite_onnx_node(args))
+    rest = [suite for suite in chosen if suite != "onnx-node"]
+    if rest:
+        args.suite = rest
+        codes.append(run_test(args))
+    return max(codes)
 
 
 def register(subparsers) -> None:
-    p = subparsers.add_parser("test", help="run a conformance suite against a backend",
-                              description="Run a conformance suite against one or more backends and "
-                                          "report per-op pass/total. Exit 0 when every case passes.")
-    p.add_argument("--backend", action="append", metavar="NAME",
-                   help="backend: 'reference' (default) or module:Class of an onnx Backend (repeatable)")
-    p.add_argument("--suite", default="onnx-node", choices=sorted(SUITES), help="suite to run")
-    p.add_argument("--op", action="append", metavar="OP", help="only this op (repeatable)")
-    p.add_argument("--report", metavar="PATH", help="write a JSON report here")
-    p.add_argument("-v", "--verbose", action="store_true", help="print every failing case")
-    p.add_argument("-q", "--quiet", action="store_true", help="no per-op summary")
+    from ..conformance.cli import SUITE_CHOICES, add_test_arguments
+
+    p = subparsers.add_parser(
+        "test", help="run conformance suites against one or more backends",
+        description="Run spec-driven conformance suites (examples, properties, differential against the "
+                    "reference kernels, lowerings) or onnx's node test cases (onnx-node) against backends, "
+                    "with a terminal summary, a JSON report and repro bundles. Exit 0 when every case "
+                    "passes or fails as expected (xfail), 1 otherwise, 2 on usage errors.",
+        epilog="'all' means examples, properties, differential and lowerings; add --suite onnx-node for "
+               "onnx's node tests (needs a backend with onnx's Backend API, e.g. reference or "
+               "onnxruntime-backend-api).")
+    add_test_arguments(p)
+    for action in p._actions:  # the node suite is one more --suite choice
+        if action.dest == "suite":
+            action.choices = tuple(SUITE_CHOICES) + ("onnx-node",)
+            action.help = "examples, properties, differential, lowerings, all or onnx-node (default: all; repeatable)"
+    p.add_argument("-v", "--verbose", action="store_true", help="onnx-node: print every failing case")
     p.set_defaults(func=cmd_test)

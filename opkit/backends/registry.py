@@ -1,0 +1,105 @@
+"""Backend names -> backends.
+
+Built in: ``onnxruntime`` (alias ``ort``), ``onnx-reference`` and ``reference`` (opkit's own
+reference kernels through ``opkit.backends.reference:ReferenceBackend``, driven via the onnx
+Backend API). Anything spelled ``module:Class`` is loaded directly (an onnx Backend API class or
+an opkit backend class), and packages can add names through the ``opkit.backends`` entry-point
+group (the entry point names either kind of class).
+
+Backends are described by a picklable ``BackendSpec`` so that worker processes can build their own.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..spec.types import suggest
+
+
+class BackendNotFound(LookupError):
+    """Unknown backend name (the message carries a did-you-mean hint)."""
+
+
+class BackendUnavailable(ImportError):
+    """A known backend whose package is not installed (the message names the extra)."""
+
+
+@dataclass(frozen=True)
+class BackendSpec:
+    name: str
+    target: str  # module:Class
+    api: str  # "opkit" (opkit backend protocol) or "onnx" (onnx.backend.base.Backend API)
+    options: tuple = field(default=())  # (key, value) pairs passed to the class
+    requires: str | None = None  # pip extra / package named when the import fails
+
+
+BUILTIN: dict[str, BackendSpec] = {
+    "onnxruntime": BackendSpec("onnxruntime", "opkit.backends.onnxruntime:OnnxRuntimeBackend", "opkit",
+                               requires="onnxruntime (pip install 'opkit[ort]')"),
+    "onnx-reference": BackendSpec("onnx-reference", "opkit.backends.onnx_reference:OnnxReferenceBackend", "opkit",
+                                  requires="onnx"),
+    "reference": BackendSpec("reference", "opkit.backends.reference:ReferenceBackend", "onnx"),
+    "onnxruntime-backend-api": BackendSpec("onnxruntime-backend-api", "onnxruntime.backend.backend:OnnxRuntimeBackend",
+                                           "onnx", requires="onnxruntime (pip install 'opkit[ort]')"),
+}
+ALIASES = {"ort": "onnxruntime", "onnx_reference": "onnx-reference", "onnxreference": "onnx-reference"}
+
+
+def _entry_points() -> dict[str, str]:
+    try:
+        from importlib.metadata import entry_points
+
+        return {ep.name: ep.value for ep in entry_points(group="opkit.backends")}
+    except Exception:  # pragma: no cover
+        return {}
+
+
+def names() -> list[str]:
+    return sorted(set(BUILTIN) | set(_entry_points()))
+
+
+def resolve(name: str, **options) -> BackendSpec:
+    """The spec of backend ``name`` (a registered name or ``module:Class``); raises BackendNotFound."""
+    opts = tuple(sorted((k, tuple(v) if isinstance(v, list) else v) for k, v in options.items() if v is not None))
+    canonical = ALIASES.get(name, name)
+    if canonical in BUILTIN:
+        spec = BUILTIN[canonical]
+        return BackendSpec(spec.name, spec.target, spec.api, opts, spec.requires)
+    eps = _entry_points()
+    if canonical in eps:
+        return BackendSpec(canonical, eps[canonical], "auto", opts)
+    if ":" in name:
+        return BackendSpec(name, name, "auto", opts)
+    raise BackendNotFound(f"unknown backend {name!r}" + (suggest(name, names() + list(ALIASES))
+                          or f" (known: {', '.join(names())}; or give module:Class)"))
+
+
+def create(spec: BackendSpec):
+    """Instantiate the backend described by ``spec`` (in the current process)."""
+    from .backend_api import BackendAPIBackend, load_class
+
+    options = dict(spec.options)
+    try:
+        if spec.api == "onnx":
+            return BackendAPIBackend(spec.target, name=spec.name, **options)
+        cls = load_class(spec.target)
+    except ModuleNotFoundError as exc:
+        need = spec.requires or exc.name
+        raise BackendUnavailable(f"backend {spec.name!r} needs {need} (missing module {exc.name!r})") from None
+    if spec.api == "auto":
+        try:
+            from onnx.backend.base import Backend as OnnxBackend
+
+            if isinstance(cls, type) and issubclass(cls, OnnxBackend):
+                return BackendAPIBackend(spec.target, name=spec.name, **options)
+        except ImportError:  # pragma: no cover
+            pass
+    backend = cls(**options)
+    if spec.name and getattr(backend, "name", None) in (None, "backend"):
+        backend.name = spec.name
+    return backend
+
+
+def get(name: str, **options):
+    """resolve + create."""
+    return create(resolve(name, **options))

@@ -1,0 +1,13 @@
+"""Conformance testing: run backends against the specs and report.
+
+- ``model``: one-node ONNX models per case signature (IR version / opset a backend accepts)
+- ``worker``: a long-lived process per backend, sessions cached per signature, crash/timeout isolation
+- ``runner``: the suites (examples, properties, differential) driving hypothesis over ``opkit.strategies``
+- ``lowerings``: spec lowerings checked against the reference kernel
+- ``compare``: per-dtype tolerances, NaN-aware comparison
+- ``outcomes``: outcome vocabulary and expectations files
+- ``report``: the JSON report (schema: ``report.schema.json``), summary table, progress
+- ``repro``: standalone repro bundles
+- ``cli``: ``opkit test`` (``add_test_arguments``, ``run_test``)
+- ``pytest_support``: what generated tests call
+"""

@@ -1,0 +1,189 @@
+"""What a conformance check needs beyond the backend: specs, the oracle, examples, properties,
+lowerings. Shared by the runner (``opkit test``) and the generated pytest files."""
+
+from __future__ import annotations
+
+import functools
+import os
+import textwrap
+from typing import Any, Callable
+
+import numpy as np
+
+from ..spec.model import Example, OpSpec, OpVersion, TensorValue
+from ..strategies import Case, make_case
+from .compare import equal
+from .dtypes import elem_from_dtype, np_dtype
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+class Invalid(Exception):
+    """The reference kernel rejects the case (KernelValidationError): not a valid test input."""
+
+
+@functools.lru_cache(maxsize=None)
+def load_op(domain: str, op: str, specs_dir: str | None = None) -> OpSpec:
+    from ..spec.load import load_spec_file
+
+    path = os.path.join(specs_dir or os.path.join(ROOT, "specs"), domain, f"{op}.yaml")
+    spec, diags = load_spec_file(path)
+    if spec is None or diags:
+        raise ValueError(f"{path}: does not load ({len(diags)} problem(s)); run `opkit validate`")
+    return spec
+
+
+def _registry_kernel(domain: str, op: str, since: int):
+    try:
+        from ..kernels.registry import get_kernel
+    except ImportError:
+        return None
+    return get_kernel(domain, op, since)
+
+
+_ORACLE_OVERRIDES: dict[tuple[str, str, int], Callable] = {}
+
+
+def set_oracle(domain: str, op: str, since: int, fn: Callable | None) -> None:
+    """Replace the reference kernel of one op version (tests use this)."""
+    if fn is None:
+        _ORACLE_OVERRIDES.pop((domain, op, since), None)
+    else:
+        _ORACLE_OVERRIDES[(domain, op, since)] = fn
+
+
+def oracle(domain: str, op: str, since: int) -> Callable | None:
+    fn = _ORACLE_OVERRIDES.get((domain, op, since))
+    return fn if fn is not None else _registry_kernel(domain, op, since)
+
+
+def validation_error_types() -> tuple[type, ...]:
+    try:
+        from ..kernels import KernelValidationError
+
+        return (KernelValidationError,)
+    except ImportError:
+        return (ValueError,)
+
+
+def expected_outputs(case: Case) -> tuple:
+    """The oracle's outputs for ``case``; raises Invalid when the kernel rejects the inputs."""
+    fn = oracle(case.domain, case.op, case.since)
+    if fn is None:
+        raise LookupError(f"no reference kernel for {case.domain}::{case.op}-{case.since}")
+    try:
+        with np.errstate(all="ignore"):
+            out = fn(*case.positional(), **case.kernel_attributes())
+    except validation_error_types() as exc:
+        raise Invalid(str(exc)) from exc
+    except MemoryError as exc:  # the input asks for an absurd output: not a useful test input
+        raise Invalid(f"reference kernel ran out of memory: {exc}") from exc
+    except Exception as exc:  # noqa: BLE001 - inputs the kernel cannot take (e.g. shapes that do not
+        # fit each other, which the strategies do not know about): not a test input either
+        raise Invalid(f"reference kernel raised {type(exc).__name__}: {exc}") from exc
+    return out if isinstance(out, tuple) else (out,)
+
+
+# ------------------------------------------------------------------------------------------------
+# examples
+
+
+def tensor_array(tv: TensorValue) -> np.ndarray:
+    if tv.dtype == "string":
+        arr = np.empty(tv.shape, dtype=object)
+        flat = np.asarray(tv.value, dtype=object).ravel().tolist() if tv.shape else [tv.value]
+        arr.ravel()[:] = flat
+        return arr
+    from ..strategies import cast
+
+    value = tv.value
+    if tv.dtype in ("complex64", "complex128"):
+        value = np.vectorize(lambda v: complex(str(v).replace(" ", "")), otypes=[complex])(np.asarray(value, dtype=object)) \
+            if np.size(value) else np.zeros(tv.shape)
+    arr = cast(np.asarray(value, dtype=object).tolist() if np.ndim(value) else [value], tv.dtype)
+    return arr.reshape(tv.shape)
+
+
+def example_case(spec: OpSpec, version: OpVersion, example: Example) -> tuple[Case, dict[str, np.ndarray]]:
+    """The case an example describes and its expected outputs by name."""
+    given = dict(example.inputs)
+    inputs = []
+    binding: dict[str, str] = {}
+    for p in version.inputs:
+        if p.name not in given:
+            if p.option == "single":
+                raise ValueError(f"example {example.name!r}: input {p.name!r} missing")
+            inputs.append((p.name, None))
+            continue
+        tv = given[p.name]
+        arr = None if tv is None else tensor_array(tv)
+        inputs.append((p.name, arr))
+        if tv is not None and "(" not in p.type:
+            binding[p.type] = f"tensor({tv.dtype})"
+    while inputs and inputs[-1][1] is None:
+        inputs.pop()
+    outputs = {name: tensor_array(tv) for name, tv in example.outputs}
+    for p in version.outputs:
+        if p.name in dict(example.outputs) and "(" not in p.type:
+            binding.setdefault(p.type, f"tensor({dict(example.outputs)[p.name].dtype})")
+    case = make_case(spec, version, binding, dict(example.attributes), inputs)
+    return case, outputs
+
+
+# ------------------------------------------------------------------------------------------------
+# properties and lowerings
+
+
+def infer_binding(version: OpVersion, inputs: list) -> dict[str, str]:
+    binding = {}
+    for p, arr in zip(version.inputs, inputs):
+        if arr is not None and "(" not in p.type:
+            binding.setdefault(p.type, f"tensor({elem_from_dtype(np.asarray(arr).dtype)})")
+    return binding
+
+
+@functools.lru_cache(maxsize=None)
+def _compile_expr(source: str):
+    return compile(source, "<property>", "eval")
+
+
+def property_namespace(case: Case, version: OpVersion, op_fn: Callable) -> dict[str, Any]:
+    ns: dict[str, Any] = {"np": np, "equal": equal, "op": op_fn}
+    ns.update(case.kernel_attributes())
+    for p in version.inputs:
+        ns.setdefault(p.name, None)
+    ns.update({name: arr for name, arr in case.inputs})
+    return ns
+
+
+def check_property(prop, case: Case, version: OpVersion, op_fn: Callable) -> bool:
+    return bool(eval(_compile_expr(prop.holds), property_namespace(case, version, op_fn)))  # noqa: S307
+
+
+def lowering_function(lowering, version: OpVersion, target: Callable) -> Callable:
+    """The lowering's ``python`` body as a function with the kernel signature."""
+    params = [f"{p.name}=None" for p in version.inputs]
+    attrs = [f"{a.name}={a.default!r}" for a in version.attributes]
+    signature = ", ".join(params + (["*"] + attrs if attrs else []))
+    src = f"def lowered({signature}):\n" + textwrap.indent(lowering.python.rstrip() + "\n", "    ")
+    def call_target(*args, **kwargs):  # like ``op`` in properties: the first output when there is one
+        out = target(*args, **kwargs)
+        return out[0] if isinstance(out, tuple) and len(out) == 1 else out
+
+    ns = {"np": np, "target": call_target}
+    exec(compile(src, f"<lowering {lowering.name}>", "exec"), ns)  # noqa: S102
+    return ns["lowered"]
+
+
+def lowering_target(lowering) -> tuple[str, str, int]:
+    domain, _, rest = lowering.to.partition("::")
+    op, _, since = rest.rpartition("-")
+    return domain, op, int(since)
+
+
+def first(out):
+    return out[0] if isinstance(out, tuple) else out
+
+
+def dtype_of(type_str: str):
+    return np_dtype(type_str)

@@ -1,0 +1,141 @@
+"""One-node ONNX models for cases.
+
+A model is determined by its *signature*: op version, type binding, attributes, which inputs are
+present and which are initializers (with their bytes). Graph inputs carry element type only (no
+shape), so one prepared session serves every shape of a signature and the runner can stream many
+examples through it.
+
+IR version and opset: the node's domain is imported at the op version's ``since`` (the version in
+force there is exactly the one under test). The IR version is the highest the backend accepts
+(``Backend.max_ir_version``): onnxruntime 1.31 rejects IR 14, which onnx 1.23's helpers write by
+default, and accepts 13. Custom domains (com.microsoft, ...) get their own opset import plus an
+ai.onnx import.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+from ..spec.model import OpVersion
+from ..spec.types import proto_domain
+from ..strategies import Case, param_elem
+from .dtypes import elem_of, onnx_code
+
+DEFAULT_AI_ONNX_OPSET = 21  # ai.onnx import added next to custom domains
+
+
+@dataclass(frozen=True)
+class BuiltModel:
+    key: str  # signature digest: equal keys -> interchangeable models
+    model: onnx.ModelProto
+    feeds: dict  # graph input name -> array
+    output_names: tuple[str, ...]
+    output_elems: tuple[str, ...]
+
+
+_ATTR_TYPES = {"float": onnx.AttributeProto.FLOAT, "int": onnx.AttributeProto.INT,
+               "string": onnx.AttributeProto.STRING, "floats": onnx.AttributeProto.FLOATS,
+               "ints": onnx.AttributeProto.INTS, "strings": onnx.AttributeProto.STRINGS}
+
+
+def _attr_proto(name: str, value, attr_type: str | None):
+    if attr_type == "float":
+        value = float(value)
+    elif attr_type == "floats":
+        value = [float(v) for v in value]
+    if attr_type in _ATTR_TYPES:  # explicit type: empty lists are fine
+        return helper.make_attribute(name, value, attr_type=_ATTR_TYPES[attr_type])
+    return helper.make_attribute(name, value)
+
+
+def tensor_proto(array: np.ndarray, name: str, elem: str) -> TensorProto:
+    """An initializer holding ``array`` as ONNX element ``elem`` (strings, bfloat16, float8 ...)."""
+    elem = elem_of(elem)
+    if elem == "string":
+        t = helper.make_tensor(name, TensorProto.STRING, array.shape,
+                               [str(v).encode("utf-8") for v in array.ravel()])
+        return t
+    return numpy_helper.from_array(np.asarray(array), name)
+
+
+def signature_key(case: Case, ir_version: int, opset: int) -> str:
+    h = hashlib.sha1()
+    h.update(repr((case.domain, case.op, case.since, case.types, case.attributes, case.n_outputs,
+                   tuple((n, None if a is None else np.ndim(a)) for n, a in case.inputs), sorted(case.initializers),
+                   ir_version, opset)).encode())
+    for name, arr in case.inputs:
+        if name in case.initializers and arr is not None:
+            h.update(str(arr.dtype).encode() + str(arr.shape).encode())
+            h.update(repr(arr.tolist()).encode() if arr.dtype == object else np.ascontiguousarray(arr).tobytes())
+    return h.hexdigest()[:20]
+
+
+def build(case: Case, version: OpVersion, *, ir_version: int = 13, opset: int | None = None) -> BuiltModel:
+    """The one-node model of ``case`` and the feeds for its graph inputs."""
+    binding = case.type_map
+    attr_types = {a.name: a.type for a in version.attributes}
+    node_inputs, graph_inputs, inits, feeds = [], [], [], {}
+    formal = {p.name: p for p in version.inputs}
+    for name, arr in case.inputs:
+        if arr is None:
+            node_inputs.append("")
+            continue
+        param = formal.get(name) or formal.get(name.rsplit("_", 1)[0])
+        elem = param_elem(param, binding)
+        node_inputs.append(name)
+        if name in case.initializers:
+            inits.append(tensor_proto(arr, name, elem))
+        else:
+            dims = [f"{name}_{i}" for i in range(np.ndim(arr))]  # ranked, symbolic: one session per rank
+            graph_inputs.append(helper.make_tensor_value_info(name, onnx_code(elem), dims))
+            feeds[name] = arr
+    while node_inputs and node_inputs[-1] == "":
+        node_inputs.pop()
+    out_names, out_elems, graph_outputs = [], [], []
+    want = case.n_outputs or len(version.outputs)
+    for i in range(want):
+        p = version.outputs[min(i, len(version.outputs) - 1)]
+        if i >= len(version.outputs) and p.option != "variadic":
+            break
+        try:
+            elem = param_elem(p, binding)
+        except Exception:
+            continue
+        name = p.name if i < len(version.outputs) else f"{p.name}_{i - len(version.outputs) + 1}"
+        out_names.append(name)
+        out_elems.append(elem)
+        graph_outputs.append(helper.make_tensor_value_info(name, onnx_code(elem), None))
+    node = helper.make_node(case.op, node_inputs, out_names, domain=proto_domain(case.domain),
+                            **{})
+    for name, value in case.attributes:
+        node.attribute.append(_attr_proto(name, value, attr_types.get(name)))
+    graph = helper.make_graph([node], f"{case.op}_{case.since}", graph_inputs, graph_outputs, initializer=inits)
+    pdomain = proto_domain(case.domain)
+    opsets = [helper.make_opsetid(pdomain, opset if opset is not None and pdomain == "" else case.since)]
+    if pdomain != "":
+        opsets.append(helper.make_opsetid("", DEFAULT_AI_ONNX_OPSET))
+    model = helper.make_model(graph, opset_imports=opsets, ir_version=ir_version,
+                              producer_name="opkit")
+    _infer_output_shapes(model)
+    key = signature_key(case, ir_version, opset or case.since)
+    return BuiltModel(key, model, feeds, tuple(out_names), tuple(out_elems))
+
+
+def _infer_output_shapes(model: onnx.ModelProto) -> None:
+    """Give graph outputs the shapes ONNX shape inference finds (symbolic where unknown), so that
+    models pass onnx.checker (graph inputs and outputs need a shape); leave them unranked when
+    inference cannot tell (or fails: the backend under test must still get the model)."""
+    try:
+        inferred = onnx.shape_inference.infer_shapes(model, strict_mode=False)
+    except Exception:  # noqa: BLE001
+        return
+    found = {o.name: o for o in inferred.graph.output}
+    for out in model.graph.output:
+        got = found.get(out.name)
+        if got is not None and got.type.tensor_type.HasField("shape"):
+            out.type.tensor_type.shape.CopyFrom(got.type.tensor_type.shape)

@@ -1,0 +1,270 @@
+"""Conformance reports: the JSON document, its JSON Schema, the terminal summary, live progress.
+
+The document layout is described in docs/conformance-report.md; ``REPORT_SCHEMA`` is its JSON
+Schema (also written next to a report with ``--report`` as ``<report>.schema.json`` on request and
+published at opkit/conformance/report.schema.json).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import sys
+import time
+from collections import Counter, defaultdict
+
+from .outcomes import FAILING, LETTERS, OUTCOMES, SUCCESS, SUITES
+
+SCHEMA_ID = "https://opkit.dev/schemas/conformance-report-1.json"
+FORMAT = "opkit-conformance-report/1"
+
+_TYPES = {"type": "object", "additionalProperties": {"type": "string", "pattern": r"^[a-z_]+\(.*\)$"}}
+REPORT_SCHEMA: dict = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "$id": SCHEMA_ID,
+    "title": "opkit conformance report",
+    "type": "object",
+    "required": ["format", "target", "settings", "summary", "cases"],
+    "additionalProperties": False,
+    "properties": {
+        "format": {"const": FORMAT},
+        "target": {
+            "type": "object",
+            "required": ["backends", "opkit", "onnx", "numpy", "seed", "machine"],
+            "properties": {
+                "backends": {"type": "array", "items": {
+                    "type": "object", "required": ["name", "version"],
+                    "properties": {"name": {"type": "string"}, "version": {"type": "string"}}}},
+                "opkit": {"type": "string"}, "onnx": {"type": "string"}, "numpy": {"type": "string"},
+                "hypothesis": {"type": "string"}, "python": {"type": "string"},
+                "seed": {"type": "integer"},
+                "machine": {"type": "object", "required": ["platform", "cpu_count"],
+                            "properties": {"platform": {"type": "string"}, "machine": {"type": "string"},
+                                           "cpu_count": {"type": ["integer", "null"]}}},
+            },
+        },
+        "settings": {"type": "object", "properties": {
+            "suites": {"type": "array", "items": {"enum": list(SUITES)}},
+            "ops": {"type": ["array", "null"], "items": {"type": "string"}},
+            "max_examples": {"type": "integer"}, "timeout_s": {"type": "number"},
+            "expectations": {"type": "array", "items": {"type": "string"}}}},
+        "summary": {"type": "object", "required": ["total", "outcomes", "ok", "duration_s"],
+                    "properties": {"total": {"type": "integer"},
+                                   "outcomes": {"type": "object", "propertyNames": {"enum": list(OUTCOMES)},
+                                                "additionalProperties": {"type": "integer"}},
+                                   "examples_run": {"type": "integer"},
+                                   "ok": {"type": "boolean"}, "duration_s": {"type": "number"}}},
+        "cases": {"type": "array", "items": {
+            "type": "object",
+            "required": ["backend", "suite", "op", "domain", "version", "types", "example", "outcome", "message",
+                         "repro"],
+            "properties": {
+                "backend": {"type": "string"},
+                "suite": {"enum": list(SUITES)},
+                "op": {"type": "string"}, "domain": {"type": "string"}, "version": {"type": "integer"},
+                "types": _TYPES,
+                "example": {"type": "string"},
+                "outcome": {"enum": list(OUTCOMES)},
+                "message": {"type": "string"},
+                "examples_run": {"type": "integer"},
+                "duration_s": {"type": "number"},
+                "repro": {"type": ["string", "null"]},
+                "repro_error": {"type": "string"},
+                "minimal_example": {"type": "string"},
+                "details": {"type": "object"},
+                "expected": {"type": "object", "required": ["reason"],
+                             "properties": {"reason": {"type": "string"}, "source": {"type": "string"},
+                                            "outcomes": {"type": "array"}, "actual": {"type": "string"}}},
+            },
+        }},
+    },
+}
+
+
+def environment(backends: list[dict], seed: int) -> dict:
+    import numpy
+    import onnx
+
+    from .. import __version__
+
+    try:
+        import hypothesis
+
+        hyp = hypothesis.__version__
+    except ImportError:  # pragma: no cover
+        hyp = "missing"
+    return {
+        "backends": backends, "opkit": __version__, "onnx": onnx.__version__, "numpy": numpy.__version__,
+        "hypothesis": hyp, "python": platform.python_version(), "seed": seed,
+        "machine": {"platform": platform.platform(), "machine": platform.machine(), "cpu_count": os.cpu_count()},
+    }
+
+
+def build_report(cases: list[dict], target: dict, settings: dict, duration: float) -> dict:
+    counts = Counter(c["outcome"] for c in cases)
+    return {
+        "format": FORMAT,
+        "target": target,
+        "settings": settings,
+        "summary": {"total": len(cases), "outcomes": {o: counts[o] for o in OUTCOMES if counts[o]},
+                    "examples_run": sum(c.get("examples_run", 0) for c in cases),
+                    "ok": all(c["outcome"] in SUCCESS for c in cases), "duration_s": round(duration, 3)},
+        "cases": cases,
+    }
+
+
+def write_report(report: dict, path: str) -> None:
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(report, f, indent=1, sort_keys=False)
+        f.write("\n")
+
+
+def validate_report(report: dict) -> list[str]:
+    """Problems with ``report`` against REPORT_SCHEMA (uses jsonschema when installed, else a
+    structural check of the required keys)."""
+    try:
+        import jsonschema
+    except ImportError:
+        jsonschema = None
+    if jsonschema is not None:
+        validator = jsonschema.Draft202012Validator(REPORT_SCHEMA)
+        return [f"{'/'.join(map(str, e.path))}: {e.message}" for e in validator.iter_errors(report)]
+    problems = []
+    _check(report, REPORT_SCHEMA, "", problems)
+    return problems
+
+
+def _check(value, schema, where, problems):
+    t = schema.get("type")
+    kinds = {"object": dict, "array": list, "string": str, "integer": int, "number": (int, float),
+             "boolean": bool, "null": type(None)}
+    if t is not None:
+        allowed = t if isinstance(t, list) else [t]
+        if not any(isinstance(value, kinds[k]) and not (k in ("integer", "number") and isinstance(value, bool))
+                   for k in allowed):
+            problems.append(f"{where or '/'}: expected {t}, got {type(value).__name__}")
+            return
+    if "enum" in schema and value not in schema["enum"]:
+        problems.append(f"{where}: {value!r} not one of {schema['enum']}")
+    if "const" in schema and value != schema["const"]:
+        problems.append(f"{where}: expected {schema['const']!r}")
+    if isinstance(value, dict):
+        for key in schema.get("required", ()):
+            if key not in value:
+                problems.append(f"{where}/{key}: missing")
+        props = schema.get("properties", {})
+        for key, sub in value.items():
+            if key in props:
+                _check(sub, props[key], f"{where}/{key}", problems)
+            elif schema.get("additionalProperties") is False:
+                problems.append(f"{where}/{key}: unexpected key")
+            elif isinstance(schema.get("additionalProperties"), dict):
+                _check(sub, schema["additionalProperties"], f"{where}/{key}", problems)
+    if isinstance(value, list) and "items" in schema:
+        for i, item in enumerate(value):
+            _check(item, schema["items"], f"{where}/{i}", problems)
+
+
+# ------------------------------------------------------------------------------------------------
+# terminal output
+
+
+def _short_type(types: dict) -> str:
+    if not types:
+        return "-"
+    return ",".join(v[7:-1] if v.startswith("tensor(") else v for _, v in sorted(types.items()))
+
+
+def summary_table(cases: list[dict]) -> str:
+    """op x type table of outcome letters (one per case: examples, properties, differential)."""
+    if not cases:
+        return "no cases ran"
+    rows: dict[tuple, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
+    backends = []
+    for c in cases:
+        if c["backend"] not in backends:
+            backends.append(c["backend"])
+        rows[(c["backend"], c["domain"], c["op"], c["version"])][_short_type(c["types"])].append(LETTERS[c["outcome"]])
+    lines = []
+    for key in sorted(rows, key=lambda k: (backends.index(k[0]), k[1], k[2], k[3])):
+        backend, domain, op, version = key
+        cells = rows[key]
+        label = f"{backend}  {'' if domain == 'ai.onnx' else domain + '::'}{op}-{version}"
+        lines.append(label)
+        width = max(len(t) for t in cells)
+        for t in sorted(cells, key=_type_order):
+            letters = "".join(cells[t])
+            counts = Counter(letters)
+            tally = " ".join(f"{n}{l}" for l, n in sorted(counts.items()))
+            lines.append(f"  {t:<{width}}  {letters:<12} {tally}")
+    counts = Counter(c["outcome"] for c in cases)
+    lines.append("")
+    lines.append("legend: " + "  ".join(f"{LETTERS[o]} {o}" for o in OUTCOMES))
+    lines.append("total: " + ", ".join(f"{counts[o]} {o}" for o in OUTCOMES if counts[o])
+                 + f"  ({sum(c.get('examples_run', 0) for c in cases)} examples run)")
+    return "\n".join(lines)
+
+
+_ORDER = ["bool", "uint8", "uint16", "uint32", "uint64", "int8", "int16", "int32", "int64", "float16", "bfloat16",
+          "float", "double", "complex64", "complex128", "string"]
+
+
+def _type_order(t: str):
+    head = t.split(",")[0]
+    return (_ORDER.index(head) if head in _ORDER else len(_ORDER), t)
+
+
+def failures_text(cases: list[dict], limit: int = 40) -> str:
+    """Failures grouped by (backend, op version, types, outcome): one line each, with the suites."""
+    groups: dict[tuple, list[dict]] = {}
+    for c in cases:
+        if c["outcome"] in FAILING or c["outcome"] == "xpass":
+            key = (c["backend"], c["domain"], c["op"], c["version"], _short_type(c["types"]), c["outcome"])
+            groups.setdefault(key, []).append(c)
+    lines = []
+    for (backend, domain, op, version, types, outcome), items in list(groups.items())[:limit]:
+        first = items[0]
+        where = ", ".join(f"{c['suite']}:{c['example']}" for c in items[:4]) + (" ..." if len(items) > 4 else "")
+        name = op if domain == "ai.onnx" else f"{domain}::{op}"
+        lines.append(f"{outcome.upper():<11} {backend} {name}-{version} {types} [{where}] {first['message'][:240]}"
+                     + (f"\n            repro: {first['repro']}" if first.get("repro") else ""))
+    if len(groups) > limit:
+        lines.append(f"... and {len(groups) - limit} more groups (see the JSON report)")
+    return "\n".join(lines)
+
+
+class Progress:
+    """A one-line counter on a TTY, a line every ``every`` seconds otherwise."""
+
+    def __init__(self, stream=None, every: float = 10.0, enabled: bool = True):
+        self.stream = stream or sys.stderr
+        self.tty = hasattr(self.stream, "isatty") and self.stream.isatty()
+        self.every = every
+        self.enabled = enabled
+        self.start = self.last = time.perf_counter()
+        self.counts: Counter = Counter()
+        self.examples = 0
+
+    def __call__(self, case: dict) -> None:
+        self.counts[case["outcome"]] += 1
+        self.examples += case.get("examples_run", 0)
+        if not self.enabled:
+            return
+        now = time.perf_counter()
+        text = (f"[{now - self.start:6.1f}s] {sum(self.counts.values())} cases, {self.examples} examples: "
+                + " ".join(f"{n}{LETTERS[o]}" for o, n in sorted(self.counts.items()))
+                + f"  {case['backend']} {case['op']}-{case['version']} {_short_type(case['types'])}")
+        if self.tty:
+            self.stream.write("\r" + text[:150].ljust(150))
+            self.stream.flush()
+        elif now - self.last >= self.every:
+            self.stream.write(text + "\n")
+            self.stream.flush()
+            self.last = now
+
+    def done(self) -> None:
+        if self.enabled and self.tty:
+            self.stream.write("\r" + " " * 150 + "\r")
+            self.stream.flush()

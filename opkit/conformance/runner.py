@@ -1,0 +1,389 @@
+"""Run a backend against specs: examples, properties, differential tests (and spec lowerings).
+
+A *case* in the report is one test item: one example, or one (op version, type binding) run of
+hypothesis for a property or the differential test, which draws up to ``max_examples`` inputs.
+Its outcome is the first failure class hypothesis found (then shrunk to a minimal example), or
+pass. Every drawn input is checked against the reference kernel's validation first; inputs it
+rejects are discarded, not counted.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+import traceback
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+
+from ..spec.model import OpSpec, OpVersion
+from ..strategies import Case, NotGeneratable, cases, covering_bindings, edge_cases, expand
+from . import harness
+from .compare import Mismatch, compare, tolerance_for
+from .dtypes import in_class
+from .model import build, signature_key
+from .outcomes import CRASH, ERROR, FAILING, MISMATCH, PASS, TIMEOUT, Expectations
+from .worker import OK, Result
+
+EXPENSIVE = (CRASH, TIMEOUT)
+MAX_EXPENSIVE = 4  # real crash/timeout runs per hypothesis run (each restarts the worker)
+
+
+@dataclass
+class Exec:
+    """The result of running one drawn case."""
+
+    outcome: str
+    message: str = ""
+    details: dict = field(default_factory=dict)
+    expected: tuple | None = None
+    actual: list | None = None
+    case: Any = None  # the failing case when it is a sibling of the drawn one
+    count: int = 1  # cases executed
+
+
+class _Failure(Exception):
+    def __init__(self, ex: Exec):
+        self.ex = ex
+        super().__init__(ex.message)
+
+
+class _BackendFailure(Exception):
+    def __init__(self, result: Result, case: Case | None = None):
+        self.result, self.case = result, case
+        super().__init__(result.message)
+
+
+def _stable_seed(*parts) -> int:
+    return int.from_bytes(hashlib.sha256(repr(parts).encode()).digest()[:4], "little")
+
+
+class BackendRunner:
+    """Runs cases on one backend worker (``Worker`` or ``InProcess``)."""
+
+    def __init__(self, worker, info: dict | None = None):
+        self.worker = worker
+        self.info = info or worker.describe()
+        self.ir_version = int(self.info.get("max_ir_version", 13))
+        self.executed = 0
+
+    def run_case(self, case: Case, version: OpVersion, timeout: float | None = None) -> Result:
+        key = signature_key(case, self.ir_version, case.since)
+        feeds = {n: a for n, a in case.inputs if a is not None and n not in case.initializers}
+        self.executed += 1
+        return self.worker.run(key, lambda: build(case, version, ir_version=self.ir_version)
+                               .model.SerializeToString(), feeds, timeout)
+
+    def run_cases(self, batch: list[Case], version: OpVersion, timeout: float | None = None) -> list[Result]:
+        requests = []
+        for case in batch:
+            key = signature_key(case, self.ir_version, case.since)
+            feeds = {n: a for n, a in case.inputs if a is not None and n not in case.initializers}
+            requests.append((key, lambda c=case: build(c, version, ir_version=self.ir_version)
+                             .model.SerializeToString(), feeds))
+        results = self.worker.run_many(requests, timeout)
+        self.executed += len(results)
+        return results
+
+
+def check_outputs(version: OpVersion, case: Case, expected: tuple, actual: list) -> Exec:
+    names = [p.name for p in version.outputs]
+    binding = case.type_map
+    for i, exp in enumerate(expected):
+        if exp is None:
+            continue
+        if i >= len(actual):
+            return Exec(MISMATCH, f"backend returned {len(actual)} outputs, expected {len(expected)}",
+                        {"what": "missing"})
+        param = version.outputs[i] if i < len(version.outputs) else None
+        elem = None
+        if param is not None:
+            elem = param.type[7:-1] if param.type.startswith("tensor(") else binding.get(param.type, "")[7:-1] or None
+        rtol, atol = tolerance_for(version, elem) if elem else (None, None)
+        try:
+            compare(exp, actual[i], elem, rtol, atol, name=names[i] if i < len(names) else f"output {i}")
+        except Mismatch as mm:
+            return Exec(MISMATCH, mm.message, {"what": mm.what, **mm.details}, expected, actual)
+    return Exec(PASS, "", {}, expected, actual)
+
+
+def result_exec(result: Result) -> Exec:
+    return Exec(result.kind, result.message, {"stage": result.stage} if result.stage else {})
+
+
+class Runner:
+    def __init__(self, backend: BackendRunner, *, max_examples: int = 100, seed: int = 0,
+                 timeout: float = 10.0, repro=None, expectations: Expectations | None = None,
+                 progress: Callable[[dict], None] | None = None, backend_name: str | None = None,
+                 siblings: int = 15, max_bindings: int | None = 64):
+        self.backend = backend
+        self.max_examples = max_examples
+        self.seed = seed
+        self.timeout = timeout
+        self.repro = repro  # callable(case_record, Case, Exec, version) -> path or None
+        self.expectations = expectations or Expectations()
+        self.progress = progress
+        self.backend_name = backend_name or backend.info.get("name", "backend")
+        self.results: list[dict] = []
+        self.siblings = siblings
+        self.max_bindings = max_bindings
+
+    # -- records
+    def _record(self, spec: OpSpec, version: OpVersion, suite: str, example: str, types: dict, ex: Exec,
+                runs: int, duration: float, minimal: Case | None = None, backend: str | None = None) -> dict:
+        rec = {
+            "backend": backend or self.backend_name, "suite": suite, "op": spec.name, "domain": spec.domain,
+            "version": version.since, "types": dict(types), "example": example, "outcome": ex.outcome,
+            "message": ex.message, "examples_run": runs, "duration_s": round(duration, 4), "repro": None,
+        }
+        if ex.details:
+            rec["details"] = _jsonable(ex.details)
+        if minimal is not None and ex.outcome != PASS:
+            rec["minimal_example"] = minimal.describe()
+        if ex.outcome in FAILING and self.repro is not None and minimal is not None and backend is None:
+            try:
+                rec["repro"] = self.repro(rec, minimal, ex, version)
+            except Exception as exc:  # noqa: BLE001 - a repro failure must not lose the case
+                rec["repro_error"] = f"{type(exc).__name__}: {exc}"
+        if backend is None:  # backend-independent records (lowerings) are not the backend's expectations
+            self.expectations.apply(rec)
+        self.results.append(rec)
+        if self.progress:
+            self.progress(rec)
+        return rec
+
+    # -- executing one case
+    def execute_differential(self, version: OpVersion, case: Case) -> Exec:
+        prepared = []
+        variadic_out = any(p.option == "variadic" for p in version.outputs)
+        for i, c in enumerate(expand(case, version)):
+            try:
+                expected = harness.expected_outputs(c)
+            except harness.Invalid:
+                if i == 0:
+                    raise
+                continue
+            if variadic_out and len(expected) != len(version.outputs):
+                import dataclasses
+
+                c = dataclasses.replace(c, n_outputs=len(expected))
+            prepared.append((c, expected))
+        results = self.backend.run_cases([c for c, _ in prepared], version, self.timeout)
+        for (c, expected), result in zip(prepared, results):
+            ex = result_exec(result) if result.kind != OK else check_outputs(version, c, expected, result.outputs)
+            if ex.outcome != PASS:
+                ex.case, ex.count, ex.expected = c, len(results), expected
+                return ex
+        return Exec(PASS, count=len(results))
+
+    def execute_property(self, spec: OpSpec, version: OpVersion, prop, case: Case) -> Exec:
+        harness.expected_outputs(case)  # validity filter: raises Invalid
+
+        def op_fn(*inputs, **attributes):
+            from ..strategies import make_case
+
+            names = [p.name for p in version.inputs]
+            items = list(zip(names, inputs))
+            sub = make_case(spec, version, harness.infer_binding(version, list(inputs)), attributes, items)
+            result = self.backend.run_case(sub, version, self.timeout)
+            if result.kind != OK:
+                types = ", ".join(f"{k}={v}" for k, v in sorted(sub.type_map.items()))
+                result.message = f"op() called by the property with {types} ({sub.describe()}): {result.message}"
+                raise _BackendFailure(result, sub)
+            return result.outputs[0]
+
+        try:
+            held = harness.check_property(prop, case, version, op_fn)
+        except _BackendFailure as bf:
+            ex = result_exec(bf.result)
+            ex.case = bf.case
+            try:
+                ex.expected = harness.expected_outputs(bf.case)
+            except Exception:  # noqa: BLE001
+                pass
+            return ex
+        except harness.Invalid:
+            raise
+        except Exception as exc:  # noqa: BLE001
+            return Exec(ERROR, f"property {prop.name!r} raised {type(exc).__name__}: {exc}", {"stage": "property"})
+        if not held:
+            return Exec(MISMATCH, f"property {prop.name!r} does not hold: {prop.holds.strip()}",
+                        {"what": "property"}, harness.expected_outputs(case))
+        return Exec(PASS)
+
+    # -- hypothesis runs
+    def hypothesis_run(self, strategy, execute: Callable[[Case], Exec], seed: int, explicit=()):
+        """Run up to max_examples drawn cases; returns (Exec, minimal Case or None, runs)."""
+        from hypothesis import HealthCheck, Phase, Verbosity, given, settings
+        from hypothesis import seed as hseed
+        from hypothesis.errors import Flaky, Unsatisfiable
+
+        state = {"first": None, "last": None, "smallest": None, "expensive": 0, "runs": 0, "invalid": 0}
+
+        def test(case):
+            from hypothesis import reject
+
+            first = state["first"]
+            if first in EXPENSIVE and state["expensive"] >= MAX_EXPENSIVE:
+                return  # stop paying for crashes/timeouts while shrinking
+            try:
+                ex = execute(case)
+            except harness.Invalid as inv:
+                state["invalid"] += 1
+                state.setdefault("why", str(inv))
+                reject()
+            state["runs"] += ex.count
+            if ex.outcome == PASS:
+                return
+            case = ex.case if ex.case is not None else case
+            if first is None:
+                state["first"] = first = ex.outcome
+            if ex.outcome != first:
+                return  # shrink one failure class at a time
+            if ex.outcome in EXPENSIVE:
+                state["expensive"] += 1
+            state["last"] = (case, ex)
+            if state["smallest"] is None or case.size() < state["smallest"][0].size():
+                state["smallest"] = (case, ex)
+            raise _Failure(ex)
+
+        test = given(strategy)(test)
+        test = hseed(seed)(settings(max_examples=self.max_examples, database=None, deadline=None,
+                                    suppress_health_check=list(HealthCheck), verbosity=Verbosity.quiet,
+                                    print_blob=False, report_multiple_bugs=False,
+                                    phases=(Phase.explicit, Phase.generate, Phase.shrink))(test))
+        try:
+            test()
+        except _Failure as f:
+            case, ex = state["last"]
+            return f.ex, case, state["runs"]
+        except (Flaky, Unsatisfiable, Exception) as exc:  # noqa: BLE001
+            if state["smallest"] is not None:
+                case, ex = state["smallest"]
+                return ex, case, state["runs"]
+            if isinstance(exc, Unsatisfiable) or (state["runs"] == 0 and state["invalid"]):
+                return Exec(ERROR, f"could not draw valid inputs ({state['invalid']} rejected by the "
+                                   f"reference kernel, e.g. {state.get('why', '')[:300]})", {"stage": "generate"}), None, 0
+            if isinstance(exc, Flaky) and state["first"] is None:
+                return Exec(PASS), None, state["runs"]
+            return Exec(ERROR, f"runner error: {type(exc).__name__}: {exc}",
+                        {"stage": "runner", "traceback": traceback.format_exc(limit=6)}), None, state["runs"]
+        # hypothesis found nothing: now the fixed edge cases (run after, not as @example, so that a
+        # failure hypothesis can find is reported shrunk; these are small already)
+        for case in explicit:
+            try:
+                ex = execute(case)
+            except harness.Invalid:
+                continue
+            state["runs"] += ex.count
+            if ex.outcome != PASS:
+                return ex, (ex.case if ex.case is not None else case), state["runs"]
+        if state["runs"] == 0 and state["invalid"]:
+            return Exec(ERROR, f"could not draw valid inputs ({state['invalid']} rejected by the reference "
+                               f"kernel, e.g. {state.get('why', '')[:300]})", {"stage": "generate"}), None, 0
+        return Exec(PASS), None, state["runs"]
+
+    # -- suites
+    def run_examples(self, spec: OpSpec, version: OpVersion):
+        for example in version.examples:
+            t0 = time.perf_counter()
+            try:
+                case, outputs = harness.example_case(spec, version, example)
+            except Exception as exc:  # noqa: BLE001
+                self._record(spec, version, "examples", example.name, {}, Exec(ERROR, f"bad example: {exc}"), 0,
+                             time.perf_counter() - t0)
+                continue
+            expected = tuple(outputs.get(p.name) for p in version.outputs)
+            result = self.backend.run_case(case, version, self.timeout)
+            ex = result_exec(result) if result.kind != OK else check_outputs(version, case, expected, result.outputs)
+            ex.expected = expected
+            self._record(spec, version, "examples", example.name, case.type_map, ex, 1, time.perf_counter() - t0,
+                         case)
+
+    def generatable(self, spec: OpSpec, version: OpVersion, suite: str) -> bool:
+        """False (and one error case, attributed to opkit) when strategies cannot draw this version."""
+        from ..strategies import _plan
+
+        try:
+            _plan(spec, version, (), False)
+            return True
+        except NotGeneratable as exc:
+            self._record(spec, version, suite, suite, {}, Exec(ERROR, f"opkit cannot generate inputs: {exc}",
+                                                              {"stage": "generate"}), 0, 0.0, backend="opkit")
+            return False
+
+    def run_differential(self, spec: OpSpec, version: OpVersion, bindings=None):
+        if harness.oracle(spec.domain, spec.name, version.since) is None:
+            return
+        if version.determinism == "nondeterministic":  # values cannot be compared; properties still run
+            return
+        if not self.generatable(spec, version, "differential"):
+            return
+        for binding in bindings or covering_bindings(version, self.max_bindings):
+            t0 = time.perf_counter()
+            try:
+                strategy = cases(spec, version, types=binding, siblings=self.siblings)
+            except NotGeneratable as exc:
+                self._record(spec, version, "differential", "differential", binding,
+                             Exec(ERROR, f"cannot generate: {exc}", {"stage": "generate"}), 0, 0.0)
+                continue
+            seed = _stable_seed(self.seed, spec.domain, spec.name, version.since, sorted(binding.items()))
+            ex, minimal, runs = self.hypothesis_run(strategy, lambda c: self.execute_differential(version, c), seed,
+                                                    edge_cases(spec, version, binding))
+            self._record(spec, version, "differential", "differential", binding, ex, runs,
+                         time.perf_counter() - t0, minimal)
+
+    def run_properties(self, spec: OpSpec, version: OpVersion, bindings=None):
+        if not version.properties or harness.oracle(spec.domain, spec.name, version.since) is None:
+            return
+        if not self.generatable(spec, version, "properties"):
+            return
+        for prop in version.properties:
+            for binding in bindings or covering_bindings(version, self.max_bindings):
+                if prop.types and not all(in_class(t, prop.types) for t in binding.values()):
+                    continue
+                t0 = time.perf_counter()
+                seed = _stable_seed(self.seed, spec.domain, spec.name, version.since, prop.name,
+                                    sorted(binding.items()))
+                strategy = cases(spec, version, types=binding, initializers=False)
+                ex, minimal, runs = self.hypothesis_run(
+                    strategy, lambda c, p=prop: self.execute_property(spec, version, p, c), seed,
+                    edge_cases(spec, version, binding))
+                self._record(spec, version, "properties", prop.name, binding, ex, runs,
+                             time.perf_counter() - t0, minimal)
+
+    def run_spec(self, spec: OpSpec, suites, versions=None, bindings=None):
+        for version in spec.versions:
+            if versions and version.since not in versions:
+                continue
+            for suite, run in (("examples", lambda: self.run_examples(spec, version)),
+                               ("properties", lambda: self.run_properties(spec, version, bindings)),
+                               ("differential", lambda: self.run_differential(spec, version, bindings))):
+                if suite not in suites:
+                    continue
+                try:
+                    run()
+                except Exception as exc:  # noqa: BLE001 - one broken op must not end the run
+                    self._record(spec, version, suite, suite, {}, Exec(
+                        ERROR, f"runner error: {type(exc).__name__}: {exc}",
+                        {"stage": "runner", "traceback": traceback.format_exc(limit=8)}), 0, 0.0, backend="opkit")
+
+
+def _jsonable(value):
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, (np.generic,)):
+        return _jsonable(value.item())
+    if isinstance(value, float) and (value != value or value in (float("inf"), float("-inf"))):
+        return str(value)
+    if isinstance(value, (str, int, float, bool)) or value is None:
+        return value
+    return str(value)
+
+
+def ops_with_kernels(specs) -> list[OpSpec]:
+    return [s for s in specs if any(v.kernel is not None for v in s.versions)]
+

@@ -1,0 +1,619 @@
+"""Hypothesis strategies derived from a spec version.
+
+A drawn ``Case`` binds one element type per type parameter (every type a constraint allows is
+reachable: bool, string, float16, bfloat16, float8 via ml_dtypes, complex, all integer widths), a
+shape per input from its rank rule (zero-size dims, 1xN, Nx1, batch dims), attribute values from
+their value domains (absent = default), optional inputs present or absent, edge values (NaN, +-inf,
+-0.0, integer min/max) and, per input, whether it is fed as a graph input or an initializer.
+
+The building blocks (``type_binding``, ``base_dims``, ``tensor``, ``scalar``, ``attribute``,
+``optional``) are public: generated tests spell their strategies out with them, and ``cases``
+composes them for the runner. Values are drawn as a (kind, seed) pair and filled by NumPy, so a
+draw is cheap and shrinks towards small, simple arrays.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from hypothesis import strategies as st
+
+from .conformance.dtypes import COMPLEX, FLOATS, NUMPY_DTYPES, elem_of, np_dtype
+from .spec.model import Attribute, FormalParameter, OpSpec, OpVersion, RankRule
+from .spec.types import INT_RANGES, tensor_element
+
+ABSENT: Any = None
+MAX_RANK = 5  # unbounded rank rules draw up to this rank
+MAX_DIM = 5
+
+# ---------------------------------------------------------------------------------------------
+# the drawn case
+
+
+@dataclass(frozen=True)
+class Case:
+    """One concrete invocation of an op version."""
+
+    domain: str
+    op: str
+    since: int
+    types: tuple[tuple[str, str], ...]  # type parameter -> ONNX type string
+    attributes: tuple[tuple[str, Any], ...]  # attributes given on the node (absent ones omitted)
+    inputs: tuple[tuple[str, Any], ...]  # formal name -> array, or None for an absent optional input
+    initializers: frozenset = field(default_factory=frozenset)  # input names fed as initializers
+    defaults: tuple[tuple[str, Any], ...] = ()  # defaults of the absent attributes
+    siblings: int = 0  # extra cases derived from this one (same signature, new shapes and values)
+    sibling_seed: int = 0
+    n_outputs: int = 0  # outputs the node declares when a variadic output makes it vary (0: formal count)
+
+    @property
+    def type_map(self) -> dict[str, str]:
+        return dict(self.types)
+
+    def kernel_attributes(self) -> dict[str, Any]:
+        """Every attribute with defaults applied (the kernel signature's keywords)."""
+        out = dict(self.defaults)
+        out.update(self.attributes)
+        return out
+
+    def positional(self) -> list:
+        return [a for _, a in self.inputs]
+
+    def __repr__(self) -> str:
+        types = ", ".join(f"{k}={v}" for k, v in self.types)
+        extra = f", +{self.siblings} siblings" if self.siblings else ""
+        return f"<{self.domain}::{self.op}-{self.since} [{types}] {self.describe()}{extra}>"
+
+    def describe(self) -> str:
+        parts = []
+        for name, arr in self.inputs:
+            if arr is None:
+                parts.append(f"{name}=<absent>")
+            elif getattr(arr, "ndim", 1) == 0:
+                parts.append(f"{name}={arr.dtype}:{arr.item()!r}")
+            else:
+                parts.append(f"{name}={arr.dtype}{list(arr.shape)}")
+        parts += [f"{k}={v!r}" for k, v in self.attributes]
+        if self.initializers:
+            parts.append("initializers=" + ",".join(sorted(self.initializers)))
+        return ", ".join(parts)
+
+    def size(self) -> int:
+        return sum(int(np.size(a)) for _, a in self.inputs if a is not None)
+
+
+def attribute_defaults(version: OpVersion) -> dict[str, Any]:
+    return {a.name: a.default for a in version.attributes if a.has_default}
+
+
+# ---------------------------------------------------------------------------------------------
+# types
+
+
+def tensor_types(types) -> list[str]:
+    """The plain tensor types of a constraint that NumPy can hold (seq/map/optional are left out)."""
+    out = []
+    for t in types:
+        elem = tensor_element(t)
+        if elem is not None and NUMPY_DTYPES.get(elem) is not None:
+            out.append(t)
+    return out
+
+
+def used_type_params(version: OpVersion) -> list[str]:
+    names = {p.type for p in version.inputs + version.outputs}
+    return [tc.name for tc in version.type_constraints if tc.name in names]
+
+
+def type_binding(version: OpVersion, only: dict[str, Any] | None = None) -> st.SearchStrategy[dict]:
+    """One ONNX type string per type parameter; ``only`` pins parameters (a string or a list)."""
+    parts = {}
+    for name in used_type_params(version):
+        choices = tensor_types(version.type_constraint(name).types)
+        pinned = (only or {}).get(name)
+        if pinned is not None:
+            pinned = [pinned] if isinstance(pinned, str) else list(pinned)
+            choices = [t for t in choices if t in pinned]
+        if not choices:
+            raise NotGeneratable(f"type parameter {name} has no tensor type opkit can generate")
+        parts[name] = st.sampled_from(choices)
+    return st.fixed_dictionaries(parts)
+
+
+class NotGeneratable(Exception):
+    """The spec version has something strategies cannot draw (a graph attribute, a seq type ...)."""
+
+
+# ---------------------------------------------------------------------------------------------
+# edge values
+
+
+def edge_values(elem: str) -> list:
+    """Interesting values of an element type (as Python/NumPy scalars castable to its dtype)."""
+    elem = elem_of(elem)
+    if elem == "bool":
+        return [False, True]
+    if elem == "string":
+        return ["", "a", "\u00e9\u4e2d", "x" * 40, " "]
+    if elem in INT_RANGES:
+        lo, hi = INT_RANGES[elem]
+        vals = [0, 1, lo, hi, lo + 1, hi - 1]
+        if lo < 0:
+            vals.append(-1)
+        return sorted(set(vals), key=vals.index)
+    if elem in COMPLEX:
+        return [0j, complex(-0.0, 0.0), complex(math.nan, 0), complex(math.inf, -math.inf), 1 + 1j, -1j]
+    if elem in FLOATS:
+        dt = np_dtype(elem)
+        try:
+            fi = np.finfo(dt)
+        except Exception:  # ml_dtypes types
+            import ml_dtypes
+
+            fi = ml_dtypes.finfo(dt)
+        vals = [0.0, -0.0, 1.0, -1.0, math.nan, math.inf, -math.inf, float(fi.max), -float(fi.max),
+                float(fi.tiny), float(fi.smallest_subnormal) if hasattr(fi, "smallest_subnormal") else 0.0]
+        return vals
+    return [0]
+
+
+def cast(values, elem: str) -> np.ndarray:
+    """A NumPy array of ``values`` with the dtype of ONNX element ``elem``."""
+    elem = elem_of(elem)
+    dt = np_dtype(elem)
+    if elem == "string":
+        arr = np.empty(len(values) if isinstance(values, list) else np.shape(values), dtype=object)
+        flat = list(np.asarray(values, dtype=object).ravel()) if not isinstance(values, list) else values
+        arr.ravel()[:] = [str(v) for v in flat] if flat else []
+        return arr
+    if elem in INT_RANGES:
+        if elem in ("int64", "uint64"):
+            return np.array([int(v) for v in np.ravel(np.asarray(values, dtype=object))],
+                            dtype=dt).reshape(np.shape(values))
+        return np.asarray(values, dtype=np.int64).astype(dt)
+    with np.errstate(all="ignore"):
+        if elem in COMPLEX:
+            return np.asarray(values, dtype=np.complex128).astype(dt)
+        if elem == "bool":
+            return np.asarray(values, dtype=bool)
+        return np.asarray(values, dtype=np.float64).astype(dt)
+
+
+# ---------------------------------------------------------------------------------------------
+# values
+
+
+VALUE_KINDS = ("small", "random", "edges")
+
+
+def fill(elem: str, shape: tuple[int, ...], kind: str, seed: int) -> np.ndarray:
+    """Deterministic array contents for (kind, seed): the cheap core of ``tensor``."""
+    elem = elem_of(elem)
+    rng = np.random.default_rng(seed)
+    n = int(np.prod(shape, dtype=np.int64)) if shape else 1
+    dt = np_dtype(elem)
+    if elem == "string":
+        pool = edge_values(elem) + ["b", "abc", "Z"] if kind != "small" else ["", "a", "b", "abc"]
+        idx = rng.integers(0, len(pool), n)
+        arr = np.empty(n, dtype=object)
+        arr[:] = [pool[i] for i in idx]
+        return arr.reshape(shape)
+    if elem == "bool":
+        return rng.integers(0, 2, n).astype(bool).reshape(shape)
+    if elem in INT_RANGES:
+        lo, hi = INT_RANGES[elem]
+        if kind == "small":
+            flat = rng.integers(max(lo, -3), min(hi, 3) + 1, n)
+        elif elem in ("uint64", "int64"):
+            flat = rng.integers(lo, hi, n, dtype=np.dtype(elem.replace("64", "") + "64"), endpoint=True)
+        else:
+            flat = rng.integers(lo, hi + 1, n)
+        arr = flat.astype(dt)
+    elif elem in COMPLEX:
+        if kind == "small":
+            arr = (rng.integers(-3, 4, n) + 1j * rng.integers(-3, 4, n)).astype(dt)
+        else:
+            arr = (rng.standard_normal(n) * 10.0 ** rng.uniform(-3, 3, n)
+                   + 1j * rng.standard_normal(n)).astype(dt)
+    else:  # floats
+        with np.errstate(all="ignore"):
+            if kind == "small":
+                arr = rng.integers(-3, 4, n).astype(np.float64).astype(dt)
+            else:
+                arr = (rng.standard_normal(n) * 10.0 ** rng.uniform(-3, 3, n)).astype(dt)
+    if kind == "edges" and n:
+        edges = cast(edge_values(elem), elem)
+        mask = rng.random(n) < 0.5
+        picks = edges[rng.integers(0, len(edges), n)]
+        arr = np.where(mask, picks, arr).astype(dt)
+    return np.asarray(arr).reshape(shape)
+
+
+@functools.lru_cache(maxsize=None)
+def _ints(lo: int, hi: int) -> st.SearchStrategy[int]:
+    return st.integers(lo, hi)
+
+
+@functools.lru_cache(maxsize=None)
+def _pick(values: tuple) -> st.SearchStrategy:
+    return st.sampled_from(values)
+
+
+_BOOL = st.booleans()
+_SEED = st.integers(0, 2**32 - 1)
+_KIND = st.sampled_from(VALUE_KINDS)
+_DIMS = st.lists(st.integers(0, MAX_DIM), min_size=MAX_RANK, max_size=MAX_RANK)
+
+
+def base_dims() -> st.SearchStrategy[list[int]]:
+    """Dimensions shared by the inputs of a case (aligned from the right, NumPy style): small
+    sizes, including 0 and 1, so zero-size tensors, 1xN, Nx1 and batches all occur."""
+    return _DIMS
+
+
+def rank_range(rule: RankRule | None) -> tuple[int, int]:
+    if rule is None:
+        return 0, 4
+    high = rule.max if rule.max is not None else max(rule.min + 2, min(MAX_RANK, rule.min + 3))
+    return rule.min, min(high, max(rule.min, MAX_RANK))
+
+
+def _draw_shape(draw, dims, rank, broadcast):
+    lo, hi = rank_range(rank)
+    n = draw(_ints(lo, hi)) if hi > lo else lo
+    out = list(dims[len(dims) - n:]) if n <= len(dims) else [1] * (n - len(dims)) + list(dims)
+    if broadcast and out:
+        out = [1 if draw(_BOOL) else d for d in out]
+    return tuple(out)
+
+
+@st.composite
+def shape(draw, dims: list[int], rank: RankRule | None = None, broadcast: bool = False) -> tuple[int, ...]:
+    """A shape whose rank satisfies ``rank``, taken from the right end of ``dims``; with
+    ``broadcast`` some dims may become 1."""
+    return _draw_shape(draw, dims, rank, broadcast)
+
+
+@functools.lru_cache(maxsize=None)
+def _scalar_int_strategy(elem: str) -> st.SearchStrategy[int]:
+    lo, hi = INT_RANGES[elem]
+    return st.one_of(st.integers(max(lo, -6), min(hi, 6)), st.sampled_from(edge_values(elem)), st.integers(lo, hi))
+
+
+def _draw_scalar(draw, elem):
+    if elem in INT_RANGES:
+        return cast([draw(_scalar_int_strategy(elem))], elem).reshape(())
+    return fill(elem, (), draw(_KIND), draw(_SEED))
+
+
+@st.composite
+def scalar(draw, elem: str) -> np.ndarray:
+    """A 0-d array: small values first (shrinks to 0), then the type's edge values."""
+    return _draw_scalar(draw, elem_of(elem))
+
+
+def _draw_tensor(draw, elem, dims, rank, broadcast):
+    shp = _draw_shape(draw, dims, rank, broadcast)
+    if shp == ():
+        return _draw_scalar(draw, elem)
+    return fill(elem, shp, draw(_KIND), draw(_SEED))
+
+
+@st.composite
+def tensor(draw, elem: str, dims: list[int] | None = None, rank: RankRule | None = None,
+           broadcast: bool = False) -> np.ndarray:
+    """An array of ONNX element ``elem`` whose rank satisfies ``rank``."""
+    dims = dims if dims is not None else draw(_DIMS)
+    return _draw_tensor(draw, elem_of(elem), dims, rank, broadcast)
+
+
+def optional(strategy: st.SearchStrategy) -> st.SearchStrategy:
+    """Absent (None) or present; shrinks towards absent."""
+    return st.one_of(st.none(), strategy)
+
+
+def attribute_values(attr: Attribute) -> st.SearchStrategy:
+    """Values an attribute may take: its value domain, else a few type-driven candidates."""
+    dom = attr.domain
+    if dom is not None and dom.values is not None:
+        vals = [v for v in dom.values if dom.allows(v)]
+        return st.sampled_from(vals)
+    if attr.type == "int":
+        if dom is not None and (dom.min is not None or dom.max is not None):
+            lo = int(dom.min) if dom.min is not None else -(2**63)
+            hi = int(dom.max) if dom.max is not None else 2**63 - 1
+            return st.one_of(st.integers(max(lo, -8) if hi >= max(lo, -8) else lo, min(hi, max(lo, 8))),
+                             st.sampled_from([lo, hi]))
+        cands = [attr.default] if attr.has_default else []
+        cands += [v for v in (0, 1) if v not in cands]
+        return st.sampled_from(cands)
+    if attr.type == "float":
+        lo = dom.min if dom is not None and dom.min is not None else -4.0
+        hi = dom.max if dom is not None and dom.max is not None else 4.0
+        return st.floats(float(lo), float(hi), allow_nan=False, width=32)
+    if attr.type == "ints":
+        return st.lists(st.integers(-4, 4), max_size=4)
+    if attr.type == "floats":
+        return st.lists(st.floats(-4, 4, width=32), max_size=4)
+    if attr.type == "string" and attr.has_default:
+        return st.just(attr.default)
+    if attr.type == "strings":
+        return st.lists(st.sampled_from(["a", "b"]), max_size=3)
+    raise NotGeneratable(f"cannot draw values of {attr.type} attribute {attr.name!r}")
+
+
+def attribute(attr: Attribute) -> st.SearchStrategy:
+    """An attribute as a node sets it: ABSENT (the default applies) or an explicit value."""
+    try:
+        values = attribute_values(attr)
+    except NotGeneratable:
+        if attr.required:
+            raise
+        return st.just(ABSENT)
+    return values if attr.required else st.one_of(st.just(ABSENT), values)
+
+
+def feed_mode() -> st.SearchStrategy[bool]:
+    """Whether an input is fed as an initializer (about one draw in eight) instead of a graph input."""
+    return st.integers(0, 7).map(lambda i: i == 7)
+
+
+# ---------------------------------------------------------------------------------------------
+# whole cases
+
+
+def param_elem(param: FormalParameter, binding: dict[str, str]) -> str:
+    fixed = tensor_element(param.type)
+    if fixed is not None:
+        return fixed
+    if param.type in binding:
+        return elem_of(binding[param.type])
+    raise NotGeneratable(f"parameter {param.name} has type {param.type}, which opkit cannot generate")
+
+
+TYPE_ATTRIBUTES = ("to", "dtype", "output_dtype", "output_datatype")
+
+
+def bind_type_attributes(version: OpVersion, binding: dict[str, str], attrs: dict[str, Any]) -> dict[str, Any]:
+    """Attributes that name an output's element type (Cast's ``to``, EyeLike's ``dtype`` ...) must
+    agree with the drawn type binding: set them from the binding of the output's type parameter."""
+    out_params = [p.type for p in version.outputs if p.type in binding]
+    if not out_params:
+        return attrs
+    elem = elem_of(binding[out_params[0]])
+    from .spec.types import ELEMENT_TYPE_CODES
+
+    attrs = dict(attrs)
+    for attr in version.attributes:
+        if attr.name in TYPE_ATTRIBUTES and attr.type in ("int", "string"):
+            attrs[attr.name] = ELEMENT_TYPE_CODES[elem] if attr.type == "int" else elem.upper()
+    return attrs
+
+
+def make_case(spec_or_version, version: OpVersion, binding: dict[str, str], attrs: dict[str, Any],
+              inputs: list[tuple[str, Any]], initializers=(), *, domain: str | None = None,
+              op: str | None = None) -> Case:
+    if isinstance(spec_or_version, OpSpec):
+        domain, op = spec_or_version.domain, spec_or_version.name
+    given = tuple((k, v) for k, v in attrs.items() if v is not ABSENT)
+    defaults = tuple((a.name, a.default) for a in version.attributes
+                     if a.has_default and a.name not in dict(given))
+    return Case(domain, op, version.since, tuple(sorted(binding.items())), given, tuple(inputs),
+                frozenset(initializers), defaults)
+
+
+@functools.lru_cache(maxsize=None)
+def _plan(spec: OpSpec, version: OpVersion, types_key: tuple, initializers: bool):
+    """Prebuilt strategies for ``cases`` (building strategies per draw is what makes hypothesis slow)."""
+    binding = type_binding(version, dict(types_key) if types_key else None)
+    attrs = tuple((a.name, st.just(ABSENT) if a.name in TYPE_ATTRIBUTES else attribute(a))
+                  for a in version.attributes)
+    defaults = tuple((a.name, a.default) for a in version.attributes if a.has_default)
+    broadcast = len([p for p in version.inputs if p.option != "variadic"]) > 1
+    return binding, attrs, defaults, broadcast
+
+
+@st.composite
+def cases(draw, spec: OpSpec, version: OpVersion, types: dict[str, Any] | None = None,
+          initializers: bool = True, siblings: int = 0) -> Case:
+    """A whole case for ``version`` of ``spec``; ``types`` pins type parameters. With
+    ``siblings`` > 0 the case also carries up to that many derived cases (``expand``): they share
+    its signature, so a backend runs them through one session in one round trip, and hypothesis
+    shrinks their number to the one that fails."""
+    types_key = tuple(sorted((k, v if isinstance(v, str) else tuple(v)) for k, v in (types or {}).items()))
+    binding_st, attr_sts, defaults, broadcast = _plan(spec, version, types_key, initializers)
+    binding = draw(binding_st)
+    attrs = bind_type_attributes(version, binding, {name: draw(strat) for name, strat in attr_sts})
+    dims = draw(_DIMS)
+    inputs: list[tuple[str, Any]] = []
+    for p in version.inputs:
+        elem = param_elem(p, binding)
+        if p.option == "optional":
+            inputs.append((p.name, _draw_tensor(draw, elem, dims, p.rank, broadcast) if draw(_BOOL) else None))
+        elif p.option == "variadic":
+            count = draw(_ints(max(1, p.min_arity), max(1, p.min_arity) + 2))
+            inputs += [(p.name if i == 0 else f"{p.name}_{i}", _draw_tensor(draw, elem, dims, p.rank, broadcast))
+                       for i in range(count)]
+        else:
+            inputs.append((p.name, _draw_tensor(draw, elem, dims, p.rank, broadcast)))
+    inits = set()
+    if initializers:
+        for name, arr in inputs:
+            if arr is not None and draw(_FEED) == 7:
+                inits.add(name)
+    given = tuple((k, v) for k, v in attrs.items() if v is not ABSENT)
+    given_names = {k for k, _ in given}
+    n_sib = draw(_ints(0, siblings)) if siblings else 0
+    sib_seed = draw(_SEED) if n_sib else 0
+    return Case(spec.domain, spec.name, version.since, tuple(sorted(binding.items())), given, tuple(inputs),
+                frozenset(inits), tuple((k, v) for k, v in defaults if k not in given_names), n_sib, sib_seed)
+
+
+def expand(case: Case, version: OpVersion) -> list[Case]:
+    """The case followed by its siblings: same types, attributes and input presence (all graph
+    inputs), new shapes of the same ranks and new values, drawn with NumPy from ``sibling_seed``."""
+    out = [case]
+    if not case.siblings:
+        return out
+    import dataclasses
+
+    rng = np.random.default_rng(case.sibling_seed)
+    binding = case.type_map
+    formal = {p.name: p for p in version.inputs}
+    for _ in range(case.siblings):
+        dims = rng.integers(0, MAX_DIM + 1, MAX_RANK).tolist()
+        inputs = []
+        for name, arr in case.inputs:
+            if arr is None:
+                inputs.append((name, None))
+                continue
+            param = formal.get(name) or formal.get(name.rsplit("_", 1)[0])
+            elem = param_elem(param, binding)
+            rank = arr.ndim
+            if rank == 0:
+                if elem in INT_RANGES:
+                    lo, hi = INT_RANGES[elem]
+                    pool = edge_values(elem) + list(range(max(lo, -6), min(hi, 6) + 1))
+                    value = cast([pool[int(rng.integers(0, len(pool)))]], elem).reshape(())
+                else:
+                    value = fill(elem, (), VALUE_KINDS[int(rng.integers(0, 3))], int(rng.integers(0, 2**32)))
+                inputs.append((name, value))
+                continue
+            shp = [d if arr.shape[i] != 1 or len(case.inputs) == 1 else 1
+                   for i, d in enumerate(dims[MAX_RANK - rank:] if rank <= MAX_RANK else
+                                         [1] * (rank - MAX_RANK) + dims)]
+            inputs.append((name, fill(elem, tuple(shp), VALUE_KINDS[int(rng.integers(0, 3))],
+                                      int(rng.integers(0, 2**32)))))
+        out.append(dataclasses.replace(case, inputs=tuple(inputs), initializers=frozenset(), siblings=0,
+                                       sibling_seed=0))
+    return out
+
+
+_FEED = st.integers(0, 7)
+
+
+def all_bindings(version: OpVersion) -> list[dict[str, str]]:
+    """Every combination of allowed tensor types, one dict per binding, in schema order."""
+    import itertools
+
+    names = used_type_params(version)
+    pools = [tensor_types(version.type_constraint(n).types) for n in names]
+    return [dict(zip(names, combo)) for combo in itertools.product(*pools)]
+
+
+# ---------------------------------------------------------------------------------------------
+# helpers for spelled-out strategies (generated tests)
+
+
+def draw_variadic(draw, name: str, elem: str, dims, rank: RankRule | None, min_arity: int, broadcast: bool):
+    count = draw(_ints(max(1, min_arity), max(1, min_arity) + 2))
+    return [(name if i == 0 else f"{name}_{i}", _draw_tensor(draw, elem_of(elem), dims, rank, broadcast))
+            for i in range(count)]
+
+
+def finish_case(draw, spec: OpSpec, version: OpVersion, types: dict[str, str], attributes: dict[str, Any],
+                inputs: list[tuple[str, Any]], initializers: bool = True, siblings: int = 0) -> Case:
+    """Bind a drawn call into a Case: feed modes (graph input or initializer) and siblings."""
+    inits = set()
+    if initializers:
+        for name, arr in inputs:
+            if arr is not None and draw(_FEED) == 7:
+                inits.add(name)
+    n_sib = draw(_ints(0, siblings)) if siblings else 0
+    sib_seed = draw(_SEED) if n_sib else 0
+    attributes = bind_type_attributes(version, types, attributes)
+    given = tuple((k, v) for k, v in attributes.items() if v is not ABSENT)
+    names = {k for k, _ in given}
+    defaults = tuple((a.name, a.default) for a in version.attributes if a.has_default and a.name not in names)
+    return Case(spec.domain, spec.name, version.since, tuple(sorted(types.items())), given, tuple(inputs),
+                frozenset(inits), defaults, n_sib, sib_seed)
+
+
+Rank = RankRule
+
+
+def edge_cases(spec: OpSpec, version: OpVersion, binding: dict[str, str], limit: int = 64) -> list[Case]:
+    """Fixed cases every run tries first (hypothesis' explicit examples): small canonical shapes,
+    every edge value of each scalar integer input (Trilu's k = int64 min/max ...) crossed with every
+    value of each attribute that has a value set. Deterministic, so expectations do not depend on
+    what a seed happens to draw."""
+    import itertools
+
+    axes: list[list[tuple[str, str, Any]]] = []  # (kind, name, value)
+    for attr in version.attributes:
+        if attr.domain is not None and attr.domain.values is not None and len(attr.domain.values) <= 4:
+            axes.append([("attr", attr.name, ABSENT)] + [("attr", attr.name, v) for v in attr.domain.values])
+    base_inputs: list[tuple[str, Any]] = []
+    for p in version.inputs:
+        try:
+            elem = param_elem(p, binding)
+        except NotGeneratable:
+            return []
+        lo, _ = rank_range(p.rank)
+        rank = lo if p.rank is not None else 2
+        shp = (2, 3)[-rank:] if rank <= 2 else (2,) * (rank - 2) + (2, 3)
+        if rank == 0:
+            shp = ()
+        if p.option == "variadic":
+            base_inputs.append((p.name, fill(elem, shp, "small", 0)))
+            continue
+        value = fill(elem, shp, "small", 0) if rank else cast([1 if elem != "string" else "a"], elem).reshape(())
+        base_inputs.append((p.name, value))
+        if rank == 0 and elem in INT_RANGES:
+            axes.append([("input", p.name, v) for v in edge_values(elem)]
+                        + ([("input", p.name, None)] if p.option == "optional" else []))
+    out = []
+    for combo in itertools.islice(itertools.product(*axes) if axes else [()], limit):
+        attrs = bind_type_attributes(version, binding, {a.name: ABSENT for a in version.attributes})
+        inputs = dict(base_inputs)
+        for kind, name, value in combo:
+            if kind == "attr":
+                attrs[name] = value
+            else:
+                param = next(p for p in version.inputs if p.name == name)
+                inputs[name] = None if value is None else cast([value], param_elem(param, binding)).reshape(())
+        required_missing = [a for a in version.attributes if a.required and attrs.get(a.name) is ABSENT]
+        if required_missing:
+            continue
+        items = list(inputs.items())
+        while items and items[-1][1] is None:
+            items.pop()
+        out.append(make_case(spec, version, binding, attrs, items))
+    return out
+
+
+MAX_BINDINGS = 64
+
+
+def covering_bindings(version: OpVersion, limit: int | None = MAX_BINDINGS) -> list[dict[str, str]]:
+    """``all_bindings`` when there are at most ``limit``; otherwise a deterministic subset in which
+    every allowed type of every type parameter still occurs (each-choice coverage), topped up with
+    evenly spaced bindings of the full product. Cast's 400 (T1, T2) pairs per version become 64."""
+    full = all_bindings(version)
+    if not limit or len(full) <= limit:
+        return full
+    names = used_type_params(version)
+    pools = [tensor_types(version.type_constraint(n).types) for n in names]
+    chosen: list[dict[str, str]] = []
+    seen: set = set()
+    width = max(len(p) for p in pools)
+    for i in range(width):  # each-choice: row i takes the i-th type of every parameter (wrapping)
+        b = {n: pool[(i + j) % len(pool)] for j, (n, pool) in enumerate(zip(names, pools))}
+        key = tuple(sorted(b.items()))
+        if key not in seen:
+            seen.add(key)
+            chosen.append(b)
+    step = max(1, len(full) // max(1, limit - len(chosen)))
+    for b in full[::step]:
+        if len(chosen) >= max(limit, width):
+            break
+        key = tuple(sorted(b.items()))
+        if key not in seen:
+            seen.add(key)
+            chosen.append(b)
+    order = {tuple(sorted(b.items())): i for i, b in enumerate(full)}
+    return sorted(chosen, key=lambda b: order[tuple(sorted(b.items()))])

@@ -1,0 +1,112 @@
+"""Fake backends (onnx Backend API classes) that misbehave in one way each, for the outcome tests.
+
+They wrap onnx.reference.ReferenceEvaluator and then corrupt the result, refuse, abort or hang.
+The module holds no tests itself; the conformance tests load these classes as ``module:Class``.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+import numpy as np
+from onnx.backend.base import Backend, BackendRep
+
+
+def trilu(x, k=None, upper=1):
+    """A correct Trilu in NumPy (k saturated to the matrix, so int64 extremes are fine)."""
+    n, m = x.shape[-2], x.shape[-1]
+    kk = 0 if k is None else max(-n - 1, min(m + 1, int(k)))
+    i = np.arange(n)[:, None]
+    j = np.arange(m)[None, :]
+    keep = (j - i >= kk) if upper else (j - i <= kk)
+    zero = np.array("" if x.dtype == object else 0).astype(x.dtype)
+    return np.where(keep, x, zero).astype(x.dtype)
+
+
+class _Rep(BackendRep):
+    def __init__(self, model, post):
+        from onnx import numpy_helper
+
+        node = model.graph.node[0]
+        if node.op_type != "Trilu":
+            raise NotImplementedError(f"fake backends only run Trilu, not {node.op_type}")
+        self.upper = next((a.i for a in node.attribute if a.name == "upper"), 1)
+        self.consts = {t.name: numpy_helper.to_array(t) for t in model.graph.initializer}
+        self.names = [i.name for i in model.graph.input if i.name not in self.consts]
+        self.node_inputs = list(node.input)
+        self.post = post
+
+    def run(self, inputs, **kwargs):
+        values = dict(self.consts)
+        values.update(zip(self.names, inputs))
+        args = [values[n] if n else None for n in self.node_inputs]
+        return (self.post(trilu(*args, upper=self.upper)),)
+
+
+class _Fake(Backend):
+    post = staticmethod(lambda o: o)
+    max_ir_version = 13
+    version = "0.0-fake"
+
+    @classmethod
+    def is_compatible(cls, model, device="CPU", **kwargs):
+        return True
+
+    @classmethod
+    def supports_device(cls, device):
+        return device == "CPU"
+
+    @classmethod
+    def prepare(cls, model, device="CPU", **kwargs):
+        return _Rep(model, cls.post)
+
+
+def _plus_one(o):
+    if o.dtype.kind in "iufc":
+        return (o + np.ones((), o.dtype)).astype(o.dtype)
+    if o.dtype.kind == "V":  # ml_dtypes (bfloat16, float8 ...)
+        return (o.astype(np.float32) + 1).astype(o.dtype)
+    return o
+
+
+class Correct(_Fake):
+    pass
+
+
+class WrongValues(_Fake):
+    post = staticmethod(_plus_one)
+
+
+class WrongShape(_Fake):
+    post = staticmethod(lambda o: o.reshape(-1) if o.ndim > 1 else o[None])
+
+
+class WrongDtype(_Fake):
+    post = staticmethod(lambda o: o.astype(np.float64) if o.dtype != np.float64 else o.astype(np.float32))
+
+
+class RefusesToLoad(_Fake):
+    @classmethod
+    def prepare(cls, model, device="CPU", **kwargs):
+        raise RuntimeError("[ONNXRuntimeError] : 9 : NOT_IMPLEMENTED : Could not find an implementation for "
+                           f"{model.graph.node[0].op_type}")
+
+
+class RaisesAtRun(_Fake):
+    @staticmethod
+    def post(o):
+        raise RuntimeError("kernel exploded")
+
+
+class Aborts(_Fake):
+    @staticmethod
+    def post(o):
+        os.abort()
+
+
+class Sleeps(_Fake):
+    @staticmethod
+    def post(o):
+        time.sleep(60)
+        return o

@@ -1,0 +1,87 @@
+"""Repro bundles: written per distinct failure, rerunnable standalone (no opkit import)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+
+from opkit.backends.registry import resolve
+from opkit.conformance import harness
+from opkit.conformance.repro import ReproWriter
+from opkit.conformance.runner import BackendRunner, Runner
+from opkit.conformance.worker import Worker
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+# run repro.py with opkit made unimportable: the bundle must not need it
+NO_OPKIT = "import runpy, sys; sys.modules['opkit'] = None; sys.argv = [sys.argv[1]]; runpy.run_path(sys.argv[0], run_name='__main__')"
+
+
+def make_bundles(tmp_path, cls, bindings):
+    spec = harness.load_op("ai.onnx", "Trilu")
+    backend_spec = resolve(f"test_conformance_fakes:{cls}")
+    with Worker(backend_spec) as worker:
+        backend = BackendRunner(worker)
+        repro = ReproWriter(str(tmp_path), backend_spec, backend.info, backend.ir_version)
+        runner = Runner(backend, max_examples=10, seed=3, repro=repro)
+        runner.run_differential(spec, spec.version(14), bindings)
+    return runner.results
+
+
+def rerun(folder):
+    return subprocess.run([sys.executable, "-c", NO_OPKIT, os.path.join(folder, "repro.py")],
+                          capture_output=True, text=True, timeout=120, cwd=folder)
+
+
+def test_mismatch_bundle_reruns_standalone(tmp_path):
+    results = make_bundles(tmp_path, "WrongValues", [{"T": "tensor(float)"}, {"T": "tensor(bfloat16)"}])
+    for rec in results:
+        assert rec["outcome"] == "mismatch" and rec["repro"]
+        folder = rec["repro"]
+        assert sorted(os.listdir(folder)) == ["case.json", "expected.npz", "inputs.npz", "model.onnx", "repro.py"]
+        meta = json.load(open(os.path.join(folder, "case.json")))
+        assert meta["types"] == rec["types"] and meta["outcome"] == "mismatch"
+        proc = rerun(folder)
+        assert proc.returncode == 1, proc.stderr
+        assert "MISMATCH" in proc.stdout and "max abs error 1" in proc.stdout
+
+
+def test_bundle_inputs_are_the_minimal_example(tmp_path):
+    (rec,) = make_bundles(tmp_path, "WrongValues", [{"T": "tensor(int64)"}])
+    with np.load(os.path.join(rec["repro"], "inputs.npz")) as data:
+        total = sum(data[k].size for k in data.files)
+    assert total <= 2  # shrunk: one element (and maybe k)
+
+
+def test_unsupported_bundle_reports_the_refusal(tmp_path):
+    (rec,) = make_bundles(tmp_path, "RefusesToLoad", [{"T": "tensor(float)"}])
+    assert rec["outcome"] == "unsupported"
+    proc = rerun(rec["repro"])
+    assert proc.returncode == 1 and "NOT_IMPLEMENTED" in proc.stdout
+
+
+def test_onnxruntime_bundle_reruns(tmp_path):
+    from opkit.conformance import cli
+
+    code = cli.main(["--backend", "onnxruntime", "--op", "ai.onnx::Trilu", "--suite", "differential",
+                     "--max-examples", "3", "--repro-dir", str(tmp_path), "--no-expectations", "-q",
+                     "--report", str(tmp_path / "r.json")])
+    assert code == 1
+    folder = tmp_path / "onnxruntime" / "ai.onnx" / "Trilu-14" / "bfloat16-differential-unsupported"
+    proc = rerun(str(folder))
+    assert proc.returncode == 1 and "Could not find an implementation for Trilu(14)" in proc.stdout
+    # distinct failures only: one folder per (types, suite, outcome)
+    assert len(os.listdir(tmp_path / "onnxruntime" / "ai.onnx" / "Trilu-14")) == 10
+
+
+def test_fixed_backend_exits_zero(tmp_path):
+    (rec,) = make_bundles(tmp_path, "WrongValues", [{"T": "tensor(float)"}])
+    meta_path = os.path.join(rec["repro"], "case.json")
+    meta = json.load(open(meta_path))
+    meta["backend"]["target"] = "test_conformance_fakes:Correct"  # "fix" the backend
+    json.dump(meta, open(meta_path, "w"))
+    proc = rerun(rec["repro"])
+    assert proc.returncode == 0 and "no longer reproduces" in proc.stdout
