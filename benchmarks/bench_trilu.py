@@ -43,7 +43,6 @@ def peak(fn):
 
 
 def ort_session(upper: int):
-    import onnx
     import onnxruntime as ort
     from onnx import TensorProto, helper
 

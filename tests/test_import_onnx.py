@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 onnx = pytest.importorskip("onnx")
-import onnx.defs  # noqa: E402
+import onnx.defs  # noqa: E402,F811
 import onnx.helper  # noqa: E402
 import onnx.printer  # noqa: E402
 

@@ -74,6 +74,22 @@ def resolve(name: str, **options) -> BackendSpec:
                           or f" (known: {', '.join(names())}; or give module:Class)"))
 
 
+def _speaks_backend_api(cls) -> bool:
+    """onnx's Backend API is class-level (``prepare`` is a classmethod, as in
+    onnx.backend.base.Backend); opkit backends are instances whose ``prepare`` takes model bytes.
+    Duck typing, so Backend-API classes that do not subclass onnx's base still work."""
+    import inspect
+
+    try:
+        from onnx.backend.base import Backend as OnnxBackend
+
+        if isinstance(cls, type) and issubclass(cls, OnnxBackend):
+            return True
+    except ImportError:  # pragma: no cover
+        pass
+    return isinstance(cls, type) and isinstance(inspect.getattr_static(cls, "prepare", None), classmethod)
+
+
 def create(spec: BackendSpec):
     """Instantiate the backend described by ``spec`` (in the current process)."""
     from .backend_api import BackendAPIBackend, load_class
@@ -86,14 +102,8 @@ def create(spec: BackendSpec):
     except ModuleNotFoundError as exc:
         need = spec.requires or exc.name
         raise BackendUnavailable(f"backend {spec.name!r} needs {need} (missing module {exc.name!r})") from None
-    if spec.api == "auto":
-        try:
-            from onnx.backend.base import Backend as OnnxBackend
-
-            if isinstance(cls, type) and issubclass(cls, OnnxBackend):
-                return BackendAPIBackend(spec.target, name=spec.name, **options)
-        except ImportError:  # pragma: no cover
-            pass
+    if spec.api == "auto" and _speaks_backend_api(cls):
+        return BackendAPIBackend(spec.target, name=spec.name, **options)
     backend = cls(**options)
     if spec.name and getattr(backend, "name", None) in (None, "backend"):
         backend.name = spec.name

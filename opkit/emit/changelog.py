@@ -17,8 +17,6 @@ Only the domains ONNX itself defines are rendered (``ai.onnx``, ``ai.onnx.ml``, 
 
 from __future__ import annotations
 
-import functools
-import os
 from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any
@@ -28,6 +26,7 @@ import numpy as np
 from ..spec.model import Attribute, FormalParameter, OpSpec, OpVersion
 from ..spec.types import INFINITE_ARITY
 from . import GenContext, header
+from .templating import environment
 
 NAME = "changelog"
 OWNED_DIRS: tuple[str, ...] = ()  # generated/docs is shared with the other docs emitters
@@ -36,30 +35,11 @@ CHANGELOG = "generated/docs/Changelog.md"
 CHANGELOG_ML = "generated/docs/Changelog-ml.md"
 SIDECAR = "generated/docs/Changelog.source.txt"
 ML_DOMAIN = "ai.onnx.ml"
-TEMPLATES = os.path.join(os.path.dirname(os.path.dirname(__file__)), "templates", "docs")
-
-
-# ---------------------------------------------------------------------------------------------
-# templates
-
-
-@functools.cache
-def _environment() -> Any:
-    import jinja2
-
-    return jinja2.Environment(
-        loader=jinja2.FileSystemLoader(TEMPLATES),
-        undefined=jinja2.StrictUndefined,
-        autoescape=False,
-        trim_blocks=True,
-        lstrip_blocks=True,
-        keep_trailing_newline=True,
-    )
 
 
 def docs_template(name: str) -> Any:
-    """A Jinja2 template from opkit/templates/docs (StrictUndefined, trim/lstrip blocks)."""
-    return _environment().get_template(name)
+    """A Jinja2 template from opkit/templates/docs."""
+    return environment("docs").get_template(name)
 
 
 # ---------------------------------------------------------------------------------------------

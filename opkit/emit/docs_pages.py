@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
-import functools
 import re
 import glob
 import json
@@ -34,8 +33,9 @@ import jinja2
 
 from ..spec.model import Attribute, Example, FormalParameter, OpSpec, OpVersion, TensorValue
 from ..spec.types import INFINITE_ARITY
-from ..markdown import fence, fence_ticks
+from ..markdown import fence, fence_ticks, longest_backtick_run
 from . import GenContext, header
+from .templating import environment
 
 NAME = "docs_pages"
 OWNED_DIRS = ("generated/docs/operators",)
@@ -44,20 +44,9 @@ PAGES_DIR = "generated/docs/operators"
 SPEC_FIELDS_PATH = "generated/docs/spec-fields.md"
 REPORTS_GLOB = "generated/docs/conformance/*.json"
 
-_TEMPLATES = os.path.join(os.path.dirname(os.path.dirname(__file__)), "templates", "docs")
-
-
-@functools.lru_cache(maxsize=None)
 def _env() -> jinja2.Environment:
     """The templates' environment (built once: compiling the page template dominates a page)."""
-    return jinja2.Environment(
-        loader=jinja2.FileSystemLoader(_TEMPLATES),
-        undefined=jinja2.StrictUndefined,
-        trim_blocks=True,
-        lstrip_blocks=True,
-        keep_trailing_newline=True,
-        autoescape=False,
-    )
+    return environment("docs")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -167,8 +156,7 @@ def _code(text: str) -> str:
     text = " ".join(str(text).split())
     if "`" not in text:
         return f"`{text}`"
-    longest = max(len(r) for r in _backtick_runs(text))
-    ticks = "`" * (longest + 1)
+    ticks = "`" * (longest_backtick_run(text) + 1)
     return f"{ticks} {text} {ticks}"
 
 

@@ -18,11 +18,12 @@ import jinja2
 
 from ..spec.model import Kernel, OpSpec, OpVersion
 from . import GenContext, header
+from .templating import environment, snake, template_dir
 
 NAME = "kernels"
 OWNED_DIRS = ("generated/kernels",)
 
-TEMPLATE_DIR = os.path.join(os.path.dirname(os.path.dirname(__file__)), "templates", "kernels")
+TEMPLATE_DIR = template_dir("kernels")
 RESERVED = {"np", "ml_dtypes", "math", "rt"}
 
 
@@ -31,15 +32,7 @@ class KernelSpecError(ValueError):
 
 
 def _env() -> jinja2.Environment:
-    env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATE_DIR), undefined=jinja2.StrictUndefined,
-                             keep_trailing_newline=True, trim_blocks=True, lstrip_blocks=True)
-    env.filters["py"] = repr
-    return env
-
-
-def snake(name: str) -> str:
-    s = re.sub(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])", "_", name)
-    return re.sub(r"\W", "_", s).lower()
+    return environment("kernels")
 
 
 def pyname(name: str) -> str:
@@ -97,8 +90,8 @@ def _validation(spec: OpSpec, version: OpVersion) -> list[str]:
                          f"f\"variadic input '{p.name}' needs at least {p.min_arity} value(s), got {{len({name})}}\")")
             lines.append(f"{name} = list({name})")
             lines.append(f"for _i, _v in enumerate({name}):")
-            lines.append(f"    if _v is None:")
-            lines.append(f"        continue")
+            lines.append("    if _v is None:")
+            lines.append("        continue")
             if key and p.homogeneous:
                 exp = bind if key in bound else f"({bind} if _i else None)"
                 lines.append(f"    {name}[_i], {bind} = check_type({op!r}, {ver}, {p.name!r}, _v, {key!r}, "

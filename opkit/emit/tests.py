@@ -15,22 +15,14 @@ import jinja2
 
 from ..spec.model import OpSpec, OpVersion
 from . import GenContext, header
+from .templating import environment, snake
 
 NAME = "tests"
 OWNED_DIRS = ("generated/tests",)
-TEMPLATE_DIR = os.path.join(os.path.dirname(os.path.dirname(__file__)), "templates", "tests")
 
 
 def _env() -> jinja2.Environment:
-    env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATE_DIR), undefined=jinja2.StrictUndefined,
-                             keep_trailing_newline=True, trim_blocks=True, lstrip_blocks=True)
-    env.filters["py"] = repr
-    return env
-
-
-def snake(name: str) -> str:
-    s = re.sub(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])", "_", name)
-    return re.sub(r"\W", "_", s).lower()
+    return environment("tests")
 
 
 def _ident(name: str) -> str:

@@ -457,7 +457,7 @@ def _int_range(dtype):
 
 
 def quantize(x, y_scale, y_zero_point=None, axis=1, block_size=0, output_dtype=0, saturate=1, precision=0):
-    from .runtime import ONNX_TO_NUMPY, cast_to, element_type, onnx_dtype
+    from .runtime import ONNX_TO_NUMPY, cast_to, onnx_dtype
 
     if y_zero_point is not None:
         out = y_zero_point.dtype
