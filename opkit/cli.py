@@ -22,16 +22,9 @@ class UsageError(Exception):
 
 
 def _project_root() -> str:
-    """The folder holding specs/: the current directory or one of its parents."""
-    here = os.path.abspath(os.getcwd())
-    probe = here
-    while True:
-        if os.path.isdir(os.path.join(probe, "specs")) and os.path.exists(os.path.join(probe, "pyproject.toml")):
-            return probe
-        parent = os.path.dirname(probe)
-        if parent == probe:
-            return here
-        probe = parent
+    from .paths import project_root
+
+    return project_root()
 
 
 def _specs_dir(args: argparse.Namespace) -> str:

@@ -65,17 +65,9 @@ def add_test_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentPars
 
 
 def _root() -> str:
-    here = os.path.abspath(os.getcwd())
-    probe = here
-    while True:
-        if os.path.isdir(os.path.join(probe, "specs")) and os.path.exists(os.path.join(probe, "pyproject.toml")):
-            return probe
-        parent = os.path.dirname(probe)
-        if parent == probe:
-            from .harness import ROOT
+    from ..paths import project_root
 
-            return ROOT
-        probe = parent
+    return project_root()
 
 
 def _select_specs(specs_dir: str, ops: list[str] | None):
