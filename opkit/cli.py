@@ -162,7 +162,7 @@ def _extra_commands():
     """Subcommands that live in their own modules (show/diff, test, docs), when present."""
     import importlib
 
-    for module in ("opkit.commands.show", "opkit.commands.test", "opkit.commands.docs"):
+    for module in ("opkit.commands.show", "opkit.commands.test", "opkit.commands.compare", "opkit.commands.docs"):
         try:
             mod = importlib.import_module(module)
         except ModuleNotFoundError as exc:

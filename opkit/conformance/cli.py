@@ -405,7 +405,8 @@ def _run_test(args: argparse.Namespace) -> int:
 
 
 def register(sub) -> None:
-    """Add ``test`` to an opkit subparsers object (for the lead's merge into opkit.cli)."""
+    """Add ``test`` (the spec-driven suites only) to a subparsers object; ``opkit test`` itself is
+    registered by opkit.commands.test, which adds the onnx-node suite."""
     p = sub.add_parser("test", help="run backends against the specs (examples, properties, differential)",
                        description=__doc__.split("\n\n")[0])
     add_test_arguments(p)
