@@ -11,6 +11,8 @@ import math
 import ml_dtypes
 import numpy as np
 
+from ..numpy_types import NUMPY_DTYPES
+from ..spec.types import ELEMENT_TYPES
 from . import KernelValidationError
 
 __all__ = [
@@ -21,26 +23,10 @@ __all__ = [
 ]
 
 # ONNX element type name -> numpy dtype (ml_dtypes for the narrow float and int types)
-ONNX_TO_NUMPY: dict[str, np.dtype] = {
-    "float": np.dtype(np.float32), "uint8": np.dtype(np.uint8), "int8": np.dtype(np.int8),
-    "uint16": np.dtype(np.uint16), "int16": np.dtype(np.int16), "int32": np.dtype(np.int32),
-    "int64": np.dtype(np.int64), "string": np.dtype(object), "bool": np.dtype(np.bool_),
-    "float16": np.dtype(np.float16), "double": np.dtype(np.float64), "uint32": np.dtype(np.uint32),
-    "uint64": np.dtype(np.uint64), "complex64": np.dtype(np.complex64),
-    "complex128": np.dtype(np.complex128), "bfloat16": np.dtype(ml_dtypes.bfloat16),
-    "float8e4m3fn": np.dtype(ml_dtypes.float8_e4m3fn), "float8e4m3fnuz": np.dtype(ml_dtypes.float8_e4m3fnuz),
-    "float8e5m2": np.dtype(ml_dtypes.float8_e5m2), "float8e5m2fnuz": np.dtype(ml_dtypes.float8_e5m2fnuz),
-    "uint4": np.dtype(ml_dtypes.uint4), "int4": np.dtype(ml_dtypes.int4),
-    "float4e2m1": np.dtype(ml_dtypes.float4_e2m1fn), "float8e8m0": np.dtype(ml_dtypes.float8_e8m0fnu),
-    "uint2": np.dtype(ml_dtypes.uint2), "int2": np.dtype(ml_dtypes.int2),
-    "float6e2m3": np.dtype(ml_dtypes.float6_e2m3fn), "float6e3m2": np.dtype(ml_dtypes.float6_e3m2fn),
-}
+ONNX_TO_NUMPY: dict[str, np.dtype] = {name: dt for name, dt in NUMPY_DTYPES.items() if dt is not None}
 _NUMPY_TO_ONNX: dict[np.dtype, str] = {dt: name for name, dt in ONNX_TO_NUMPY.items()}
-# TensorProto.DataType codes in ELEMENT_TYPES order (1-based)
-_CODES = ("float", "uint8", "int8", "uint16", "int16", "int32", "int64", "string", "bool", "float16",
-          "double", "uint32", "uint64", "complex64", "complex128", "bfloat16", "float8e4m3fn",
-          "float8e4m3fnuz", "float8e5m2", "float8e5m2fnuz", "uint4", "int4", "float4e2m1",
-          "float8e8m0", "uint2", "int2", "float6e2m3", "float6e3m2")
+# TensorProto.DataType codes are 1-based positions in ELEMENT_TYPES
+_CODES = ELEMENT_TYPES
 
 
 def onnx_dtype(code: int) -> np.dtype:
