@@ -417,21 +417,33 @@ def _plan(spec: OpSpec, version: OpVersion, types_key: tuple, initializers: bool
     return binding, attrs, defaults, broadcast
 
 
+@functools.lru_cache(maxsize=None)
+def _exact_rank(rank: int) -> RankRule:
+    return RankRule(rank, rank)
+
+
 @st.composite
 def cases(draw, spec: OpSpec, version: OpVersion, types: dict[str, Any] | None = None,
-          initializers: bool = True, siblings: int = 0) -> Case:
+          initializers: bool = True, siblings: int = 0, ranks: tuple | None = None) -> Case:
     """A whole case for ``version`` of ``spec``; ``types`` pins type parameters. With
     ``siblings`` > 0 the case also carries up to that many derived cases (``expand``): they share
     its signature, so a backend runs them through one session in one round trip, and hypothesis
-    shrinks their number to the one that fails."""
+    shrinks their number to the one that fails. ``ranks``, when given, lists the allowed rank
+    combinations (one rank per formal input, -1 for an absent optional input; see
+    ``opkit.conformance.ranks``) and each case draws one of them."""
     types_key = tuple(sorted((k, v if isinstance(v, str) else tuple(v)) for k, v in (types or {}).items()))
     binding_st, attr_sts, defaults, broadcast = _plan(spec, version, types_key, initializers)
     binding = draw(binding_st)
     attrs = bind_type_attributes(version, binding, {name: draw(strat) for name, strat in attr_sts})
     dims = draw(_DIMS)
+    plan = draw(_pick(ranks)) if ranks else None
     inputs: list[tuple[str, Any]] = []
-    for p in version.inputs:
+    for i, p in enumerate(version.inputs):
         elem = param_elem(p, binding)
+        if plan is not None and p.option != "variadic":
+            r = plan[i]
+            inputs.append((p.name, None if r < 0 else _draw_tensor(draw, elem, dims, _exact_rank(r), broadcast)))
+            continue
         if p.option == "optional":
             inputs.append((p.name, _draw_tensor(draw, elem, dims, p.rank, broadcast) if draw(_BOOL) else None))
         elif p.option == "variadic":

@@ -198,7 +198,8 @@ def run_unit(job: dict, worker=None) -> tuple[list[dict], dict]:
             runner.run_spec(spec, job["suites"])
             if "lowerings" in job["suites"]:
                 run_lowerings(runner, spec)
-        return runner.results, info
+        # bindings not run travel with the records (marked) so pool processes can return them too
+        return runner.results + [dict(item, skipped=True) for item in runner.skipped], info
     finally:
         if own:
             worker.close()
@@ -369,7 +370,8 @@ def _run_test(args: argparse.Namespace) -> int:
                         except Exception as exc:  # noqa: BLE001 - a pool process died (OOM ...)
                             recs = [_runner_error(paths[futures[fut]], spec_b.name, exc)]
                         for r in recs:
-                            progress(r)
+                            if not r.get("skipped"):
+                                progress(r)
                         done[futures[fut]] = recs
                     for i in sorted(done):  # report order does not depend on scheduling
                         records += done[i]
@@ -383,12 +385,14 @@ def _run_test(args: argparse.Namespace) -> int:
         except BackendUnavailable as exc:
             raise TestUsageError(str(exc)) from None
     progress.done()
+    skipped = [{k: v for k, v in r.items() if k != "skipped"} for r in records if r.get("skipped")]
+    records = [r for r in records if not r.get("skipped")]
     duration = time.perf_counter() - start
     target = environment([{k: v for k, v in i.items() if k != "max_ir_version"} | {"max_ir_version": i.get("max_ir_version")}
                           for i in infos], args.seed)
     settings = {"suites": suites, "ops": args.op, "max_examples": args.max_examples, "timeout_s": args.timeout,
                 "expectations": expectation_files}
-    report = build_report(records, target, settings, duration)
+    report = build_report(records, target, settings, duration, skipped)
     if args.report:
         write_report(report, args.report)
     if not args.quiet:
@@ -399,6 +403,7 @@ def _run_test(args: argparse.Namespace) -> int:
     s = report["summary"]
     print(f"opkit test: {s['total']} cases ({s['examples_run']} examples) in {duration:.1f} s: "
           + ", ".join(f"{n} {o}" for o, n in s["outcomes"].items())
+          + (f"; {len(skipped)} type bindings skipped (invalid per ONNX inference)" if skipped else "")
           + (f"; report: {args.report}" if args.report else ""), file=sys.stderr)
     bad = [r for r in records if r["outcome"] not in SUCCESS]
     return EXIT_OK if not bad else EXIT_FAIL

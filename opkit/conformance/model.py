@@ -36,6 +36,9 @@ class BuiltModel:
     feeds: dict  # graph input name -> array
     output_names: tuple[str, ...]
     output_elems: tuple[str, ...]
+    # what ONNX's own type and shape inference (strict, with data propagation) says is wrong with
+    # the model, None when it accepts it or does not know the op: see ``schema_inference``
+    inference_error: str | None = None
 
 
 _ATTR_TYPES = {"float": onnx.AttributeProto.FLOAT, "int": onnx.AttributeProto.INT,
@@ -121,19 +124,45 @@ def build(case: Case, version: OpVersion, *, ir_version: int = 13, opset: int | 
         opsets.append(helper.make_opsetid("", DEFAULT_AI_ONNX_OPSET))
     model = helper.make_model(graph, opset_imports=opsets, ir_version=ir_version,
                               producer_name="opkit")
-    _infer_output_shapes(model)
+    error = _infer_output_shapes(model, strict=_onnx_knows(case.op, pdomain, case.since))
     key = signature_key(case, ir_version, opset or case.since)
-    return BuiltModel(key, model, feeds, tuple(out_names), tuple(out_elems))
+    return BuiltModel(key, model, feeds, tuple(out_names), tuple(out_elems), error)
 
 
-def _infer_output_shapes(model: onnx.ModelProto) -> None:
+def _onnx_knows(op: str, domain: str, since: int) -> bool:
+    try:
+        return onnx.defs.get_schema(op, since, domain).since_version == since
+    except Exception:  # noqa: BLE001 - custom domains (com.microsoft ...) are not in onnx's registry
+        return False
+
+
+def _infer_output_shapes(model: onnx.ModelProto, strict: bool = False) -> str | None:
     """Give graph outputs the shapes ONNX shape inference finds (symbolic where unknown), so that
     models pass onnx.checker (graph inputs and outputs need a shape); leave them unranked when
-    inference cannot tell (or fails: the backend under test must still get the model)."""
+    inference cannot tell (or fails: the backend under test must still get the model).
+
+    With ``strict`` (ops in onnx's registry) inference runs strictly with data propagation first
+    and its complaint is returned: the schema's inference function is part of the operator's
+    definition, so a model it rejects (a 2-D shape input to Reshape, a rank-2 ``values`` of
+    OneHot, strides longer than the spatial rank ...) is not a conformance test input."""
+    error = None
+    if strict:
+        try:
+            inferred = onnx.shape_inference.infer_shapes(model, check_type=True, strict_mode=True, data_prop=True)
+        except Exception as exc:  # noqa: BLE001 - InferenceError, ValidationError
+            error = " ".join(str(exc).split())[:500] or type(exc).__name__
+        else:
+            _copy_output_shapes(inferred, model)
+            return None
     try:
         inferred = onnx.shape_inference.infer_shapes(model, strict_mode=False)
     except Exception:  # noqa: BLE001
-        return
+        return error
+    _copy_output_shapes(inferred, model)
+    return error
+
+
+def _copy_output_shapes(inferred: onnx.ModelProto, model: onnx.ModelProto) -> None:
     found = {o.name: o for o in inferred.graph.output}
     for out in model.graph.output:
         got = found.get(out.name)

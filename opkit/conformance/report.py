@@ -78,6 +78,15 @@ REPORT_SCHEMA: dict = {
                                             "outcomes": {"type": "array"}, "actual": {"type": "string"}}},
             },
         }},
+        "skipped": {
+            "description": "(op version, type binding) pairs not run because they are not inputs the op takes: "
+                           "ONNX's schema inference rejects the type binding at every input rank (BitCast "
+                           "between different bit widths, say). Absent when there are none.",
+            "type": "array", "items": {
+                "type": "object", "required": ["op", "domain", "version", "types", "reason"],
+                "properties": {"op": {"type": "string"}, "domain": {"type": "string"},
+                               "version": {"type": "integer"}, "types": _TYPES, "suite": {"type": "string"},
+                               "reason": {"type": "string"}}}},
     },
 }
 
@@ -101,9 +110,10 @@ def environment(backends: list[dict], seed: int) -> dict:
     }
 
 
-def build_report(cases: list[dict], target: dict, settings: dict, duration: float) -> dict:
+def build_report(cases: list[dict], target: dict, settings: dict, duration: float,
+                 skipped: list[dict] | None = None) -> dict:
     counts = Counter(c["outcome"] for c in cases)
-    return {
+    report = {
         "format": FORMAT,
         "target": target,
         "settings": settings,
@@ -112,6 +122,9 @@ def build_report(cases: list[dict], target: dict, settings: dict, duration: floa
                     "ok": all(c["outcome"] in SUCCESS for c in cases), "duration_s": round(duration, 3)},
         "cases": cases,
     }
+    if skipped:
+        report["skipped"] = skipped
+    return report
 
 
 def write_report(report: dict, path: str) -> None:

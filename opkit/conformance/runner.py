@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import time
 import traceback
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -22,12 +23,27 @@ from ..strategies import Case, NotGeneratable, cases, covering_bindings, edge_ca
 from . import harness
 from .compare import Mismatch, compare, tolerance_for
 from .dtypes import in_class
-from .model import build, signature_key
-from .outcomes import CRASH, ERROR, FAILING, MISMATCH, PASS, TIMEOUT, Expectations
+from .model import BuiltModel, build, signature_key
+from .outcomes import CRASH, ERROR, FAILING, MISMATCH, PASS, TIMEOUT, UNSUPPORTED, Expectations
 from .worker import OK, Result
 
 EXPENSIVE = (CRASH, TIMEOUT)
 MAX_EXPENSIVE = 4  # real crash/timeout runs per hypothesis run (each restarts the worker)
+# Draws hypothesis may try while shrinking a failure. Shrinking usually reaches a minimal case in
+# a few dozen steps; past that it mostly confirms minimality at full backend cost, which made
+# failing bindings cost 10-50x a passing one in full sweeps. A count, not a clock: repros stay
+# deterministic for a seed.
+SHRINK_BUDGET = 60
+# A backend that refuses the op or type at load refuses every draw of the signature: hypothesis's
+# first draw is already its simplest case, so there is nothing to shrink.
+SHRINK_BUDGET_BY_OUTCOME = {UNSUPPORTED: 0}
+# Draws the reference kernel (or ONNX inference) may reject before the first valid one: past this
+# the strategies do not fit the op (say, shapes that must agree), and more draws rarely help.
+MAX_INVALID_BEFORE_VALID = 60
+
+
+class _StopShrinking(BaseException):
+    """Ends a hypothesis run from inside the test (hypothesis re-raises non-Exception errors)."""
 
 
 @dataclass
@@ -62,27 +78,44 @@ def _stable_seed(*parts) -> int:
 class BackendRunner:
     """Runs cases on one backend worker (``Worker`` or ``InProcess``)."""
 
+    MAX_MODELS = 256  # built models kept per runner (one per signature, most recent first)
+
     def __init__(self, worker, info: dict | None = None):
         self.worker = worker
         self.info = info or worker.describe()
         self.ir_version = int(self.info.get("max_ir_version", 13))
         self.executed = 0
+        self._built: OrderedDict[str, BuiltModel] = OrderedDict()
+
+    def built(self, case: Case, version: OpVersion) -> BuiltModel:
+        """The case's model, built once per signature."""
+        key = signature_key(case, self.ir_version, case.since)
+        model = self._built.get(key)
+        if model is None:
+            model = self._built[key] = build(case, version, ir_version=self.ir_version)
+            if len(self._built) > self.MAX_MODELS:
+                self._built.popitem(last=False)
+        else:
+            self._built.move_to_end(key)
+        return model
+
+    def check_schema(self, case: Case, version: OpVersion) -> None:
+        """Raise harness.Invalid when ONNX's own inference for the op rejects the case's model."""
+        error = self.built(case, version).inference_error
+        if error:
+            raise harness.Invalid(f"onnx shape inference rejects the model: {error}")
+
+    def _request(self, case: Case, version: OpVersion):
+        built = self.built(case, version)
+        feeds = {n: a for n, a in case.inputs if a is not None and n not in case.initializers}
+        return built.key, (lambda: built.model.SerializeToString()), feeds
 
     def run_case(self, case: Case, version: OpVersion, timeout: float | None = None) -> Result:
-        key = signature_key(case, self.ir_version, case.since)
-        feeds = {n: a for n, a in case.inputs if a is not None and n not in case.initializers}
         self.executed += 1
-        return self.worker.run(key, lambda: build(case, version, ir_version=self.ir_version)
-                               .model.SerializeToString(), feeds, timeout)
+        return self.worker.run(*self._request(case, version), timeout)
 
     def run_cases(self, batch: list[Case], version: OpVersion, timeout: float | None = None) -> list[Result]:
-        requests = []
-        for case in batch:
-            key = signature_key(case, self.ir_version, case.since)
-            feeds = {n: a for n, a in case.inputs if a is not None and n not in case.initializers}
-            requests.append((key, lambda c=case: build(c, version, ir_version=self.ir_version)
-                             .model.SerializeToString(), feeds))
-        results = self.worker.run_many(requests, timeout)
+        results = self.worker.run_many([self._request(c, version) for c in batch], timeout)
         self.executed += len(results)
         return results
 
@@ -126,6 +159,8 @@ class Runner:
         self.progress = progress
         self.backend_name = backend_name or backend.info.get("name", "backend")
         self.results: list[dict] = []
+        self.skipped: list[dict] = []  # (op version, binding) pairs not run, with the reason
+        self._skipped_keys: set = set()
         self.siblings = siblings
         self.max_bindings = max_bindings
 
@@ -159,6 +194,7 @@ class Runner:
         variadic_out = any(p.option == "variadic" for p in version.outputs)
         for i, c in enumerate(expand(case, version)):
             try:
+                self.backend.check_schema(c, version)
                 expected = harness.expected_outputs(c)
             except harness.Invalid:
                 if i == 0:
@@ -178,7 +214,8 @@ class Runner:
         return Exec(PASS, count=len(results))
 
     def execute_property(self, spec: OpSpec, version: OpVersion, prop, case: Case) -> Exec:
-        harness.expected_outputs(case)  # validity filter: raises Invalid
+        self.backend.check_schema(case, version)  # validity filters: raise Invalid
+        harness.expected_outputs(case)
 
         def op_fn(*inputs, **attributes):
             from ..strategies import make_case
@@ -219,7 +256,8 @@ class Runner:
         from hypothesis import seed as hseed
         from hypothesis.errors import Flaky, Unsatisfiable
 
-        state = {"first": None, "last": None, "smallest": None, "expensive": 0, "runs": 0, "invalid": 0}
+        state = {"first": None, "last": None, "smallest": None, "expensive": 0, "runs": 0, "invalid": 0,
+                 "shrink_draws": 0}
 
         def test(case):
             from hypothesis import reject
@@ -227,11 +265,17 @@ class Runner:
             first = state["first"]
             if first in EXPENSIVE and state["expensive"] >= MAX_EXPENSIVE:
                 return  # stop paying for crashes/timeouts while shrinking
+            if first is not None:
+                state["shrink_draws"] += 1
+                if state["shrink_draws"] > SHRINK_BUDGET_BY_OUTCOME.get(first, SHRINK_BUDGET):
+                    raise _StopShrinking
             try:
                 ex = execute(case)
             except harness.Invalid as inv:
                 state["invalid"] += 1
                 state.setdefault("why", str(inv))
+                if state["runs"] == 0 and state["invalid"] >= MAX_INVALID_BEFORE_VALID:
+                    raise _StopShrinking from None
                 reject()
             state["runs"] += ex.count
             if ex.outcome == PASS:
@@ -258,13 +302,17 @@ class Runner:
         except _Failure as f:
             case, ex = state["last"]
             return f.ex, case, state["runs"]
+        except _StopShrinking:
+            if state["smallest"] is not None:
+                case, ex = state["smallest"]
+                return ex, case, state["runs"]
+            return self._undrawable(state), None, 0
         except (Flaky, Unsatisfiable, Exception) as exc:  # noqa: BLE001
             if state["smallest"] is not None:
                 case, ex = state["smallest"]
                 return ex, case, state["runs"]
             if isinstance(exc, Unsatisfiable) or (state["runs"] == 0 and state["invalid"]):
-                return Exec(ERROR, f"could not draw valid inputs ({state['invalid']} rejected by the "
-                                   f"reference kernel, e.g. {state.get('why', '')[:300]})", {"stage": "generate"}), None, 0
+                return self._undrawable(state), None, 0
             if isinstance(exc, Flaky) and state["first"] is None:
                 return Exec(PASS), None, state["runs"]
             return Exec(ERROR, f"runner error: {type(exc).__name__}: {exc}",
@@ -280,9 +328,13 @@ class Runner:
             if ex.outcome != PASS:
                 return ex, (ex.case if ex.case is not None else case), state["runs"]
         if state["runs"] == 0 and state["invalid"]:
-            return Exec(ERROR, f"could not draw valid inputs ({state['invalid']} rejected by the reference "
-                               f"kernel, e.g. {state.get('why', '')[:300]})", {"stage": "generate"}), None, 0
+            return self._undrawable(state), None, 0
         return Exec(PASS), None, state["runs"]
+
+    @staticmethod
+    def _undrawable(state: dict) -> Exec:
+        return Exec(ERROR, f"could not draw valid inputs ({state['invalid']} rejected by the reference kernel "
+                           f"or ONNX inference, e.g. {state.get('why', '')[:300]})", {"stage": "generate"})
 
     # -- suites
     def run_examples(self, spec: OpSpec, version: OpVersion):
@@ -313,6 +365,22 @@ class Runner:
                                                               {"stage": "generate"}), 0, 0.0, backend="opkit")
             return False
 
+    def rank_plan(self, spec: OpSpec, version: OpVersion, binding: dict, suite: str) -> tuple | None:
+        """The rank combinations ONNX inference accepts for this binding (see ``ranks``); ()
+        when it accepts none: the binding itself is invalid (BitCast between widths, say), which
+        is noted once in ``skipped`` and not run."""
+        from .ranks import rank_plan
+
+        plan = rank_plan(spec.name, spec.domain, version, tuple(sorted(binding.items())))
+        if plan == ():
+            key = (spec.domain, spec.name, version.since, tuple(sorted(binding.items())))
+            if key not in self._skipped_keys:
+                self._skipped_keys.add(key)
+                self.skipped.append({"op": spec.name, "domain": spec.domain, "version": version.since,
+                                     "types": dict(binding), "suite": suite,
+                                     "reason": "ONNX shape inference rejects this type binding at every input rank"})
+        return plan
+
     def run_differential(self, spec: OpSpec, version: OpVersion, bindings=None):
         if harness.oracle(spec.domain, spec.name, version.since) is None:
             return
@@ -322,8 +390,11 @@ class Runner:
             return
         for binding in bindings or covering_bindings(version, self.max_bindings):
             t0 = time.perf_counter()
+            ranks = self.rank_plan(spec, version, binding, "differential")
+            if ranks == ():
+                continue
             try:
-                strategy = cases(spec, version, types=binding, siblings=self.siblings)
+                strategy = cases(spec, version, types=binding, siblings=self.siblings, ranks=ranks)
             except NotGeneratable as exc:
                 self._record(spec, version, "differential", "differential", binding,
                              Exec(ERROR, f"cannot generate: {exc}", {"stage": "generate"}), 0, 0.0)
@@ -344,9 +415,12 @@ class Runner:
                 if prop.types and not all(in_class(t, prop.types) for t in binding.values()):
                     continue
                 t0 = time.perf_counter()
+                ranks = self.rank_plan(spec, version, binding, "properties")
+                if ranks == ():
+                    continue
                 seed = _stable_seed(self.seed, spec.domain, spec.name, version.since, prop.name,
                                     sorted(binding.items()))
-                strategy = cases(spec, version, types=binding, initializers=False)
+                strategy = cases(spec, version, types=binding, initializers=False, ranks=ranks)
                 ex, minimal, runs = self.hypothesis_run(
                     strategy, lambda c, p=prop: self.execute_property(spec, version, p, c), seed,
                     edge_cases(spec, version, binding))

@@ -1,0 +1,136 @@
+"""What keeps full sweeps fast and their errors honest: rank plans learned from ONNX inference,
+the inference filter on drawn cases, shrink budgets and skipped type bindings."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+
+from opkit.backends.registry import resolve
+from opkit.conformance import harness, runner as runner_mod
+from opkit.conformance.model import build
+from opkit.conformance.ranks import ABSENT, rank_plan
+from opkit.conformance.report import validate_report
+from opkit.conformance.runner import BackendRunner, Runner
+from opkit.conformance.worker import InProcess, Worker
+from opkit.strategies import cases, make_case
+
+from test_conformance_outcomes import FAKES, TYPES
+
+
+def _plan(op, binding, since=None):
+    spec = harness.load_op("ai.onnx", op)
+    version = spec.version(since) if since else spec.versions[-1]
+    return spec, version, rank_plan(op, "ai.onnx", version, tuple(sorted(binding.items())))
+
+
+def test_rank_plan_learns_onehot_ranks():
+    spec, version, plan = _plan("OneHot", {"T1": "tensor(int64)", "T2": "tensor(int64)", "T3": "tensor(float)"})
+    assert plan, "OneHot's inference pins depth and values: a plan is expected"
+    names = [p.name for p in version.inputs]
+    assert {c[names.index("values")] for c in plan} == {1}  # values is 1-D
+    assert {c[names.index("depth")] for c in plan} <= {0, 1}  # depth is a scalar (or 1 element)
+
+
+def test_rank_plan_keeps_presence_patterns_apart():
+    # Resize takes scales or sizes, not both: no plan may give both
+    spec, version, plan = _plan("Resize", {"T1": "tensor(float)", "T2": "tensor(float)"}, 19)
+    names = [p.name for p in version.inputs]
+    both = [c for c in plan if c[names.index("scales")] != ABSENT and c[names.index("sizes")] != ABSENT]
+    assert plan and not both
+
+
+def test_rank_plan_is_none_when_nothing_is_learned():
+    assert _plan("Add", {"T": "tensor(float)"})[2] is None
+
+
+def test_rank_plan_rejects_invalid_bindings():
+    plan = _plan("BitCast", {"T1": "tensor(uint8)", "T2": "tensor(uint16)"})[2]
+    assert plan == ()
+
+
+def test_drawn_cases_follow_the_plan():
+    spec, version, plan = _plan("OneHot", {"T1": "tensor(int64)", "T2": "tensor(int64)", "T3": "tensor(float)"})
+    names = [p.name for p in version.inputs]
+    binding = {"T1": "tensor(int64)", "T2": "tensor(int64)", "T3": "tensor(float)"}
+    seen = []
+
+    @settings(max_examples=30, database=None, deadline=None, suppress_health_check=list(HealthCheck))
+    @given(cases(spec, version, types=binding, ranks=plan))
+    def check(case):
+        ranks = tuple(ABSENT if a is None else np.ndim(a) for _, a in case.inputs)
+        ranks += (ABSENT,) * (len(names) - len(ranks))
+        seen.append(ranks)
+        assert ranks in plan
+
+    check()
+    assert seen
+
+
+def test_inference_filter_marks_invalid_models():
+    spec = harness.load_op("ai.onnx", "Reshape")
+    version = spec.version(14)
+    bad = make_case(spec, version, {"T": "tensor(float)"}, {}, [
+        ("data", np.zeros((2, 2), np.float32)), ("shape", np.array([-2], np.int64))], initializers={"shape"})
+    good = make_case(spec, version, {"T": "tensor(float)"}, {}, [
+        ("data", np.zeros((2, 2), np.float32)), ("shape", np.array([4], np.int64))], initializers={"shape"})
+    assert build(bad, version).inference_error
+    assert build(good, version).inference_error is None
+    backend = BackendRunner(InProcess(resolve("reference")))
+    with pytest.raises(harness.Invalid, match="onnx shape inference"):
+        backend.check_schema(bad, version)
+    backend.check_schema(good, version)  # no exception
+
+
+def test_custom_domains_are_not_filtered():
+    spec = harness.load_op("com.microsoft", "Trilu")
+    version = spec.versions[-1]
+    case = make_case(spec, version, {"T": "tensor(float)"}, {}, [("X", np.zeros((2, 2), np.float32))])
+    assert build(case, version).inference_error is None
+
+
+def _run(cls, monkeypatch, budget, max_examples=20):
+    monkeypatch.setattr(runner_mod, "SHRINK_BUDGET", budget)
+    spec = harness.load_op("ai.onnx", "Trilu")
+    with Worker(resolve(f"{FAKES}:{cls}"), timeout=10) as worker:
+        runner = Runner(BackendRunner(worker), max_examples=max_examples, seed=3, siblings=0)
+        runner.run_differential(spec, spec.version(14), TYPES[:1])
+        return runner.results[0]
+
+
+def test_shrink_budget_bounds_the_work_on_a_failure(monkeypatch):
+    small = _run("WrongValues", monkeypatch, budget=3)
+    large = _run("WrongValues", monkeypatch, budget=1000)
+    assert small["outcome"] == large["outcome"] == "mismatch"
+    assert small["examples_run"] <= 20 + 3  # generation up to the failure, then at most 3 shrink draws
+    assert large["examples_run"] > small["examples_run"]
+    assert small["minimal_example"]  # still a repro case
+
+
+def test_unsupported_is_not_shrunk(monkeypatch):
+    result = _run("RefusesToLoad", monkeypatch, budget=1000)
+    assert result["outcome"] == "unsupported"
+    assert result["examples_run"] == 1
+
+
+def test_skipped_bindings_reach_the_report(tmp_path):
+    from opkit.conformance.cli import main
+
+    path = tmp_path / "r.json"
+    code = main(["--backend", "reference", "--op", "BitCast", "--suite", "differential", "--max-examples", "2",
+                 "--report", str(path), "--no-repro", "-q"])
+    report = json.loads(path.read_text())
+    assert code in (0, 1)
+    assert validate_report(report) == []
+    skipped = report["skipped"]
+    assert skipped and all("inference" in s["reason"] for s in skipped)
+    widths = {"uint8": 8, "int8": 8, "uint16": 16, "int16": 16, "float16": 16, "bfloat16": 16}
+    for s in skipped:
+        a, b = (t[7:-1] for t in (s["types"]["T1"], s["types"]["T2"]))
+        if a in widths and b in widths:
+            assert widths[a] != widths[b]
+    ran = {(c["types"].get("T1"), c["types"].get("T2")) for c in report["cases"]}
+    assert not ran & {(s["types"]["T1"], s["types"]["T2"]) for s in skipped}
