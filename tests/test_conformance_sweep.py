@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 from opkit.backends.registry import resolve
-from opkit.conformance import harness, runner as runner_mod
+from opkit.conformance import harness
 from opkit.conformance.model import build
 from opkit.conformance.ranks import ABSENT, rank_plan
 from opkit.conformance.report import validate_report
@@ -92,26 +92,26 @@ def test_custom_domains_are_not_filtered():
     assert build(case, version).inference_error is None
 
 
-def _run(cls, monkeypatch, budget, max_examples=20):
-    monkeypatch.setattr(runner_mod, "SHRINK_BUDGET", budget)
+def _run(cls, budget, max_examples=20):
     spec = harness.load_op("ai.onnx", "Trilu")
     with Worker(resolve(f"{FAKES}:{cls}"), timeout=10) as worker:
-        runner = Runner(BackendRunner(worker), max_examples=max_examples, seed=3, siblings=0)
+        runner = Runner(BackendRunner(worker), max_examples=max_examples, seed=3, siblings=0,
+                        shrink_budget=budget)
         runner.run_differential(spec, spec.version(14), TYPES[:1])
         return runner.results[0]
 
 
-def test_shrink_budget_bounds_the_work_on_a_failure(monkeypatch):
-    small = _run("WrongValues", monkeypatch, budget=3)
-    large = _run("WrongValues", monkeypatch, budget=1000)
+def test_shrink_budget_bounds_the_work_on_a_failure():
+    small = _run("WrongValues", budget=3)
+    large = _run("WrongValues", budget=1000)
     assert small["outcome"] == large["outcome"] == "mismatch"
     assert small["examples_run"] <= 20 + 3  # generation up to the failure, then at most 3 shrink draws
     assert large["examples_run"] > small["examples_run"]
     assert small["minimal_example"]  # still a repro case
 
 
-def test_unsupported_is_not_shrunk(monkeypatch):
-    result = _run("RefusesToLoad", monkeypatch, budget=1000)
+def test_unsupported_is_not_shrunk():
+    result = _run("RefusesToLoad", budget=1000)
     assert result["outcome"] == "unsupported"
     assert result["examples_run"] == 1
 

@@ -79,7 +79,7 @@ class OnnxRuntimeBackend(BackendBase):
         self._options = ort.SessionOptions()
         self._options.intra_op_num_threads = threads
         self._options.inter_op_num_threads = threads
-        self._options.log_severity_level = 3
+        self._options.log_severity_level = 4  # load failures reach us as exceptions too
         ort.set_default_logger_severity(4)  # failures reach us as exceptions; keep stderr for progress
         if self.providers != ["CPUExecutionProvider"]:
             self.name = "onnxruntime[" + ",".join(p.replace("ExecutionProvider", "") for p in self.providers) + "]"

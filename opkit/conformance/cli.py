@@ -54,6 +54,9 @@ def add_test_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentPars
     parser.add_argument("--max-bindings", type=int, default=64, metavar="N",
                         help="type bindings per op version: all of them up to N, else a subset covering every "
                              "type of every parameter (default 64; 0: all)")
+    parser.add_argument("--shrink-budget", type=int, default=None, metavar="N",
+                        help="draws hypothesis may spend shrinking each failure to a minimal repro (default 60; "
+                             "lower it for engines that compile every model, e.g. 10)")
     parser.add_argument("--memory-limit", type=float, default=4.0, metavar="GB",
                         help="address-space limit per process (runner and backend workers), so absurd drawn "
                              "inputs fail with MemoryError instead of exhausting the machine (default 4; 0: none)")
@@ -192,7 +195,7 @@ def run_unit(job: dict, worker=None) -> tuple[list[dict], dict]:
         runner = Runner(backend, max_examples=job["max_examples"], seed=job["seed"], timeout=job["timeout"],
                         repro=repro, expectations=job["expectations"], progress=job.get("progress"),
                         backend_name=info.get("name", spec_b.name), siblings=job["siblings"],
-                        max_bindings=job.get("max_bindings") or None)
+                        max_bindings=job.get("max_bindings") or None, shrink_budget=job.get("shrink_budget"))
         for path in job["paths"]:
             spec, _ = load_spec_file(path)
             runner.run_spec(spec, job["suites"])
@@ -322,6 +325,8 @@ def _run_test(args: argparse.Namespace) -> int:
         raise TestUsageError("--max-examples must be at least 1")
     if args.timeout <= 0:
         raise TestUsageError("--timeout must be positive")
+    if args.shrink_budget is not None and args.shrink_budget < 0:
+        raise TestUsageError("--shrink-budget must be 0 or more")
     root = _root()
     specs_dir = getattr(args, "specs", None) or os.path.join(root, "specs")
     backend_specs = _backend_specs(args)
@@ -348,7 +353,7 @@ def _run_test(args: argparse.Namespace) -> int:
         job = {"backend": spec_b, "timeout": args.timeout, "max_examples": args.max_examples, "seed": args.seed,
                "repro_dir": repro_dir, "expectations": expectations, "suites": unit_suites, "siblings": args.siblings,
                "no_isolate": args.no_isolate, "progress": progress, "memory_gb": args.memory_limit,
-               "max_bindings": args.max_bindings}
+               "max_bindings": args.max_bindings, "shrink_budget": args.shrink_budget}
         paths = [s.path for s in specs]
         try:
             if args.jobs > 1 and len(paths) > 1:

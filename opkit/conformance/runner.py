@@ -149,7 +149,7 @@ class Runner:
     def __init__(self, backend: BackendRunner, *, max_examples: int = 100, seed: int = 0,
                  timeout: float = 10.0, repro=None, expectations: Expectations | None = None,
                  progress: Callable[[dict], None] | None = None, backend_name: str | None = None,
-                 siblings: int = 15, max_bindings: int | None = 64):
+                 siblings: int = 15, max_bindings: int | None = 64, shrink_budget: int | None = None):
         self.backend = backend
         self.max_examples = max_examples
         self.seed = seed
@@ -163,6 +163,7 @@ class Runner:
         self._skipped_keys: set = set()
         self.siblings = siblings
         self.max_bindings = max_bindings
+        self.shrink_budget = SHRINK_BUDGET if shrink_budget is None else shrink_budget
 
     # -- records
     def _record(self, spec: OpSpec, version: OpVersion, suite: str, example: str, types: dict, ex: Exec,
@@ -267,7 +268,7 @@ class Runner:
                 return  # stop paying for crashes/timeouts while shrinking
             if first is not None:
                 state["shrink_draws"] += 1
-                if state["shrink_draws"] > SHRINK_BUDGET_BY_OUTCOME.get(first, SHRINK_BUDGET):
+                if state["shrink_draws"] > SHRINK_BUDGET_BY_OUTCOME.get(first, self.shrink_budget):
                     raise _StopShrinking
             try:
                 ex = execute(case)

@@ -23,6 +23,8 @@ def conv_1(X, W, B=None, *, group=1, pads=None, auto_pad='NOTSET', strides=None,
     W, _t_T = check_type('Conv', 1, 'W', W, 'T', _TYPES_1_T, _t_T)
     if B is not None:
         B, _t_T = check_type('Conv', 1, 'B', B, 'T', _TYPES_1_T, _t_T)
+    if not (B is None or (np.ndim(B) == 1 and B.shape[0] == W.shape[0])):
+        fail('Conv', 1, 'V1', 'B is 1-D with one bias per output channel: size M = W.shape[0].')
     try:
         return conv(X, W, B, kernel_shape, strides, pads, dilations, auto_pad, group)
     except KernelValidationError:
@@ -37,6 +39,8 @@ def conv_11(X, W, B=None, *, group=1, pads=None, auto_pad='NOTSET', strides=None
     W, _t_T = check_type('Conv', 11, 'W', W, 'T', _TYPES_11_T, _t_T)
     if B is not None:
         B, _t_T = check_type('Conv', 11, 'B', B, 'T', _TYPES_11_T, _t_T)
+    if not (B is None or (np.ndim(B) == 1 and B.shape[0] == W.shape[0])):
+        fail('Conv', 11, 'V1', 'B is 1-D with one bias per output channel: size M = W.shape[0].')
     try:
         return conv(X, W, B, kernel_shape, strides, pads, dilations, auto_pad, group)
     except KernelValidationError:
@@ -51,6 +55,8 @@ def conv_22(X, W, B=None, *, group=1, pads=None, auto_pad='NOTSET', strides=None
     W, _t_T = check_type('Conv', 22, 'W', W, 'T', _TYPES_22_T, _t_T)
     if B is not None:
         B, _t_T = check_type('Conv', 22, 'B', B, 'T', _TYPES_22_T, _t_T)
+    if not (B is None or (np.ndim(B) == 1 and B.shape[0] == W.shape[0])):
+        fail('Conv', 22, 'V1', 'B is 1-D with one bias per output channel: size M = W.shape[0].')
     try:
         return conv(X, W, B, kernel_shape, strides, pads, dilations, auto_pad, group)
     except KernelValidationError:

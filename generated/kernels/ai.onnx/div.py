@@ -23,6 +23,8 @@ def div_1(A, B, *, axis=None, consumed_inputs=None, broadcast=0):
     """Div-1 (same_as 14)."""
     A, _t_T = check_type('Div', 1, 'A', A, 'T', _TYPES_1_T, None)
     B, _t_T = check_type('Div', 1, 'B', B, 'T', _TYPES_1_T, _t_T)
+    if not (not (np.asarray(B).dtype.kind in 'iu' and np.any(np.asarray(B) == 0))):
+        fail('Div', 1, 'V1', 'For integer types B has no zero: integer division by zero is undefined.')
     try:
         if broadcast:
             B = legacy_broadcast(A, B, axis)
@@ -39,6 +41,8 @@ def div_6(A, B, *, axis=None, broadcast=0):
     """Div-6 (same_as 14)."""
     A, _t_T = check_type('Div', 6, 'A', A, 'T', _TYPES_6_T, None)
     B, _t_T = check_type('Div', 6, 'B', B, 'T', _TYPES_6_T, _t_T)
+    if not (not (np.asarray(B).dtype.kind in 'iu' and np.any(np.asarray(B) == 0))):
+        fail('Div', 6, 'V1', 'For integer types B has no zero: integer division by zero is undefined.')
     try:
         if broadcast:
             B = legacy_broadcast(A, B, axis)
@@ -55,6 +59,8 @@ def div_7(A, B):
     """Div-7 (same_as 14)."""
     A, _t_T = check_type('Div', 7, 'A', A, 'T', _TYPES_7_T, None)
     B, _t_T = check_type('Div', 7, 'B', B, 'T', _TYPES_7_T, _t_T)
+    if not (not (np.asarray(B).dtype.kind in 'iu' and np.any(np.asarray(B) == 0))):
+        fail('Div', 7, 'V1', 'For integer types B has no zero: integer division by zero is undefined.')
     try:
         return as_dtype(np.divide(A, B) if A.dtype.kind not in 'iu' else np.trunc(np.divide(A, B)), A.dtype)
     except KernelValidationError:
@@ -67,6 +73,8 @@ def div_13(A, B):
     """Div-13 (same_as 14)."""
     A, _t_T = check_type('Div', 13, 'A', A, 'T', _TYPES_13_T, None)
     B, _t_T = check_type('Div', 13, 'B', B, 'T', _TYPES_13_T, _t_T)
+    if not (not (np.asarray(B).dtype.kind in 'iu' and np.any(np.asarray(B) == 0))):
+        fail('Div', 13, 'V1', 'For integer types B has no zero: integer division by zero is undefined.')
     try:
         return as_dtype(np.divide(A, B) if A.dtype.kind not in 'iu' else np.trunc(np.divide(A, B)), A.dtype)
     except KernelValidationError:
@@ -79,6 +87,8 @@ def div_14(A, B):
     """Div-14 (template binary)."""
     A, _t_T = check_type('Div', 14, 'A', A, 'T', _TYPES_14_T, None)
     B, _t_T = check_type('Div', 14, 'B', B, 'T', _TYPES_14_T, _t_T)
+    if not (not (np.asarray(B).dtype.kind in 'iu' and np.any(np.asarray(B) == 0))):
+        fail('Div', 14, 'V1', 'For integer types B has no zero: integer division by zero is undefined.')
     try:
         return as_dtype(np.divide(A, B) if A.dtype.kind not in 'iu' else np.trunc(np.divide(A, B)), A.dtype)
     except KernelValidationError:

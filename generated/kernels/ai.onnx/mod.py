@@ -21,6 +21,8 @@ def mod_10(A, B, *, fmod=0):
     """Mod-10 (same_as 28)."""
     A, _t_T = check_type('Mod', 10, 'A', A, 'T', _TYPES_10_T, None)
     B, _t_T = check_type('Mod', 10, 'B', B, 'T', _TYPES_10_T, _t_T)
+    if not (not (np.asarray(B).dtype.kind in 'iu' and np.any(np.asarray(B) == 0))):
+        fail('Mod', 10, 'V1', 'For integer types B has no zero: integer modulo by zero is undefined.')
     try:
         if fmod:
             return as_dtype(np.fmod(A, B), A.dtype)
@@ -35,6 +37,8 @@ def mod_13(A, B, *, fmod=0):
     """Mod-13 (same_as 28)."""
     A, _t_T = check_type('Mod', 13, 'A', A, 'T', _TYPES_13_T, None)
     B, _t_T = check_type('Mod', 13, 'B', B, 'T', _TYPES_13_T, _t_T)
+    if not (not (np.asarray(B).dtype.kind in 'iu' and np.any(np.asarray(B) == 0))):
+        fail('Mod', 13, 'V1', 'For integer types B has no zero: integer modulo by zero is undefined.')
     try:
         if fmod:
             return as_dtype(np.fmod(A, B), A.dtype)
@@ -49,6 +53,8 @@ def mod_28(A, B, *, fmod=0):
     """Mod-28 (python)."""
     A, _t_T = check_type('Mod', 28, 'A', A, 'T', _TYPES_28_T, None)
     B, _t_T = check_type('Mod', 28, 'B', B, 'T', _TYPES_28_T, _t_T)
+    if not (not (np.asarray(B).dtype.kind in 'iu' and np.any(np.asarray(B) == 0))):
+        fail('Mod', 28, 'V1', 'For integer types B has no zero: integer modulo by zero is undefined.')
     try:
         if fmod:
             return as_dtype(np.fmod(A, B), A.dtype)

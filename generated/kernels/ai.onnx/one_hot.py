@@ -28,6 +28,10 @@ def one_hot_9(indices, depth, values, *, axis=-1):
     indices, _t_T1 = check_type('OneHot', 9, 'indices', indices, 'T1', _TYPES_9_T1, None)
     depth, _t_T2 = check_type('OneHot', 9, 'depth', depth, 'T2', _TYPES_9_T2, None)
     values, _t_T3 = check_type('OneHot', 9, 'values', values, 'T3', _TYPES_9_T3, None)
+    if not (np.ndim(values) == 1 and np.size(values) == 2):
+        fail('OneHot', 9, 'V1', 'values is a two-element 1-D tensor [off_value, on_value].')
+    if not (np.size(depth) == 1 and np.asarray(depth).astype(np.float64).reshape(-1)[0] >= 1):
+        fail('OneHot', 9, 'V2', 'depth is one element (a scalar or a 1-element tensor) giving a positive number of classes.')
     try:
         depth_ = int(np.asarray(depth).reshape(-1)[0])
         idx = np.asarray(indices).astype(np.int64)
@@ -50,6 +54,10 @@ def one_hot_11(indices, depth, values, *, axis=-1):
     indices, _t_T1 = check_type('OneHot', 11, 'indices', indices, 'T1', _TYPES_11_T1, None)
     depth, _t_T2 = check_type('OneHot', 11, 'depth', depth, 'T2', _TYPES_11_T2, None)
     values, _t_T3 = check_type('OneHot', 11, 'values', values, 'T3', _TYPES_11_T3, None)
+    if not (np.ndim(values) == 1 and np.size(values) == 2):
+        fail('OneHot', 11, 'V1', 'values is a two-element 1-D tensor [off_value, on_value].')
+    if not (np.size(depth) == 1 and np.asarray(depth).astype(np.float64).reshape(-1)[0] >= 1):
+        fail('OneHot', 11, 'V2', 'depth is one element (a scalar or a 1-element tensor) giving a positive number of classes.')
     try:
         depth_ = int(np.asarray(depth).reshape(-1)[0])
         idx = np.asarray(indices).astype(np.int64)
@@ -72,6 +80,10 @@ def one_hot_28(indices, depth, values, *, axis=-1):
     indices, _t_T1 = check_type('OneHot', 28, 'indices', indices, 'T1', _TYPES_28_T1, None)
     depth, _t_T2 = check_type('OneHot', 28, 'depth', depth, 'T2', _TYPES_28_T2, None)
     values, _t_T3 = check_type('OneHot', 28, 'values', values, 'T3', _TYPES_28_T3, None)
+    if not (np.ndim(values) == 1 and np.size(values) == 2):
+        fail('OneHot', 28, 'V1', 'values is a two-element 1-D tensor [off_value, on_value].')
+    if not (np.size(depth) == 1 and np.asarray(depth).astype(np.float64).reshape(-1)[0] >= 1):
+        fail('OneHot', 28, 'V2', 'depth is one element (a scalar or a 1-element tensor) giving a positive number of classes.')
     try:
         depth_ = int(np.asarray(depth).reshape(-1)[0])
         idx = np.asarray(indices).astype(np.int64)

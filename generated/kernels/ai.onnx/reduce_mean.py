@@ -21,6 +21,8 @@ _TYPES_18_T = frozenset(['tensor(uint32)', 'tensor(uint64)', 'tensor(int32)', 't
 def reduce_mean_1(data, *, keepdims=1, axes=None):
     """ReduceMean-1 (same_as 18)."""
     data, _t_T = check_type('ReduceMean', 1, 'data', data, 'T', _TYPES_1_T, None)
+    if not (np.size(data) > 0):
+        fail('ReduceMean', 1, 'V1', 'data is not empty: the spec leaves the mean over an empty set of values undefined.')
     try:
         return reduce_core(data, axes, keepdims, 0, np.mean, pre=None, post=None, empty=None)
     except KernelValidationError:
@@ -32,6 +34,8 @@ def reduce_mean_1(data, *, keepdims=1, axes=None):
 def reduce_mean_11(data, *, keepdims=1, axes=None):
     """ReduceMean-11 (same_as 18)."""
     data, _t_T = check_type('ReduceMean', 11, 'data', data, 'T', _TYPES_11_T, None)
+    if not (np.size(data) > 0):
+        fail('ReduceMean', 11, 'V1', 'data is not empty: the spec leaves the mean over an empty set of values undefined.')
     try:
         return reduce_core(data, axes, keepdims, 0, np.mean, pre=None, post=None, empty=None)
     except KernelValidationError:
@@ -43,6 +47,8 @@ def reduce_mean_11(data, *, keepdims=1, axes=None):
 def reduce_mean_13(data, *, axes=None, keepdims=1):
     """ReduceMean-13 (same_as 18)."""
     data, _t_T = check_type('ReduceMean', 13, 'data', data, 'T', _TYPES_13_T, None)
+    if not (np.size(data) > 0):
+        fail('ReduceMean', 13, 'V1', 'data is not empty: the spec leaves the mean over an empty set of values undefined.')
     try:
         return reduce_core(data, axes, keepdims, 0, np.mean, pre=None, post=None, empty=None)
     except KernelValidationError:
@@ -56,6 +62,8 @@ def reduce_mean_18(data, axes=None, *, noop_with_empty_axes=0, keepdims=1):
     data, _t_T = check_type('ReduceMean', 18, 'data', data, 'T', _TYPES_18_T, None)
     if axes is not None:
         axes, _ = check_type('ReduceMean', 18, 'axes', axes, 'tensor(int64)', frozenset({'tensor(int64)'}), None)
+    if not (np.size(data) > 0):
+        fail('ReduceMean', 18, 'V1', 'data is not empty: the spec leaves the mean over an empty set of values undefined.')
     try:
         return reduce_core(data, axes, keepdims, noop_with_empty_axes, np.mean, pre=None, post=None, empty=None)
     except KernelValidationError:

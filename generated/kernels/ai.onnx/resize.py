@@ -42,6 +42,12 @@ def resize_11(X, roi, scales, sizes=None, *, extrapolation_value=0.0, exclude_ou
     scales, _ = check_type('Resize', 11, 'scales', scales, 'tensor(float)', frozenset({'tensor(float)'}), None)
     if sizes is not None:
         sizes, _ = check_type('Resize', 11, 'sizes', sizes, 'tensor(int64)', frozenset({'tensor(int64)'}), None)
+    if not (scales is None or np.size(scales) == 0 or np.size(scales) == X.ndim):
+        fail('Resize', 11, 'V1', 'scales, when given, has one entry per resized axis (every axis of X).')
+    if not (sizes is None or np.size(sizes) == 0 or np.size(sizes) == X.ndim):
+        fail('Resize', 11, 'V2', 'sizes, when given, has one entry per resized axis.')
+    if not (sizes is None or scales is None or np.size(scales) == 0):
+        fail('Resize', 11, 'V3', 'Only one of scales and sizes is specified: with sizes present, scales is absent or empty.')
     try:
         return resize(X, roi, scales, sizes, coordinate_transformation_mode=coordinate_transformation_mode, cubic_coeff_a=cubic_coeff_a, exclude_outside=exclude_outside, extrapolation_value=extrapolation_value, mode=mode, nearest_mode=nearest_mode)
     except KernelValidationError:
@@ -61,6 +67,12 @@ def resize_13(X, roi=None, scales=None, sizes=None, *, extrapolation_value=0.0, 
         scales, _ = check_type('Resize', 13, 'scales', scales, 'tensor(float)', frozenset({'tensor(float)'}), None)
     if sizes is not None:
         sizes, _ = check_type('Resize', 13, 'sizes', sizes, 'tensor(int64)', frozenset({'tensor(int64)'}), None)
+    if not (scales is None or np.size(scales) == 0 or np.size(scales) == X.ndim):
+        fail('Resize', 13, 'V1', 'scales, when given, has one entry per resized axis (every axis of X).')
+    if not (sizes is None or np.size(sizes) == 0 or np.size(sizes) == X.ndim):
+        fail('Resize', 13, 'V2', 'sizes, when given, has one entry per resized axis.')
+    if not (sizes is None or scales is None or np.size(scales) == 0):
+        fail('Resize', 13, 'V3', 'Only one of scales and sizes is specified: with sizes present, scales is absent or empty.')
     try:
         return resize(X, roi, scales, sizes, coordinate_transformation_mode=coordinate_transformation_mode, cubic_coeff_a=cubic_coeff_a, exclude_outside=exclude_outside, extrapolation_value=extrapolation_value, mode=mode, nearest_mode=nearest_mode)
     except KernelValidationError:
@@ -80,6 +92,12 @@ def resize_18(X, roi=None, scales=None, sizes=None, *, keep_aspect_ratio_policy=
         scales, _ = check_type('Resize', 18, 'scales', scales, 'tensor(float)', frozenset({'tensor(float)'}), None)
     if sizes is not None:
         sizes, _ = check_type('Resize', 18, 'sizes', sizes, 'tensor(int64)', frozenset({'tensor(int64)'}), None)
+    if not (scales is None or np.size(scales) == 0 or np.size(scales) == (len(axes) if axes else X.ndim)):
+        fail('Resize', 18, 'V1', 'scales, when given, has one entry per resized axis (axes, or every axis of X).')
+    if not (sizes is None or np.size(sizes) == 0 or np.size(sizes) == (len(axes) if axes else X.ndim)):
+        fail('Resize', 18, 'V2', 'sizes, when given, has one entry per resized axis.')
+    if not (sizes is None or scales is None or np.size(scales) == 0):
+        fail('Resize', 18, 'V3', 'Only one of scales and sizes is specified: with sizes present, scales is absent or empty.')
     try:
         return resize(X, roi, scales, sizes, antialias=antialias, axes=axes, coordinate_transformation_mode=coordinate_transformation_mode, cubic_coeff_a=cubic_coeff_a, exclude_outside=exclude_outside, extrapolation_value=extrapolation_value, keep_aspect_ratio_policy=keep_aspect_ratio_policy, mode=mode, nearest_mode=nearest_mode)
     except KernelValidationError:
@@ -99,6 +117,12 @@ def resize_19(X, roi=None, scales=None, sizes=None, *, keep_aspect_ratio_policy=
         scales, _ = check_type('Resize', 19, 'scales', scales, 'tensor(float)', frozenset({'tensor(float)'}), None)
     if sizes is not None:
         sizes, _ = check_type('Resize', 19, 'sizes', sizes, 'tensor(int64)', frozenset({'tensor(int64)'}), None)
+    if not (scales is None or np.size(scales) == 0 or np.size(scales) == (len(axes) if axes else X.ndim)):
+        fail('Resize', 19, 'V1', 'scales, when given, has one entry per resized axis (axes, or every axis of X).')
+    if not (sizes is None or np.size(sizes) == 0 or np.size(sizes) == (len(axes) if axes else X.ndim)):
+        fail('Resize', 19, 'V2', 'sizes, when given, has one entry per resized axis.')
+    if not (sizes is None or scales is None or np.size(scales) == 0):
+        fail('Resize', 19, 'V3', 'Only one of scales and sizes is specified: with sizes present, scales is absent or empty.')
     try:
         return resize(X, roi, scales, sizes, antialias=antialias, axes=axes, coordinate_transformation_mode=coordinate_transformation_mode, cubic_coeff_a=cubic_coeff_a, exclude_outside=exclude_outside, extrapolation_value=extrapolation_value, keep_aspect_ratio_policy=keep_aspect_ratio_policy, mode=mode, nearest_mode=nearest_mode)
     except KernelValidationError:
