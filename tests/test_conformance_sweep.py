@@ -134,3 +134,26 @@ def test_skipped_bindings_reach_the_report(tmp_path):
             assert widths[a] != widths[b]
     ran = {(c["types"].get("T1"), c["types"].get("T2")) for c in report["cases"]}
     assert not ran & {(s["types"]["T1"], s["types"]["T2"]) for s in skipped}
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_sigterm_writes_a_partial_report(tmp_path, jobs):
+    """A sweep killed with SIGTERM exits 130 and still writes the cases that finished."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    path = tmp_path / "r.json"
+    proc = subprocess.Popen([sys.executable, "-m", "opkit.cli", "test", "--backend", "reference", "--op", "Abs",
+                             "--op", "Trilu", "--op", "Where", "--suite", "differential", "--max-examples",
+                             "100000", "--report", str(path), "--no-repro", "-q", "-j", jobs],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(12)
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err[-2000:]
+    report = json.loads(path.read_text())
+    assert report["settings"]["interrupted"] is True
+    assert validate_report(report) == []
+    assert "interrupted" in err

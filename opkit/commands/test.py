@@ -5,7 +5,7 @@
 
 The spec-driven suites live in ``opkit.conformance`` (arguments, runner, report); onnx's node
 cases in ``opkit.suites.onnx_node``. Exit 0 when every selected case passes (or fails as an
-expectations file says), 1 otherwise, 2 on usage errors.
+expectations file says), 1 otherwise, 2 on usage errors, 130 when interrupted.
 """
 
 from __future__ import annotations
@@ -76,7 +76,8 @@ def register(subparsers) -> None:
         description="Run spec-driven conformance suites (examples, properties, differential against the "
                     "reference kernels, lowerings) or onnx's node test cases (onnx-node) against backends, "
                     "with a terminal summary, a JSON report and repro bundles. Exit 0 when every case "
-                    "passes or fails as expected (xfail), 1 otherwise, 2 on usage errors.",
+                    "passes or fails as expected (xfail), 1 otherwise, 2 on usage errors, 130 when "
+                    "interrupted (Ctrl-C or SIGTERM; the report still holds the cases that finished).",
         epilog="'all' means examples, properties, differential and lowerings; add --suite onnx-node for "
                "onnx's node tests (needs a backend with onnx's Backend API, e.g. reference or "
                "onnxruntime-backend-api).")

@@ -4,7 +4,8 @@
                [--max-examples N] [--seed S] [--timeout SECONDS] [--report FILE.json] [--repro-dir DIR] [-j N]
 
 Exit 0 when every case passes or fails as an expectations file says (xfail), 1 on any other
-outcome (mismatch, unsupported, error, crash, timeout, xpass), 2 on usage errors.
+outcome (mismatch, unsupported, error, crash, timeout, xpass), 2 on usage errors, 130 when
+interrupted (Ctrl-C or SIGTERM: the report holds the cases that finished).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import sys
 import time
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
+EXIT_INTERRUPTED = 130  # like a shell's Ctrl-C; the report (partial) is still written
 SUITE_CHOICES = ("examples", "properties", "differential", "lowerings", "all")
 
 
@@ -196,11 +198,16 @@ def run_unit(job: dict, worker=None) -> tuple[list[dict], dict]:
                         repro=repro, expectations=job["expectations"], progress=job.get("progress"),
                         backend_name=info.get("name", spec_b.name), siblings=job["siblings"],
                         max_bindings=job.get("max_bindings") or None, shrink_budget=job.get("shrink_budget"))
-        for path in job["paths"]:
-            spec, _ = load_spec_file(path)
-            runner.run_spec(spec, job["suites"])
-            if "lowerings" in job["suites"]:
-                run_lowerings(runner, spec)
+        try:
+            for path in job["paths"]:
+                spec, _ = load_spec_file(path)
+                runner.run_spec(spec, job["suites"])
+                if "lowerings" in job["suites"]:
+                    run_lowerings(runner, spec)
+        except KeyboardInterrupt:
+            if not own:  # a pool process: the parent reports what finished
+                raise
+            info = dict(info, interrupted=True)  # keep the cases that finished
         # bindings not run travel with the records (marked) so pool processes can return them too
         return runner.results + [dict(item, skipped=True) for item in runner.skipped], info
     finally:
@@ -266,6 +273,29 @@ class _terminating:
         return False
 
 
+class _sigterm_interrupts:
+    """SIGTERM raises KeyboardInterrupt, like Ctrl-C, so a killed run still writes its report."""
+
+    def __enter__(self):
+        import signal
+
+        def on_term(signum, frame):
+            raise KeyboardInterrupt
+
+        try:
+            self.previous = signal.signal(signal.SIGTERM, on_term)
+        except ValueError:  # not the main thread
+            self.previous = None
+        return self
+
+    def __exit__(self, *exc):
+        import signal
+
+        if self.previous is not None:
+            signal.signal(signal.SIGTERM, self.previous)
+        return False
+
+
 def _children(pid: int) -> list[int]:
     try:
         with open(f"/proc/{pid}/task/{pid}/children") as f:
@@ -306,7 +336,8 @@ def run_test(args: argparse.Namespace) -> int:
                 warnings.simplefilter("ignore", NonInteractiveExampleWarning)
             except ImportError:  # pragma: no cover
                 pass
-            return _run_test(args)
+            with _sigterm_interrupts():
+                return _run_test(args)
     except TestUsageError as exc:
         print(f"opkit: {exc}", file=sys.stderr)
         return EXIT_USAGE
@@ -343,6 +374,7 @@ def _run_test(args: argparse.Namespace) -> int:
     progress = Progress(enabled=not args.quiet)
     start = time.perf_counter()
     records, infos, expectation_files = [], [], []
+    interrupted = False
     for position, spec_b in enumerate(backend_specs):
         unit_suites = suites if position == 0 else [x for x in suites if x != "lowerings"]
         try:
@@ -364,27 +396,33 @@ def _run_test(args: argparse.Namespace) -> int:
 
                 workers = min(args.jobs, len(paths))
                 pool = ProcessPoolExecutor(workers, mp_context=mp.get_context("spawn"))
-                with _terminating(pool):
-                    futures = {pool.submit(_pool_unit, {**job, "paths": [p], "progress": None}): i
-                               for i, p in enumerate(paths)}  # one op per task: live progress
-                    done: dict[int, list] = {}
-                    info = None
-                    for fut in as_completed(futures):
-                        try:
-                            recs, info = fut.result()
-                        except Exception as exc:  # noqa: BLE001 - a pool process died (OOM ...)
-                            recs = [_runner_error(paths[futures[fut]], spec_b.name, exc)]
-                        for r in recs:
-                            if not r.get("skipped"):
-                                progress(r)
-                        done[futures[fut]] = recs
-                    for i in sorted(done):  # report order does not depend on scheduling
-                        records += done[i]
-                infos.append(info)
+                done: dict[int, list] = {}
+                info = None
+                try:
+                    with _terminating(pool):
+                        futures = {pool.submit(_pool_unit, {**job, "paths": [p], "progress": None}): i
+                                   for i, p in enumerate(paths)}  # one op per task: live progress
+                        for fut in as_completed(futures):
+                            try:
+                                recs, info = fut.result()
+                            except Exception as exc:  # noqa: BLE001 - a pool process died (OOM ...)
+                                recs = [_runner_error(paths[futures[fut]], spec_b.name, exc)]
+                            for r in recs:
+                                if not r.get("skipped"):
+                                    progress(r)
+                            done[futures[fut]] = recs
+                except KeyboardInterrupt:  # Ctrl-C / SIGTERM: keep what finished, report it
+                    interrupted = True
+                for i in sorted(done):  # report order does not depend on scheduling
+                    records += done[i]
+                infos.append(info or {"name": spec_b.name, "version": "unknown"})
             else:
                 recs, info = run_unit({**job, "paths": paths})
                 records += recs
                 infos.append(info)
+                interrupted = interrupted or bool(info.get("interrupted"))
+            if interrupted:
+                break
         except WorkerStartError as exc:
             raise TestUsageError(str(exc)) from None
         except BackendUnavailable as exc:
@@ -397,6 +435,8 @@ def _run_test(args: argparse.Namespace) -> int:
                           for i in infos], args.seed)
     settings = {"suites": suites, "ops": args.op, "max_examples": args.max_examples, "timeout_s": args.timeout,
                 "expectations": expectation_files}
+    if interrupted:
+        settings["interrupted"] = True  # the report holds the cases that finished before Ctrl-C/SIGTERM
     report = build_report(records, target, settings, duration, skipped)
     if args.report:
         write_report(report, args.report)
@@ -410,6 +450,9 @@ def _run_test(args: argparse.Namespace) -> int:
           + ", ".join(f"{n} {o}" for o, n in s["outcomes"].items())
           + (f"; {len(skipped)} type bindings skipped (invalid per ONNX inference)" if skipped else "")
           + (f"; report: {args.report}" if args.report else ""), file=sys.stderr)
+    if interrupted:
+        print("opkit test: interrupted; the report holds the cases that finished", file=sys.stderr)
+        return EXIT_INTERRUPTED
     bad = [r for r in records if r["outcome"] not in SUCCESS]
     return EXIT_OK if not bad else EXIT_FAIL
 

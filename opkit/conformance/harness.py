@@ -3,6 +3,7 @@ lowerings. Shared by the runner (``opkit test``) and the generated pytest files.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import textwrap
@@ -66,14 +67,48 @@ def validation_error_types() -> tuple[type, ...]:
         return (ValueError,)
 
 
+# A drawn case whose reference output takes this long is not a useful test input (say, STFT with a
+# frame length near int64 min asks for 2**63 frames); without a limit one such draw stalls a sweep.
+ORACLE_TIME_LIMIT = 5.0
+
+
+class _OracleTimeout(BaseException):
+    pass
+
+
+@contextlib.contextmanager
+def _time_limit(seconds: float):
+    """Interrupt the block after ``seconds`` (SIGALRM; only in the main thread, else no limit)."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread() or not hasattr(signal, "setitimer"):
+        yield
+        return
+
+    def on_alarm(signum, frame):
+        raise _OracleTimeout
+
+    previous = signal.signal(signal.SIGALRM, on_alarm)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
 def expected_outputs(case: Case) -> tuple:
     """The oracle's outputs for ``case``; raises Invalid when the kernel rejects the inputs."""
     fn = oracle(case.domain, case.op, case.since)
     if fn is None:
         raise LookupError(f"no reference kernel for {case.domain}::{case.op}-{case.since}")
     try:
-        with np.errstate(all="ignore"):
+        with np.errstate(all="ignore"), _time_limit(ORACLE_TIME_LIMIT):
             out = fn(*case.positional(), **case.kernel_attributes())
+    except _OracleTimeout:
+        raise Invalid(f"reference kernel took over {ORACLE_TIME_LIMIT:g} s (inputs too large for a "
+                      f"conformance case)") from None
     except validation_error_types() as exc:
         raise Invalid(str(exc)) from exc
     except MemoryError as exc:  # the input asks for an absurd output: not a useful test input

@@ -24,6 +24,16 @@ def stft_17(signal, frame_step, window=None, frame_length=None, *, onesided=1):
         window, _t_T1 = check_type('STFT', 17, 'window', window, 'T1', _TYPES_17_T1, _t_T1)
     if frame_length is not None:
         frame_length, _t_T2 = check_type('STFT', 17, 'frame_length', frame_length, 'T2', _TYPES_17_T2, _t_T2)
+    if not (signal.ndim == 3 and signal.shape[-1] in (1, 2)):
+        fail('STFT', 17, 'V1', 'signal is [batch_size, signal_length, 1] (real) or [batch_size, signal_length, 2] (complex).')
+    if not (np.size(frame_step) == 1 and int(np.asarray(frame_step).reshape(-1)[0]) > 0):
+        fail('STFT', 17, 'V2', 'frame_step is a positive scalar.')
+    if not (frame_length is None or (np.size(frame_length) == 1 and 0 < int(np.asarray(frame_length).reshape(-1)[0]) <= signal.shape[1])):
+        fail('STFT', 17, 'V3', 'frame_length, when given, is one positive value no longer than the signal.')
+    if not (window is None or (window.ndim == 1 and 0 < window.shape[0] <= signal.shape[1] and (frame_length is None or window.shape[0] == int(np.asarray(frame_length).reshape(-1)[0])))):
+        fail('STFT', 17, 'V4', 'window, when given, is 1-D, no longer than the signal, and as long as frame_length when both are given.')
+    if not (window is not None or frame_length is not None):
+        fail('STFT', 17, 'V5', 'The frame length comes from window or frame_length: at least one is given.')
     try:
         return stft(signal, frame_step, window, frame_length, onesided=onesided)
     except KernelValidationError:
