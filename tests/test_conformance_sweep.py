@@ -157,3 +157,27 @@ def test_sigterm_writes_a_partial_report(tmp_path, jobs):
     assert report["settings"]["interrupted"] is True
     assert validate_report(report) == []
     assert "interrupted" in err
+
+
+def test_deprecated_versions_are_skipped_not_run():
+    spec = harness.load_op("ai.onnx", "Scatter")
+    runner = Runner(BackendRunner(InProcess(resolve("reference"))), max_examples=2)
+    runner.run_spec(spec, ["differential"], versions={11})
+    assert runner.results == []
+    assert runner.skipped == [{"op": "Scatter", "domain": "ai.onnx", "version": 11, "types": {},
+                               "reason": "the op is deprecated in this version: runtimes need not run it"}]
+
+
+def test_an_output_named_like_an_input_gets_its_own_graph_name():
+    spec = harness.load_op("ai.onnx", "BatchNormalization")
+    version = spec.version(6)
+    assert {p.name for p in version.inputs} & {p.name for p in version.outputs}  # the premise
+    x = np.zeros((1, 2, 2), np.float32)
+    c = np.zeros((2,), np.float32)
+    case = make_case(spec, version, {"T": "tensor(float)"}, {"is_test": 0},
+                     [("X", x), ("scale", c), ("B", c), ("mean", c), ("var", c)])
+    case = __import__("dataclasses").replace(case, n_outputs=5)
+    built = build(case, version)
+    names = [i.name for i in built.model.graph.input] + [o.name for o in built.model.graph.output]
+    assert len(names) == len(set(names))
+    assert "Duplicate" not in (built.inference_error or "")

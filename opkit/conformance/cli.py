@@ -448,7 +448,8 @@ def _run_test(args: argparse.Namespace) -> int:
     s = report["summary"]
     print(f"opkit test: {s['total']} cases ({s['examples_run']} examples) in {duration:.1f} s: "
           + ", ".join(f"{n} {o}" for o, n in s["outcomes"].items())
-          + (f"; {len(skipped)} type bindings skipped (invalid per ONNX inference)" if skipped else "")
+          + (f"; {len(skipped)} skipped (invalid type bindings, deprecated versions: see the report)"
+             if skipped else "")
           + (f"; report: {args.report}" if args.report else ""), file=sys.stderr)
     if interrupted:
         print("opkit test: interrupted; the report holds the cases that finished", file=sys.stderr)

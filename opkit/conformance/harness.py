@@ -23,6 +23,10 @@ class Invalid(Exception):
     """The reference kernel rejects the case (KernelValidationError): not a valid test input."""
 
 
+class OracleTooSlow(Invalid):
+    """The reference kernel ran past ORACLE_TIME_LIMIT on the case: not a useful test input."""
+
+
 @functools.lru_cache(maxsize=None)
 def load_op(domain: str, op: str, specs_dir: str | None = None) -> OpSpec:
     from ..spec.load import load_spec_file
@@ -107,7 +111,7 @@ def expected_outputs(case: Case) -> tuple:
         with np.errstate(all="ignore"), _time_limit(ORACLE_TIME_LIMIT):
             out = fn(*case.positional(), **case.kernel_attributes())
     except _OracleTimeout:
-        raise Invalid(f"reference kernel took over {ORACLE_TIME_LIMIT:g} s (inputs too large for a "
+        raise OracleTooSlow(f"reference kernel took over {ORACLE_TIME_LIMIT:g} s (inputs too large for a "
                       f"conformance case)") from None
     except validation_error_types() as exc:
         raise Invalid(str(exc)) from exc

@@ -46,7 +46,9 @@ def _model(op: str, domain: str, since: int, version: OpVersion, binding: dict, 
         graph_inputs.append(helper.make_tensor_value_info(param.name, onnx_code(param_elem(param, binding)), dims))
     while names and names[-1] == "":
         names.pop()
-    outputs = [p.name for p in version.outputs if p.option != "optional"] or [version.outputs[0].name]
+    inputs = {p.name for p in version.inputs}
+    outputs = [p.name + ("_out" if p.name in inputs else "") for p in version.outputs if p.option != "optional"] \
+        or [version.outputs[0].name + "_out"]
     node = helper.make_node(op, names, outputs, domain=domain)
     out_elem = None
     for attr in version.attributes:  # output-type attributes follow the binding (Cast's ``to``)

@@ -79,9 +79,10 @@ REPORT_SCHEMA: dict = {
             },
         }},
         "skipped": {
-            "description": "(op version, type binding) pairs not run because they are not inputs the op takes: "
-                           "ONNX's schema inference rejects the type binding at every input rank (BitCast "
-                           "between different bit widths, say). Absent when there are none.",
+            "description": "What was not run, with the reason: (op version, type binding) pairs that are not "
+                           "inputs the op takes (ONNX's schema inference rejects the binding at every input "
+                           "rank: BitCast between different bit widths, say) and deprecated op versions "
+                           "(Scatter-11), which runtimes need not run. Absent when there is nothing.",
             "type": "array", "items": {
                 "type": "object", "required": ["op", "domain", "version", "types", "reason"],
                 "properties": {"op": {"type": "string"}, "domain": {"type": "string"},
