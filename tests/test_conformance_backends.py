@@ -118,3 +118,23 @@ def test_unsupported_type_is_classified_at_load():
     with InProcess(resolve("onnxruntime")) as w:
         result = w.run(built.key, built.model.SerializeToString(), built.feeds)
     assert result.kind == "unsupported" and result.stage == "load"
+
+
+def test_onnxruntime_keeps_0d_ml_dtypes_inputs_0d():
+    """0-d bfloat16/float8 inputs go in as OrtValues; np.ascontiguousarray would make them 1-D and
+    every such case a false shape mismatch (it did, in 400+ cases of the first full sweep)."""
+    pytest.importorskip("onnxruntime")
+    import numpy as np
+
+    from opkit.backends.onnxruntime import OnnxRuntimeBackend
+    from opkit.conformance import harness
+    from opkit.conformance.model import build
+    from opkit.strategies import cast, make_case
+
+    spec = harness.load_op("ai.onnx", "Identity")
+    version = spec.version(13)
+    case = make_case(spec, version, {"T": "tensor(bfloat16)"}, {}, [("input", cast([2.0], "bfloat16").reshape(()))])
+    backend = OnnxRuntimeBackend()
+    (out,) = backend.prepare(build(case, version).model.SerializeToString()).run(
+        {"input": dict(case.inputs)["input"]})
+    assert out.shape == () and float(out.astype(np.float32)) == 2.0

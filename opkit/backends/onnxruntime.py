@@ -13,6 +13,7 @@ import re
 import numpy as np
 
 from ..conformance.dtypes import elem_of, np_dtype, onnx_code
+from ._runtime_common import contiguous  # np.ascontiguousarray would turn 0-d inputs into 1-d
 from .base import BackendBase, Unsupported
 
 # element types onnxruntime's numpy bridge cannot convert
@@ -44,10 +45,10 @@ class _Session:
         for name, arr in feeds.items():
             elem = self._in_elems.get(name, "")
             if elem in _VIA_ORTVALUE:
-                raw = np.ascontiguousarray(arr).view(np.uint16 if arr.dtype.itemsize == 2 else np.uint8)
+                raw = contiguous(arr).view(np.uint16 if arr.dtype.itemsize == 2 else np.uint8)
                 values[name] = ort.OrtValue.ortvalue_from_numpy_with_onnx_type(raw, onnx_code(elem))
             else:
-                values[name] = ort.OrtValue.ortvalue_from_numpy(np.ascontiguousarray(arr))
+                values[name] = ort.OrtValue.ortvalue_from_numpy(contiguous(arr))
         results = self._sess.run_with_ort_values(self._outputs, values, self._run_options)
         out = []
         for value, elem in zip(results, self._out_elems):

@@ -175,11 +175,11 @@ def run_onnxruntime(model, feeds, options):
     for i in sess.get_inputs():
         arr = feeds[i.name]
         if i.type[7:-1] in RAW:
-            raw = np.ascontiguousarray(arr).view(np.uint16 if arr.dtype.itemsize == 2 else np.uint8)
+            raw = np.require(arr, requirements='C').view(np.uint16 if arr.dtype.itemsize == 2 else np.uint8)
             code = getattr(onnx.TensorProto, i.type[7:-1].upper())
             values[i.name] = ort.OrtValue.ortvalue_from_numpy_with_onnx_type(raw, code)
         else:
-            values[i.name] = ort.OrtValue.ortvalue_from_numpy(np.ascontiguousarray(arr))
+            values[i.name] = ort.OrtValue.ortvalue_from_numpy(np.require(arr, requirements='C'))
     result = []
     for value, o in zip(sess.run_with_ort_values(outs, values), sess.get_outputs()):
         elem = o.type[7:-1]
