@@ -19,6 +19,8 @@ _TYPES_17_T2 = frozenset(['tensor(uint8)', 'tensor(uint16)', 'tensor(uint32)', '
 def blackman_window_17(size, *, periodic=1, output_datatype=1):
     """BlackmanWindow-17 (python)."""
     size, _t_T1 = check_type('BlackmanWindow', 17, 'size', size, 'T1', _TYPES_17_T1, None)
+    if not (np.ndim(size) == 0 and int(size) >= 0):
+        fail('BlackmanWindow', 17, 'V1', 'size is a scalar: the window length, not negative.')
     try:
         return window(size, periodic, output_datatype, (0.42, 0.5, 0.08))
     except KernelValidationError:
