@@ -9,7 +9,7 @@ from __future__ import annotations
 import ml_dtypes
 import numpy as np
 
-from .runtime import as_dtype
+from .runtime import as_dtype, reduce_core
 
 __all__ = [
     "gather_nd", "scatter_elements", "scatter_nd", "split_core", "slice_core", "pad_core",
@@ -21,10 +21,61 @@ __all__ = [
     "tfidf_vectorizer", "deform_conv", "depth_to_space", "space_to_depth", "layer_norm", "group_norm",
     "rms_norm", "rotary_embedding", "center_crop_pad", "affine_grid", "nll_loss", "softmax_cross_entropy",
     "dynamic_quantize_linear", "window", "max_roi_pool", "rng", "attention", "causal_conv_with_state",
-    "linear_attention",
+    "linear_attention", "reduce_float64", "log_sum_exp", "int_pow",
 ]
 
 REDUCERS = {"add": np.add, "mul": np.multiply, "max": np.maximum, "min": np.minimum}
+
+
+def _is_float(dtype) -> bool:
+    """float16, float, double (numpy kind 'f') and bfloat16 (an ml_dtypes type of kind 'V')."""
+    return dtype.kind == "f" or dtype == ml_dtypes.bfloat16
+
+
+def reduce_float64(data, axes, keepdims, noop_with_empty_axes, fn, pre=None, post=None, empty=None):
+    """``reduce_core`` with floating data accumulated in float64, rounded once to the input type.
+
+    float16 / bfloat16 squares, sums and products overflow (or lose most of their digits) long
+    before the result does: ReduceL2 of float16 982.5 is inf when squared in float16. onnxruntime
+    accumulates in a wider type. Integer data is NOT widened (float64 would change the results):
+    it stays in its own type, so sums and products wrap around as C integer arithmetic does."""
+    if not _is_float(data.dtype):
+        return reduce_core(data, axes, keepdims, noop_with_empty_axes, fn, pre=pre, post=post, empty=empty)
+    r = reduce_core(data.astype(np.float64), axes, keepdims, noop_with_empty_axes, fn, pre=pre, post=post,
+                    empty=empty)
+    return as_dtype(r, data.dtype)
+
+
+def log_sum_exp(x, axis, keepdims):
+    """log(sum(exp(x))) over ``axis`` (a reduction with numpy's signature), in float64.
+
+    Shifted by the maximum m, m + log(sum(exp(x - m))), so exp neither underflows (float32 -133.834
+    alone: exp is 0 and the naive log gives -inf) nor overflows. Where m is not finite the shift is 0:
+    all -inf or an empty reduction gives log(0) = -inf, any +inf gives +inf, any NaN gives NaN."""
+    x = np.asarray(x, dtype=np.float64)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore", under="ignore"):
+        m = np.max(x, axis=axis, keepdims=True, initial=-np.inf)  # initial: defined for empty axes
+        m = np.where(np.isfinite(m), m, 0.0)
+        r = m + np.log(np.sum(np.exp(x - m), axis=axis, keepdims=True))
+    return r if keepdims else np.squeeze(r, axis=axis)
+
+
+def int_pow(X, Y):
+    """Pow with an integer base X, in X's type, as C++ integer arithmetic would compute it.
+
+    An integer exponent >= 0 is integer arithmetic: products wrap around on overflow (int32 X with
+    Y = 3 is x*x*x mod 2**32, as onnxruntime gives, not the saturated value a trip through float
+    gives). Computed in uint64, whose wraparound agrees with every narrower signed / unsigned type
+    once truncated to X's type, and which never rejects a large exponent. A float or negative
+    exponent is static_cast<T>(std::pow(double(x), double(y))): float64, truncated toward zero; out
+    of range is undefined behaviour in C++ and whatever numpy's cast gives here."""
+    with np.errstate(all="ignore"):
+        via_float = np.power(X.astype(np.float64), Y.astype(np.float64)).astype(X.dtype)
+        if Y.dtype.kind not in "iu":
+            return via_float
+        exponent = np.where(Y < 0, 0, Y).astype(np.uint64)
+        via_int = np.power(X.astype(np.uint64), exponent).astype(X.dtype)
+        return np.where(Y >= 0, via_int, via_float)
 
 
 def gather_nd(data: np.ndarray, indices: np.ndarray, batch_dims: int) -> np.ndarray:

@@ -24,6 +24,10 @@ def gather_elements_11(data, indices, *, axis=0):
     indices, _t_Tind = check_type('GatherElements', 11, 'indices', indices, 'Tind', _TYPES_11_Tind, None)
     try:
         idx = np.where(indices < 0, indices + data.shape[axis], indices)
+        # the output has the shape of indices: take_along_axis would broadcast a size-1 (or size-0)
+        # indices dim against data's, so first cut data to indices' extent on every other axis
+        axis = axis + data.ndim if axis < 0 else axis
+        data = data[tuple(slice(None) if d == axis else slice(0, n) for d, n in enumerate(indices.shape))]
         return np.take_along_axis(data, idx, axis=axis)
     except KernelValidationError:
         raise
@@ -37,6 +41,10 @@ def gather_elements_13(data, indices, *, axis=0):
     indices, _t_Tind = check_type('GatherElements', 13, 'indices', indices, 'Tind', _TYPES_13_Tind, None)
     try:
         idx = np.where(indices < 0, indices + data.shape[axis], indices)
+        # the output has the shape of indices: take_along_axis would broadcast a size-1 (or size-0)
+        # indices dim against data's, so first cut data to indices' extent on every other axis
+        axis = axis + data.ndim if axis < 0 else axis
+        data = data[tuple(slice(None) if d == axis else slice(0, n) for d, n in enumerate(indices.shape))]
         return np.take_along_axis(data, idx, axis=axis)
     except KernelValidationError:
         raise

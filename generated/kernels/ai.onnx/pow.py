@@ -31,7 +31,7 @@ def pow_1(X, Y, *, axis=None, broadcast=0):
             Y = legacy_broadcast(X, Y, axis)
         elif X.shape != Y.shape:
             fail('Pow', 1, 'broadcast', f'shapes {X.shape} and {Y.shape} differ and broadcast=0')
-        return as_dtype(np.power(X.astype(np.float64) if X.dtype.kind in 'iu' else X, Y), X.dtype)
+        return as_dtype(int_pow(X, Y) if X.dtype.kind in 'iu' else np.power(X, Y), X.dtype)
     except KernelValidationError:
         raise
     except CORE_ERRORS as exc:  # the compute core cannot take these inputs: report, don't crash
@@ -43,7 +43,7 @@ def pow_7(X, Y):
     X, _t_T = check_type('Pow', 7, 'X', X, 'T', _TYPES_7_T, None)
     Y, _t_T = check_type('Pow', 7, 'Y', Y, 'T', _TYPES_7_T, _t_T)
     try:
-        return as_dtype(np.power(X.astype(np.float64) if X.dtype.kind in 'iu' else X, Y), X.dtype)
+        return as_dtype(int_pow(X, Y) if X.dtype.kind in 'iu' else np.power(X, Y), X.dtype)
     except KernelValidationError:
         raise
     except CORE_ERRORS as exc:  # the compute core cannot take these inputs: report, don't crash
@@ -55,7 +55,7 @@ def pow_12(X, Y):
     X, _t_T = check_type('Pow', 12, 'X', X, 'T', _TYPES_12_T, None)
     Y, _t_T1 = check_type('Pow', 12, 'Y', Y, 'T1', _TYPES_12_T1, None)
     try:
-        return as_dtype(np.power(X.astype(np.float64) if X.dtype.kind in 'iu' else X, Y), X.dtype)
+        return as_dtype(int_pow(X, Y) if X.dtype.kind in 'iu' else np.power(X, Y), X.dtype)
     except KernelValidationError:
         raise
     except CORE_ERRORS as exc:  # the compute core cannot take these inputs: report, don't crash
@@ -67,7 +67,7 @@ def pow_13(X, Y):
     X, _t_T = check_type('Pow', 13, 'X', X, 'T', _TYPES_13_T, None)
     Y, _t_T1 = check_type('Pow', 13, 'Y', Y, 'T1', _TYPES_13_T1, None)
     try:
-        return as_dtype(np.power(X.astype(np.float64) if X.dtype.kind in 'iu' else X, Y), X.dtype)
+        return as_dtype(int_pow(X, Y) if X.dtype.kind in 'iu' else np.power(X, Y), X.dtype)
     except KernelValidationError:
         raise
     except CORE_ERRORS as exc:  # the compute core cannot take these inputs: report, don't crash
@@ -79,7 +79,7 @@ def pow_15(X, Y):
     X, _t_T = check_type('Pow', 15, 'X', X, 'T', _TYPES_15_T, None)
     Y, _t_T1 = check_type('Pow', 15, 'Y', Y, 'T1', _TYPES_15_T1, None)
     try:
-        return as_dtype(np.power(X.astype(np.float64) if X.dtype.kind in 'iu' else X, Y), X.dtype)
+        return as_dtype(int_pow(X, Y) if X.dtype.kind in 'iu' else np.power(X, Y), X.dtype)
     except KernelValidationError:
         raise
     except CORE_ERRORS as exc:  # the compute core cannot take these inputs: report, don't crash

@@ -22,7 +22,7 @@ def reduce_l1_1(data, *, keepdims=1, axes=None):
     """ReduceL1-1 (same_as 18)."""
     data, _t_T = check_type('ReduceL1', 1, 'data', data, 'T', _TYPES_1_T, None)
     try:
-        return reduce_core(data, axes, keepdims, 0, np.sum, pre=np.abs, post=None, empty=None)
+        return reduce_float64(data, axes, keepdims, 0, np.sum, pre=np.abs, post=None, empty=None)
     except KernelValidationError:
         raise
     except CORE_ERRORS as exc:  # the compute core cannot take these inputs: report, don't crash
@@ -33,7 +33,7 @@ def reduce_l1_11(data, *, keepdims=1, axes=None):
     """ReduceL1-11 (same_as 18)."""
     data, _t_T = check_type('ReduceL1', 11, 'data', data, 'T', _TYPES_11_T, None)
     try:
-        return reduce_core(data, axes, keepdims, 0, np.sum, pre=np.abs, post=None, empty=None)
+        return reduce_float64(data, axes, keepdims, 0, np.sum, pre=np.abs, post=None, empty=None)
     except KernelValidationError:
         raise
     except CORE_ERRORS as exc:  # the compute core cannot take these inputs: report, don't crash
@@ -44,7 +44,7 @@ def reduce_l1_13(data, *, axes=None, keepdims=1):
     """ReduceL1-13 (same_as 18)."""
     data, _t_T = check_type('ReduceL1', 13, 'data', data, 'T', _TYPES_13_T, None)
     try:
-        return reduce_core(data, axes, keepdims, 0, np.sum, pre=np.abs, post=None, empty=None)
+        return reduce_float64(data, axes, keepdims, 0, np.sum, pre=np.abs, post=None, empty=None)
     except KernelValidationError:
         raise
     except CORE_ERRORS as exc:  # the compute core cannot take these inputs: report, don't crash
@@ -57,7 +57,7 @@ def reduce_l1_18(data, axes=None, *, noop_with_empty_axes=0, keepdims=1):
     if axes is not None:
         axes, _ = check_type('ReduceL1', 18, 'axes', axes, 'tensor(int64)', frozenset({'tensor(int64)'}), None)
     try:
-        return reduce_core(data, axes, keepdims, noop_with_empty_axes, np.sum, pre=np.abs, post=None, empty=None)
+        return reduce_float64(data, axes, keepdims, noop_with_empty_axes, np.sum, pre=np.abs, post=None, empty=None)
     except KernelValidationError:
         raise
     except CORE_ERRORS as exc:  # the compute core cannot take these inputs: report, don't crash

@@ -23,7 +23,7 @@ def reduce_log_sum_exp_1(data, *, keepdims=1, axes=None):
     """ReduceLogSumExp-1 (same_as 28)."""
     data, _t_T = check_type('ReduceLogSumExp', 1, 'data', data, 'T', _TYPES_1_T, None)
     try:
-        return reduce_core(data, axes, keepdims, 0, np.sum, pre=np.exp, post=np.log, empty=None)
+        return reduce_float64(data, axes, keepdims, 0, log_sum_exp, pre=None, post=None, empty=None)
     except KernelValidationError:
         raise
     except CORE_ERRORS as exc:  # the compute core cannot take these inputs: report, don't crash
@@ -34,7 +34,7 @@ def reduce_log_sum_exp_11(data, *, keepdims=1, axes=None):
     """ReduceLogSumExp-11 (same_as 28)."""
     data, _t_T = check_type('ReduceLogSumExp', 11, 'data', data, 'T', _TYPES_11_T, None)
     try:
-        return reduce_core(data, axes, keepdims, 0, np.sum, pre=np.exp, post=np.log, empty=None)
+        return reduce_float64(data, axes, keepdims, 0, log_sum_exp, pre=None, post=None, empty=None)
     except KernelValidationError:
         raise
     except CORE_ERRORS as exc:  # the compute core cannot take these inputs: report, don't crash
@@ -45,7 +45,7 @@ def reduce_log_sum_exp_13(data, *, axes=None, keepdims=1):
     """ReduceLogSumExp-13 (same_as 28)."""
     data, _t_T = check_type('ReduceLogSumExp', 13, 'data', data, 'T', _TYPES_13_T, None)
     try:
-        return reduce_core(data, axes, keepdims, 0, np.sum, pre=np.exp, post=np.log, empty=None)
+        return reduce_float64(data, axes, keepdims, 0, log_sum_exp, pre=None, post=None, empty=None)
     except KernelValidationError:
         raise
     except CORE_ERRORS as exc:  # the compute core cannot take these inputs: report, don't crash
@@ -58,7 +58,7 @@ def reduce_log_sum_exp_18(data, axes=None, *, noop_with_empty_axes=0, keepdims=1
     if axes is not None:
         axes, _ = check_type('ReduceLogSumExp', 18, 'axes', axes, 'tensor(int64)', frozenset({'tensor(int64)'}), None)
     try:
-        return reduce_core(data, axes, keepdims, noop_with_empty_axes, np.sum, pre=np.exp, post=np.log, empty=None)
+        return reduce_float64(data, axes, keepdims, noop_with_empty_axes, log_sum_exp, pre=None, post=None, empty=None)
     except KernelValidationError:
         raise
     except CORE_ERRORS as exc:  # the compute core cannot take these inputs: report, don't crash
@@ -71,7 +71,7 @@ def reduce_log_sum_exp_28(data, axes=None, *, noop_with_empty_axes=0, keepdims=1
     if axes is not None:
         axes, _ = check_type('ReduceLogSumExp', 28, 'axes', axes, 'tensor(int64)', frozenset({'tensor(int64)'}), None)
     try:
-        return reduce_core(data, axes, keepdims, noop_with_empty_axes, np.sum, pre=np.exp, post=np.log, empty=None)
+        return reduce_float64(data, axes, keepdims, noop_with_empty_axes, log_sum_exp, pre=None, post=None, empty=None)
     except KernelValidationError:
         raise
     except CORE_ERRORS as exc:  # the compute core cannot take these inputs: report, don't crash

@@ -24,7 +24,7 @@ def reduce_mean_1(data, *, keepdims=1, axes=None):
     if not (np.size(data) > 0):
         fail('ReduceMean', 1, 'V1', 'data is not empty: the spec leaves the mean over an empty set of values undefined.')
     try:
-        return reduce_core(data, axes, keepdims, 0, np.mean, pre=None, post=None, empty=None)
+        return reduce_float64(data, axes, keepdims, 0, np.mean, pre=None, post=None, empty=None)
     except KernelValidationError:
         raise
     except CORE_ERRORS as exc:  # the compute core cannot take these inputs: report, don't crash
@@ -37,7 +37,7 @@ def reduce_mean_11(data, *, keepdims=1, axes=None):
     if not (np.size(data) > 0):
         fail('ReduceMean', 11, 'V1', 'data is not empty: the spec leaves the mean over an empty set of values undefined.')
     try:
-        return reduce_core(data, axes, keepdims, 0, np.mean, pre=None, post=None, empty=None)
+        return reduce_float64(data, axes, keepdims, 0, np.mean, pre=None, post=None, empty=None)
     except KernelValidationError:
         raise
     except CORE_ERRORS as exc:  # the compute core cannot take these inputs: report, don't crash
@@ -50,7 +50,7 @@ def reduce_mean_13(data, *, axes=None, keepdims=1):
     if not (np.size(data) > 0):
         fail('ReduceMean', 13, 'V1', 'data is not empty: the spec leaves the mean over an empty set of values undefined.')
     try:
-        return reduce_core(data, axes, keepdims, 0, np.mean, pre=None, post=None, empty=None)
+        return reduce_float64(data, axes, keepdims, 0, np.mean, pre=None, post=None, empty=None)
     except KernelValidationError:
         raise
     except CORE_ERRORS as exc:  # the compute core cannot take these inputs: report, don't crash
@@ -65,7 +65,7 @@ def reduce_mean_18(data, axes=None, *, noop_with_empty_axes=0, keepdims=1):
     if not (np.size(data) > 0):
         fail('ReduceMean', 18, 'V1', 'data is not empty: the spec leaves the mean over an empty set of values undefined.')
     try:
-        return reduce_core(data, axes, keepdims, noop_with_empty_axes, np.mean, pre=None, post=None, empty=None)
+        return reduce_float64(data, axes, keepdims, noop_with_empty_axes, np.mean, pre=None, post=None, empty=None)
     except KernelValidationError:
         raise
     except CORE_ERRORS as exc:  # the compute core cannot take these inputs: report, don't crash

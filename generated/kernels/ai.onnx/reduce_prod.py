@@ -22,7 +22,7 @@ def reduce_prod_1(data, *, keepdims=1, axes=None):
     """ReduceProd-1 (same_as 18)."""
     data, _t_T = check_type('ReduceProd', 1, 'data', data, 'T', _TYPES_1_T, None)
     try:
-        return reduce_core(data, axes, keepdims, 0, np.prod, pre=None, post=None, empty=None)
+        return reduce_float64(data, axes, keepdims, 0, np.prod, pre=None, post=None, empty=None)
     except KernelValidationError:
         raise
     except CORE_ERRORS as exc:  # the compute core cannot take these inputs: report, don't crash
@@ -33,7 +33,7 @@ def reduce_prod_11(data, *, keepdims=1, axes=None):
     """ReduceProd-11 (same_as 18)."""
     data, _t_T = check_type('ReduceProd', 11, 'data', data, 'T', _TYPES_11_T, None)
     try:
-        return reduce_core(data, axes, keepdims, 0, np.prod, pre=None, post=None, empty=None)
+        return reduce_float64(data, axes, keepdims, 0, np.prod, pre=None, post=None, empty=None)
     except KernelValidationError:
         raise
     except CORE_ERRORS as exc:  # the compute core cannot take these inputs: report, don't crash
@@ -44,7 +44,7 @@ def reduce_prod_13(data, *, axes=None, keepdims=1):
     """ReduceProd-13 (same_as 18)."""
     data, _t_T = check_type('ReduceProd', 13, 'data', data, 'T', _TYPES_13_T, None)
     try:
-        return reduce_core(data, axes, keepdims, 0, np.prod, pre=None, post=None, empty=None)
+        return reduce_float64(data, axes, keepdims, 0, np.prod, pre=None, post=None, empty=None)
     except KernelValidationError:
         raise
     except CORE_ERRORS as exc:  # the compute core cannot take these inputs: report, don't crash
@@ -57,7 +57,7 @@ def reduce_prod_18(data, axes=None, *, noop_with_empty_axes=0, keepdims=1):
     if axes is not None:
         axes, _ = check_type('ReduceProd', 18, 'axes', axes, 'tensor(int64)', frozenset({'tensor(int64)'}), None)
     try:
-        return reduce_core(data, axes, keepdims, noop_with_empty_axes, np.prod, pre=None, post=None, empty=None)
+        return reduce_float64(data, axes, keepdims, noop_with_empty_axes, np.prod, pre=None, post=None, empty=None)
     except KernelValidationError:
         raise
     except CORE_ERRORS as exc:  # the compute core cannot take these inputs: report, don't crash

@@ -21,7 +21,7 @@ def reduce_sum_1(data, *, keepdims=1, axes=None):
     """ReduceSum-1 (same_as 13)."""
     data, _t_T = check_type('ReduceSum', 1, 'data', data, 'T', _TYPES_1_T, None)
     try:
-        return reduce_core(data, axes, keepdims, 0, np.sum, pre=None, post=None, empty=None)
+        return reduce_float64(data, axes, keepdims, 0, np.sum, pre=None, post=None, empty=None)
     except KernelValidationError:
         raise
     except CORE_ERRORS as exc:  # the compute core cannot take these inputs: report, don't crash
@@ -32,7 +32,7 @@ def reduce_sum_11(data, *, keepdims=1, axes=None):
     """ReduceSum-11 (same_as 13)."""
     data, _t_T = check_type('ReduceSum', 11, 'data', data, 'T', _TYPES_11_T, None)
     try:
-        return reduce_core(data, axes, keepdims, 0, np.sum, pre=None, post=None, empty=None)
+        return reduce_float64(data, axes, keepdims, 0, np.sum, pre=None, post=None, empty=None)
     except KernelValidationError:
         raise
     except CORE_ERRORS as exc:  # the compute core cannot take these inputs: report, don't crash
@@ -45,7 +45,7 @@ def reduce_sum_13(data, axes=None, *, noop_with_empty_axes=0, keepdims=1):
     if axes is not None:
         axes, _ = check_type('ReduceSum', 13, 'axes', axes, 'tensor(int64)', frozenset({'tensor(int64)'}), None)
     try:
-        return reduce_core(data, axes, keepdims, noop_with_empty_axes, np.sum, pre=None, post=None, empty=None)
+        return reduce_float64(data, axes, keepdims, noop_with_empty_axes, np.sum, pre=None, post=None, empty=None)
     except KernelValidationError:
         raise
     except CORE_ERRORS as exc:  # the compute core cannot take these inputs: report, don't crash
