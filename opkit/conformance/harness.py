@@ -143,6 +143,15 @@ def tensor_array(tv: TensorValue) -> np.ndarray:
     return arr.reshape(tv.shape)
 
 
+def _attribute_value(value):
+    """Tensor attributes (DirectML's Value) are written ``{dtype: float, value: 1}`` in examples."""
+    if isinstance(value, TensorValue):
+        return tensor_array(value)
+    if isinstance(value, dict) and set(value) == {"dtype", "value"}:
+        return tensor_array(TensorValue(value["dtype"], tuple(np.shape(value["value"])), value["value"]))
+    return value
+
+
 def example_case(spec: OpSpec, version: OpVersion, example: Example) -> tuple[Case, dict[str, np.ndarray]]:
     """The case an example describes and its expected outputs by name."""
     given = dict(example.inputs)
@@ -165,7 +174,8 @@ def example_case(spec: OpSpec, version: OpVersion, example: Example) -> tuple[Ca
     for p in version.outputs:
         if p.name in dict(example.outputs) and "(" not in p.type:
             binding.setdefault(p.type, f"tensor({dict(example.outputs)[p.name].dtype})")
-    case = make_case(spec, version, binding, dict(example.attributes), inputs)
+    attributes = {name: _attribute_value(v) for name, v in example.attributes}
+    case = make_case(spec, version, binding, attributes, inputs)
     return case, outputs
 
 

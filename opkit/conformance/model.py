@@ -51,6 +51,8 @@ def _attr_proto(name: str, value, attr_type: str | None):
         value = float(value)
     elif attr_type == "floats":
         value = [float(v) for v in value]
+    if attr_type == "tensor" or isinstance(value, np.ndarray):
+        return helper.make_attribute(name, numpy_helper.from_array(np.asarray(value), name=name))
     if attr_type in _ATTR_TYPES:  # explicit type: empty lists are fine
         return helper.make_attribute(name, value, attr_type=_ATTR_TYPES[attr_type])
     return helper.make_attribute(name, value)

@@ -17,7 +17,6 @@ express.
 
 from __future__ import annotations
 
-import functools
 import itertools
 
 import onnx
@@ -25,7 +24,7 @@ from onnx import helper
 
 from ..spec.model import OpVersion
 from ..spec.types import ELEMENT_TYPE_CODES, proto_domain
-from ..strategies import MAX_RANK, TYPE_ATTRIBUTES, param_elem
+from ..strategies import MAX_RANK, TYPE_ATTRIBUTES, cache_by_identity, param_elem
 from .dtypes import onnx_code
 
 MAX_PROBE_RANK = MAX_RANK  # the highest rank strategies draw
@@ -73,7 +72,7 @@ def _accepts(model) -> bool:
         return False
 
 
-@functools.lru_cache(maxsize=4096)
+@cache_by_identity
 def rank_plan(op: str, domain: str, version: OpVersion, binding_key: tuple) -> tuple | None:
     """Rank combinations (one entry per formal input: a rank, or ABSENT) that ONNX inference
     accepts for this binding; None when probing does not apply or learns nothing (every
