@@ -25,7 +25,10 @@ def squeeze_1(data, *, axes=None):
     """Squeeze-1 (same_as 25)."""
     data, _t_T = check_type('Squeeze', 1, 'data', data, 'T', _TYPES_1_T, None)
     try:
-        if axes is None:
+        # An empty axes *attribute* (Squeeze-1/11) cannot be told apart from an absent one in the
+        # protobuf (an empty repeated field), so it means "not provided": squeeze every 1. An empty
+        # axes *input* tensor (13+) is a given, empty list: nothing is squeezed.
+        if axes is None or (isinstance(axes, (list, tuple)) and len(axes) == 0):
             return np.squeeze(data)
         return np.squeeze(data, axis=tuple(int(a) for a in np.asarray(axes).reshape(-1)))
     except KernelValidationError:
@@ -38,7 +41,10 @@ def squeeze_11(data, *, axes=None):
     """Squeeze-11 (same_as 25)."""
     data, _t_T = check_type('Squeeze', 11, 'data', data, 'T', _TYPES_11_T, None)
     try:
-        if axes is None:
+        # An empty axes *attribute* (Squeeze-1/11) cannot be told apart from an absent one in the
+        # protobuf (an empty repeated field), so it means "not provided": squeeze every 1. An empty
+        # axes *input* tensor (13+) is a given, empty list: nothing is squeezed.
+        if axes is None or (isinstance(axes, (list, tuple)) and len(axes) == 0):
             return np.squeeze(data)
         return np.squeeze(data, axis=tuple(int(a) for a in np.asarray(axes).reshape(-1)))
     except KernelValidationError:
@@ -53,7 +59,10 @@ def squeeze_13(data, axes=None):
     if axes is not None:
         axes, _ = check_type('Squeeze', 13, 'axes', axes, 'tensor(int64)', frozenset({'tensor(int64)'}), None)
     try:
-        if axes is None:
+        # An empty axes *attribute* (Squeeze-1/11) cannot be told apart from an absent one in the
+        # protobuf (an empty repeated field), so it means "not provided": squeeze every 1. An empty
+        # axes *input* tensor (13+) is a given, empty list: nothing is squeezed.
+        if axes is None or (isinstance(axes, (list, tuple)) and len(axes) == 0):
             return np.squeeze(data)
         return np.squeeze(data, axis=tuple(int(a) for a in np.asarray(axes).reshape(-1)))
     except KernelValidationError:
@@ -68,7 +77,10 @@ def squeeze_21(data, axes=None):
     if axes is not None:
         axes, _ = check_type('Squeeze', 21, 'axes', axes, 'tensor(int64)', frozenset({'tensor(int64)'}), None)
     try:
-        if axes is None:
+        # An empty axes *attribute* (Squeeze-1/11) cannot be told apart from an absent one in the
+        # protobuf (an empty repeated field), so it means "not provided": squeeze every 1. An empty
+        # axes *input* tensor (13+) is a given, empty list: nothing is squeezed.
+        if axes is None or (isinstance(axes, (list, tuple)) and len(axes) == 0):
             return np.squeeze(data)
         return np.squeeze(data, axis=tuple(int(a) for a in np.asarray(axes).reshape(-1)))
     except KernelValidationError:
@@ -83,7 +95,10 @@ def squeeze_23(data, axes=None):
     if axes is not None:
         axes, _ = check_type('Squeeze', 23, 'axes', axes, 'tensor(int64)', frozenset({'tensor(int64)'}), None)
     try:
-        if axes is None:
+        # An empty axes *attribute* (Squeeze-1/11) cannot be told apart from an absent one in the
+        # protobuf (an empty repeated field), so it means "not provided": squeeze every 1. An empty
+        # axes *input* tensor (13+) is a given, empty list: nothing is squeezed.
+        if axes is None or (isinstance(axes, (list, tuple)) and len(axes) == 0):
             return np.squeeze(data)
         return np.squeeze(data, axis=tuple(int(a) for a in np.asarray(axes).reshape(-1)))
     except KernelValidationError:
@@ -98,7 +113,10 @@ def squeeze_24(data, axes=None):
     if axes is not None:
         axes, _ = check_type('Squeeze', 24, 'axes', axes, 'tensor(int64)', frozenset({'tensor(int64)'}), None)
     try:
-        if axes is None:
+        # An empty axes *attribute* (Squeeze-1/11) cannot be told apart from an absent one in the
+        # protobuf (an empty repeated field), so it means "not provided": squeeze every 1. An empty
+        # axes *input* tensor (13+) is a given, empty list: nothing is squeezed.
+        if axes is None or (isinstance(axes, (list, tuple)) and len(axes) == 0):
             return np.squeeze(data)
         return np.squeeze(data, axis=tuple(int(a) for a in np.asarray(axes).reshape(-1)))
     except KernelValidationError:
@@ -113,7 +131,10 @@ def squeeze_25(data, axes=None):
     if axes is not None:
         axes, _ = check_type('Squeeze', 25, 'axes', axes, 'tensor(int64)', frozenset({'tensor(int64)'}), None)
     try:
-        if axes is None:
+        # An empty axes *attribute* (Squeeze-1/11) cannot be told apart from an absent one in the
+        # protobuf (an empty repeated field), so it means "not provided": squeeze every 1. An empty
+        # axes *input* tensor (13+) is a given, empty list: nothing is squeezed.
+        if axes is None or (isinstance(axes, (list, tuple)) and len(axes) == 0):
             return np.squeeze(data)
         return np.squeeze(data, axis=tuple(int(a) for a in np.asarray(axes).reshape(-1)))
     except KernelValidationError:
