@@ -7,8 +7,8 @@ under ``generated/docs/scoreboard/``:
 - ``op-<domain>-<Op>.md``: per op version, a type x runtime matrix; a cell is the worst outcome of
   that binding's cases (examples, properties, differential) with failing/total, and a link to the
   repro bundle of that outcome when the bundle is committed;
-- ``runtime-<name>.md``: one runtime's outcome totals and every binding it does not pass, with the
-  first message.
+- ``runtime-<name>.md``: one runtime's outcome totals and, per op version and outcome, the bindings
+  it does not pass with the first message.
 
 Deterministic: reports are read in file-name order, everything is sorted, durations and other
 run-dependent numbers (timings, machine) are left out, so the pages change only when outcomes do.
@@ -211,12 +211,21 @@ def render(root: str, reports: list[dict]) -> dict[str, str]:
                 if cell is not None and not cell.agrees:
                     failing.append((key, lab, cell))
         if failing:
-            lines += ["## Not passing", "", "| Op | Types | Outcome | First message | Repro |", "|---|---|---|---|---|"]
+            # one row per (op version, outcome): a full sweep has thousands of failing bindings,
+            # and the op pages already show each one
+            groups: dict[tuple, list] = {}
             for key, lab, cell in failing:
+                groups.setdefault((key, cell.outcome), []).append((lab, cell))
+            lines += ["## Not passing", "", "One row per op version and outcome; the op page has every binding.", "",
+                      "| Op | Outcome | Bindings | Types | First message | Repro |", "|---|---|---|---|---|---|"]
+            for (key, outcome), items in groups.items():
                 page = op_pages[(key[0], key[1])]
-                link = _repro_link(root, cell.repro, OUT) or "-"
-                lines.append(f"| [{_esc(op_title(key))}]({page}.md) | {_esc(lab)} | {cell.text()} "
-                             f"| {_esc(_short(_scrub(cell.message)))} | {link} |")
+                labels = [lab for lab, _ in items]
+                shown = ", ".join(labels[:4]) + (f" and {len(labels) - 4} more" if len(labels) > 4 else "")
+                first = next((c for _, c in items if c.repro), items[0][1])
+                link = _repro_link(root, first.repro, OUT) or "-"
+                lines.append(f"| [{_esc(op_title(key))}]({page}.md) | {outcome} | {len(items)} | {_esc(shown)} "
+                             f"| {_esc(_short(_scrub(first.message)))} | {link} |")
         files[f"{OUT}/{rt_pages[r]}.md"] = "\n".join(lines).rstrip() + "\n"
     return files
 
