@@ -237,44 +237,10 @@ def _pool_unit(job):
     return run_unit(job, worker)
 
 
-class _terminating:
-    """Shut a process pool down; on Ctrl-C / SIGTERM kill its processes (and so their backend
-    workers) instead of leaving orphans."""
-
-    def __init__(self, pool):
-        self.pool = pool
-        self.previous = None
-
-    def __enter__(self):
-        import signal
-
-        def on_term(signum, frame):
-            raise KeyboardInterrupt
-
-        try:
-            self.previous = signal.signal(signal.SIGTERM, on_term)
-        except ValueError:  # not the main thread
-            self.previous = None
-        return self.pool
-
-    def __exit__(self, kind, exc, tb):
-        import signal
-
-        if self.previous is not None:
-            signal.signal(signal.SIGTERM, self.previous)
-        if kind is None:
-            self.pool.shutdown(wait=True)
-            return False
-        for proc in list(getattr(self.pool, "_processes", {}).values()):
-            for child in _children(proc.pid):
-                _kill(child)
-            proc.kill()
-        self.pool.shutdown(wait=False, cancel_futures=True)
-        return False
-
-
 class _sigterm_interrupts:
     """SIGTERM raises KeyboardInterrupt, like Ctrl-C, so a killed run still writes its report."""
+
+    previous = None
 
     def __enter__(self):
         import signal
@@ -293,6 +259,30 @@ class _sigterm_interrupts:
 
         if self.previous is not None:
             signal.signal(signal.SIGTERM, self.previous)
+        return False
+
+
+class _terminating(_sigterm_interrupts):
+    """Shut a process pool down; on Ctrl-C / SIGTERM kill its processes (and so their backend
+    workers) instead of leaving orphans."""
+
+    def __init__(self, pool):
+        self.pool = pool
+
+    def __enter__(self):
+        super().__enter__()
+        return self.pool
+
+    def __exit__(self, kind, exc, tb):
+        super().__exit__(kind, exc, tb)
+        if kind is None:
+            self.pool.shutdown(wait=True)
+            return False
+        for proc in list(getattr(self.pool, "_processes", {}).values()):
+            for child in _children(proc.pid):
+                _kill(child)
+            proc.kill()
+        self.pool.shutdown(wait=False, cancel_futures=True)
         return False
 
 
