@@ -110,3 +110,17 @@ class Sleeps(_Fake):
     def post(o):
         time.sleep(60)
         return o
+
+
+class ExhaustedOnce(_Fake):
+    """Raises the way OpenVINO does when its process is out of threads, while the marker file
+    named by $OPKIT_TEST_EXHAUSTED exists (it removes it): a fresh worker then succeeds."""
+
+    @staticmethod
+    def post(o):
+        marker = os.environ.get("OPKIT_TEST_EXHAUSTED", "")
+        if marker and os.path.exists(marker):
+            os.remove(marker)
+            raise RuntimeError("Exception from src/inference/src/cpp/infer_request.cpp: "
+                               "Resource temporarily unavailable")
+        return o

@@ -181,3 +181,16 @@ def test_an_output_named_like_an_input_gets_its_own_graph_name():
     names = [i.name for i in built.model.graph.input] + [o.name for o in built.model.graph.output]
     assert len(names) == len(set(names))
     assert "Duplicate" not in (built.inference_error or "")
+
+
+def test_resource_exhaustion_is_retried_in_a_fresh_worker(tmp_path, monkeypatch):
+    marker = tmp_path / "exhausted"
+    marker.write_text("x")
+    monkeypatch.setenv("OPKIT_TEST_EXHAUSTED", str(marker))
+    spec = harness.load_op("ai.onnx", "Trilu")
+    with Worker(resolve(f"{FAKES}:ExhaustedOnce"), timeout=10) as worker:
+        runner = Runner(BackendRunner(worker), max_examples=5, seed=3)
+        runner.run_differential(spec, spec.version(14), TYPES[:1])
+        assert runner.results[0]["outcome"] == "pass"
+        assert worker.restarts_exhausted == 1
+    assert not marker.exists()

@@ -134,6 +134,7 @@ class Worker:
         self._info: dict | None = None
         self._keys: set[str] = set()
         self.restarts = 0
+        self.restarts_exhausted = 0  # fresh workers started because the engine ran out of resources
 
     # -- lifecycle
     def _start(self):
@@ -234,13 +235,23 @@ class Worker:
             else:
                 self._keys.add(key)
             out.append(result)
-        # rare: sessions evicted mid-batch; rerun those one by one
+        # rare: sessions evicted mid-batch, or the engine ran out of threads/memory; rerun those
+        # one by one (after a restart for the latter)
         for i, result in enumerate(out):
             if result is None:
                 out[i] = self.run(*requests[i], timeout=timeout)
+            elif _exhausted(result):
+                out[i] = self._retry_fresh(requests[i], timeout)
         return out
 
-    def run(self, key: str, model_bytes, feeds: dict, timeout: float | None = None) -> Result:
+    def _retry_fresh(self, request, timeout):
+        """Run once more in a fresh worker: the engine ran out of threads or memory, which says
+        more about what earlier cases left behind in this process than about this case."""
+        self._kill()
+        self.restarts_exhausted += 1
+        return self.run(*request, timeout=timeout, retry=False)
+
+    def run(self, key: str, model_bytes, feeds: dict, timeout: float | None = None, retry: bool = True) -> Result:
         """Run feeds through the model with signature ``key``; ``model_bytes`` may be a callable
         producing the bytes (only called when the worker does not hold the session yet)."""
         if self._proc is None or not self._proc.is_alive():
@@ -272,7 +283,19 @@ class Worker:
             self._keys.discard(key)
             return self.run(key, model_bytes, feeds, timeout)
         self._keys.add(key)
+        if retry and _exhausted(result):
+            return self._retry_fresh((key, model_bytes, feeds), timeout)
         return result
+
+
+# An engine that has created many compiled models can run out of threads or address space inside
+# the long-lived worker (OpenVINO: "Resource temporarily unavailable"); such a failure is retried
+# once in a fresh worker before it counts as the case's outcome.
+_EXHAUSTED = ("Resource temporarily unavailable", "can't alloc", "std::bad_alloc", "Cannot allocate memory")
+
+
+def _exhausted(result: Result) -> bool:
+    return result.kind in (ERROR, UNSUPPORTED) and any(text in result.message for text in _EXHAUSTED)
 
 
 def run_many_on(worker, requests, timeout=None) -> list[Result]:
