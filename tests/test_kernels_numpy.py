@@ -187,3 +187,16 @@ def test_global_lp_pool_and_seeded_random_ops():
     assert u1.dtype == np.float32 and u1.min() >= -1 and u1.max() <= 2
     (bern,) = k("Bernoulli", 22)(np.array([0.0, 1.0, 0.0, 1.0]), seed=1.0)
     np.testing.assert_array_equal(bern, [0.0, 1.0, 0.0, 1.0])
+
+
+def test_integer_div_is_exact_and_truncates():
+    """Found by the torch sweep: int64 quotients past 2**53 went through float64."""
+    import numpy as np
+
+    from opkit.kernels.registry import get_kernel
+
+    div = get_kernel("ai.onnx", "Div", 14)
+    a = np.array([3908255200822305589 * 2 + 1, -7, 7, -7], np.int64)
+    b = np.array([2, 2, -2, -2], np.int64)
+    (q,) = div(a, b)
+    assert q.tolist() == [3908255200822305589, -3, -3, 3] and q.dtype == np.int64

@@ -21,7 +21,7 @@ __all__ = [
     "tfidf_vectorizer", "deform_conv", "depth_to_space", "space_to_depth", "layer_norm", "group_norm",
     "rms_norm", "rotary_embedding", "center_crop_pad", "affine_grid", "nll_loss", "softmax_cross_entropy",
     "dynamic_quantize_linear", "window", "max_roi_pool", "rng", "attention", "causal_conv_with_state",
-    "linear_attention", "reduce_float64", "log_sum_exp", "int_pow",
+    "linear_attention", "reduce_float64", "log_sum_exp", "int_pow", "int_div",
 ]
 
 REDUCERS = {"add": np.add, "mul": np.multiply, "max": np.maximum, "min": np.minimum}
@@ -58,6 +58,18 @@ def log_sum_exp(x, axis, keepdims):
         m = np.where(np.isfinite(m), m, 0.0)
         r = m + np.log(np.sum(np.exp(x - m), axis=axis, keepdims=True))
     return r if keepdims else np.squeeze(r, axis=axis)
+
+
+def int_div(A, B):
+    """Integer division truncating toward zero (C semantics), exactly, in the inputs' type.
+
+    np.trunc(np.divide(A, B)) goes through float64 and is off by hundreds for int64 quotients past
+    2**53. Floor division corrected by one where the signs differ and there is a remainder gives
+    the C quotient; INT_MIN / -1 wraps around (it traps in C, which ONNX leaves undefined)."""
+    with np.errstate(all="ignore"):
+        q = np.floor_divide(A, B)
+        fix = (np.remainder(A, B) != 0) & ((A < 0) != (B < 0))
+        return np.where(fix, q + np.ones((), q.dtype), q).astype(np.result_type(A, B))
 
 
 def int_pow(X, Y):
