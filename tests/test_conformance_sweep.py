@@ -194,3 +194,46 @@ def test_resource_exhaustion_is_retried_in_a_fresh_worker(tmp_path, monkeypatch)
         assert runner.results[0]["outcome"] == "pass"
         assert worker.restarts_exhausted == 1
     assert not marker.exists()
+
+
+def test_a_dead_pool_process_does_not_fail_the_other_ops(tmp_path):
+    """Killing one -j process (as the OOM killer would) loses at most the ops it was running."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    path = tmp_path / "r.json"
+    ops = ["Abs", "Add", "Where", "Trilu", "Neg", "Sub"]
+    cmd = [sys.executable, "-m", "opkit.cli", "test", "--backend", "reference", "--suite", "differential",
+           "--max-examples", "30", "--report", str(path), "--no-repro", "-q", "-j", "2"]
+    for op in ops:
+        cmd += ["--op", op]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    killed = None
+    for _ in range(200):  # find a pool process (a direct child running spawn_main) and kill it
+        time.sleep(0.1)
+        try:
+            children = open(f"/proc/{proc.pid}/task/{proc.pid}/children").read().split()
+        except OSError:
+            children = []
+        for pid in children:
+            try:
+                cmdline = open(f"/proc/{pid}/cmdline", "rb").read()
+            except OSError:
+                continue
+            if b"spawn_main" in cmdline and b"resource_tracker" not in cmdline:
+                killed = int(pid)
+                break
+        if killed:
+            time.sleep(1.0)
+            os.kill(killed, signal.SIGKILL)
+            break
+    out, err = proc.communicate(timeout=300)
+    assert killed, "no pool process found"
+    report = json.loads(path.read_text())
+    ran = {c["op"] for c in report["cases"] if c["example"] != "runner"}
+    lost = {c["op"] for c in report["cases"] if c["example"] == "runner"}
+    assert set(ops) <= ran | lost
+    assert len(ran) >= len(ops) - 2, err[-2000:]

@@ -16,6 +16,7 @@ import sys
 import time
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
+MAX_POOL_ATTEMPTS = 3  # pool breakdowns an op may be caught in before it is reported as a runner error
 EXIT_INTERRUPTED = 130  # like a shell's Ctrl-C; the report (partial) is still written
 SUITE_CHOICES = ("examples", "properties", "differential", "lowerings", "all")
 
@@ -384,23 +385,40 @@ def _run_test(args: argparse.Namespace) -> int:
 
                 from concurrent.futures import as_completed
 
+                from concurrent.futures.process import BrokenProcessPool
+
                 workers = min(args.jobs, len(paths))
-                pool = ProcessPoolExecutor(workers, mp_context=mp.get_context("spawn"))
                 done: dict[int, list] = {}
                 info = None
+                pending, attempts = list(range(len(paths))), {}
                 try:
-                    with _terminating(pool):
-                        futures = {pool.submit(_pool_unit, {**job, "paths": [p], "progress": None}): i
-                                   for i, p in enumerate(paths)}  # one op per task: live progress
-                        for fut in as_completed(futures):
-                            try:
-                                recs, info = fut.result()
-                            except Exception as exc:  # noqa: BLE001 - a pool process died (OOM ...)
-                                recs = [_runner_error(paths[futures[fut]], spec_b.name, exc)]
-                            for r in recs:
-                                if not r.get("skipped"):
-                                    progress(r)
-                            done[futures[fut]] = recs
+                    # A pool process that dies (the OOM killer, a kernel segfault) breaks the whole
+                    # pool and fails every pending op: start a new pool for those. An op that was
+                    # running when the pool broke MAX_POOL_ATTEMPTS times is reported as a runner
+                    # error (it, or its neighbour, kills its process).
+                    while pending:
+                        pool = ProcessPoolExecutor(workers, mp_context=mp.get_context("spawn"))
+                        broken = []
+                        with _terminating(pool):
+                            futures = {pool.submit(_pool_unit, {**job, "paths": [paths[i]], "progress": None}): i
+                                       for i in pending}  # one op per task: live progress
+                            for fut in as_completed(futures):
+                                i = futures[fut]
+                                try:
+                                    recs, info = fut.result()
+                                except BrokenProcessPool as exc:
+                                    attempts[i] = attempts.get(i, 0) + 1
+                                    if attempts[i] < MAX_POOL_ATTEMPTS:
+                                        broken.append(i)
+                                        continue
+                                    recs = [_runner_error(paths[i], spec_b.name, exc)]
+                                except Exception as exc:  # noqa: BLE001 - the op's process failed
+                                    recs = [_runner_error(paths[i], spec_b.name, exc)]
+                                for r in recs:
+                                    if not r.get("skipped"):
+                                        progress(r)
+                                done[i] = recs
+                        pending = sorted(broken)
                 except KeyboardInterrupt:  # Ctrl-C / SIGTERM: keep what finished, report it
                     interrupted = True
                 for i in sorted(done):  # report order does not depend on scheduling
