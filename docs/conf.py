@@ -70,7 +70,9 @@ opkit_listed = (
 )
 # Operator pages are kept out of the toctree (the sidebar would hold 360 entries on every page and
 # the build would take minutes); the operator index links to them. See _ext/opkit_site.py.
-opkit_orphans = ("generated/operators/*/*",)
+# The scoreboard's per-op pages likewise (192 once the all-ops sweeps are committed): the
+# scoreboard index links each one.
+opkit_orphans = ("generated/operators/*/*", "generated/scoreboard/op-*")
 # The changelogs have a heading per op version (2,000+): keep the version groups in the navigation.
 opkit_tocdepth = {"generated/Changelog*": 2}
 # OPKIT_DOCS_ONLY="generated/operators/*/Trilu,generated/Operators" mounts only the generated pages
