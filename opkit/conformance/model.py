@@ -112,8 +112,7 @@ def build(case: Case, version: OpVersion, *, ir_version: int = 13, opset: int | 
         except Exception:
             continue
         name = p.name if i < len(version.outputs) else f"{p.name}_{i - len(version.outputs) + 1}"
-        if name in formal:  # BatchNormalization-1/6 name an input and an output 'mean': one graph name each
-            name += "_out"
+        name = graph_output_name(name, formal)
         out_names.append(name)
         out_elems.append(elem)
         graph_outputs.append(helper.make_tensor_value_info(name, onnx_code(elem), None))
@@ -128,12 +127,19 @@ def build(case: Case, version: OpVersion, *, ir_version: int = 13, opset: int | 
         opsets.append(helper.make_opsetid("", DEFAULT_AI_ONNX_OPSET))
     model = helper.make_model(graph, opset_imports=opsets, ir_version=ir_version,
                               producer_name="opkit")
-    error = _infer_output_shapes(model, strict=_onnx_knows(case.op, pdomain, case.since))
+    error = _infer_output_shapes(model, strict=onnx_knows(case.op, pdomain, case.since))
     key = signature_key(case, ir_version, opset or case.since)
     return BuiltModel(key, model, feeds, tuple(out_names), tuple(out_elems), error)
 
 
-def _onnx_knows(op: str, domain: str, since: int) -> bool:
+def graph_output_name(name: str, input_names) -> str:
+    """An output's graph name: its formal name, unless an input has it too (BatchNormalization-1/6
+    name both an input and an output 'mean'; a graph needs one name per value)."""
+    return name + "_out" if name in input_names else name
+
+
+def onnx_knows(op: str, domain: str, since: int) -> bool:
+    """Whether onnx's registry defines exactly this op version (its inference can then judge it)."""
     try:
         return onnx.defs.get_schema(op, since, domain).since_version == since
     except Exception:  # noqa: BLE001 - custom domains (com.microsoft ...) are not in onnx's registry

@@ -23,9 +23,10 @@ import onnx
 from onnx import helper
 
 from ..spec.model import OpVersion
-from ..spec.types import ELEMENT_TYPE_CODES, proto_domain
-from ..strategies import MAX_RANK, TYPE_ATTRIBUTES, cache_by_identity, param_elem
+from ..spec.types import proto_domain
+from ..strategies import MAX_RANK, TYPE_ATTRIBUTES, bind_type_attributes, cache_by_identity, param_elem
 from .dtypes import onnx_code
+from .model import DEFAULT_AI_ONNX_OPSET, graph_output_name, onnx_knows
 
 MAX_PROBE_RANK = MAX_RANK  # the highest rank strategies draw
 MAX_JOINT = 400  # joint combinations checked; above this only the per-input probes apply
@@ -46,21 +47,16 @@ def _model(op: str, domain: str, since: int, version: OpVersion, binding: dict, 
     while names and names[-1] == "":
         names.pop()
     inputs = {p.name for p in version.inputs}
-    outputs = [p.name + ("_out" if p.name in inputs else "") for p in version.outputs if p.option != "optional"] \
-        or [version.outputs[0].name + "_out"]
+    outputs = [graph_output_name(p.name, inputs) for p in version.outputs if p.option != "optional"] \
+        or [graph_output_name(version.outputs[0].name, inputs)]
     node = helper.make_node(op, names, outputs, domain=domain)
-    out_elem = None
-    for attr in version.attributes:  # output-type attributes follow the binding (Cast's ``to``)
-        if attr.name in TYPE_ATTRIBUTES:
-            out_param = next((p for p in version.outputs if p.type in binding), None)
-            if out_param is not None:
-                out_elem = param_elem(out_param, binding)
-                value = ELEMENT_TYPE_CODES[out_elem] if attr.type == "int" else out_elem.upper()
-                node.attribute.append(helper.make_attribute(attr.name, value))
+    # output-type attributes (Cast's ``to``) follow the binding, as in drawn cases
+    for name, value in bind_type_attributes(version, binding, {}).items():
+        node.attribute.append(helper.make_attribute(name, value))
     graph = helper.make_graph([node], "probe", graph_inputs, [helper.make_empty_tensor_value_info(o) for o in outputs])
     opsets = [helper.make_opsetid(domain, since)]
     if domain != "":
-        opsets.append(helper.make_opsetid("", 21))
+        opsets.append(helper.make_opsetid("", DEFAULT_AI_ONNX_OPSET))
     return helper.make_model(graph, opset_imports=opsets, ir_version=10)
 
 
@@ -83,12 +79,12 @@ def rank_plan(op: str, domain: str, version: OpVersion, binding_key: tuple) -> t
         return None
     if any(a.required and a.name not in TYPE_ATTRIBUTES for a in version.attributes):
         return None
+    if not onnx_knows(op, pdomain, version.since):
+        return None
     try:
-        if onnx.defs.get_schema(op, version.since, pdomain).since_version != version.since:
-            return None
         for p in version.inputs:
             param_elem(p, binding)
-    except Exception:  # noqa: BLE001 - not in onnx's registry, or a type strategies cannot draw
+    except Exception:  # noqa: BLE001 - a type strategies cannot draw
         return None
     n = len(version.inputs)
     optional = [i for i, p in enumerate(version.inputs) if p.option == "optional"]
