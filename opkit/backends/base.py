@@ -43,6 +43,7 @@ class BackendBase:
 
     name = "backend"
     max_ir_version = 13
+    max_ai_onnx_opset: int | None = None  # the newest ai.onnx opset the engine loads, when known
 
     def version(self) -> str:
         return "unknown"
@@ -51,7 +52,7 @@ class BackendBase:
         return isinstance(exc, (Unsupported, NotImplementedError))
 
     def max_opset(self, domain: str) -> int | None:
-        return None
+        return self.max_ai_onnx_opset if domain in ("", "ai.onnx") else None
 
     def describe(self) -> dict:
         return {"name": self.name, "version": self.version()}

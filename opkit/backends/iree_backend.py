@@ -57,6 +57,7 @@ def _default_cache() -> str:
 class IreeBackend(BackendBase):
     name = "iree"
     max_ir_version = 13  # the importer reads IR 3..14 (tested); 13 keeps models identical to onnxruntime's
+    max_ai_onnx_opset = 28  # loads opsets 7..28 (tested)
 
     def __init__(self, cache_dir: str | None = None, driver: str = "local-task"):
         compiler, runtime, tools = require("iree", "iree", "iree.compiler", "iree.runtime", "iree.compiler.tools")
@@ -91,8 +92,6 @@ class IreeBackend(BackendBase):
         return {"name": self.name, "version": self.version(), "runtime": runtime, "target": "llvm-cpu",
                 "driver": self.driver, "compile_flags": list(FLAGS), "disk_cache": bool(self.cache_dir)}
 
-    def max_opset(self, domain: str) -> int | None:
-        return 28 if domain in ("", "ai.onnx") else None  # loads opsets 7..28 (tested)
 
     # -- compile
     def _import(self, model) -> str:

@@ -70,6 +70,7 @@ class _Session:
 class JaxBackend(BackendBase):
     name = "jax"
     max_ir_version = 13  # jaxonnxruntime reads IR 3..14 (tested); 13 keeps models identical to onnxruntime's
+    max_ai_onnx_opset = 28  # loads opsets 7..28 (tested)
 
     def __init__(self, static_args_from_inputs: bool = True):
         os.environ.setdefault("JAX_PLATFORMS", "cpu")
@@ -103,8 +104,6 @@ class JaxBackend(BackendBase):
                 "jaxlib": getattr(self._jax, "__version__", ""), "platform": "cpu",
                 "config": {"jax_enable_x64": True, STATIC_ARGS_FLAG: not self.static_args_from_inputs}}
 
-    def max_opset(self, domain: str) -> int | None:
-        return 28 if domain in ("", "ai.onnx") else None  # loads opsets 7..28 (tested)
 
     @backend_api_prepare
     def prepare(self, model_bytes: bytes):

@@ -30,9 +30,6 @@ class OnnxReferenceBackend(BackendBase):
     def version(self) -> str:
         return self._onnx.__version__
 
-    def max_opset(self, domain: str) -> int | None:
-        return None
-
     def prepare(self, model_bytes: bytes):
         from onnx.reference import ReferenceEvaluator
 

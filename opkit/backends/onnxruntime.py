@@ -66,6 +66,7 @@ class _Session:
 class OnnxRuntimeBackend(BackendBase):
     name = "onnxruntime"
     max_ir_version = 13  # onnxruntime 1.31 rejects IR 14 (what onnx 1.23 writes by default)
+    max_ai_onnx_opset = 26
 
     def __init__(self, providers: list[str] | None = None, threads: int = 1):
         import onnxruntime as ort
@@ -91,8 +92,6 @@ class OnnxRuntimeBackend(BackendBase):
     def describe(self) -> dict:
         return {"name": self.name, "version": self.version(), "providers": self.providers}
 
-    def max_opset(self, domain: str) -> int | None:
-        return 26 if domain in ("", "ai.onnx") else None
 
     def prepare(self, model_bytes: bytes):
         sess = self._ort.InferenceSession(model_bytes, sess_options=self._options, providers=self.providers)

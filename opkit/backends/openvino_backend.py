@@ -100,6 +100,7 @@ class OpenVinoBackend(BackendBase):
 
     name = "openvino"
     max_ir_version = 13  # accepts 3..14 (tested); 13 keeps models identical to onnxruntime's
+    max_ai_onnx_opset = 28  # loads opsets 7..28 (tested)
 
     def __init__(self, precision: str = "f32", threads: int = 1, max_compiled: int = 160):
         (ov,) = require("openvino", "openvino", "openvino")
@@ -129,8 +130,6 @@ class OpenVinoBackend(BackendBase):
                 "inference_precision_hint": self.precision,
                 "device_default_precision_hint": self.default_precision, "threads": self.threads}
 
-    def max_opset(self, domain: str) -> int | None:
-        return 28 if domain in ("", "ai.onnx") else None  # loads opsets 7..28 (tested)
 
     @backend_api_prepare
     def prepare(self, model_bytes: bytes):

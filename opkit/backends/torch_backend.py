@@ -108,6 +108,7 @@ def _to_numpy(torch, value):
 class TorchBackend(BackendBase):
     name = "torch"
     max_ir_version = 13  # onnx2torch reads IR 3..14 (tested); 13 keeps models identical to onnxruntime's
+    max_ai_onnx_opset = 28  # loads opsets 7..28 (tested)
 
     def __init__(self, threads: int = 1):
         (torch,) = require("torch", "torch", "torch")
@@ -132,8 +133,6 @@ class TorchBackend(BackendBase):
         return {"name": self.name, "version": self.version(), "onnx2torch": o2t, "device": "cpu",
                 "threads": self.threads, "torchvision": "stub (CUDA-only wheel)" if self.torchvision_stub else "ok"}
 
-    def max_opset(self, domain: str) -> int | None:
-        return 28 if domain in ("", "ai.onnx") else None  # loads opsets 7..28 (tested)
 
     @backend_api_prepare
     def prepare(self, model_bytes: bytes):

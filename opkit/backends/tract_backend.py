@@ -156,6 +156,7 @@ def _from_tract(tract, tensor):
 class TractBackend(BackendBase):
     name = "tract"
     max_ir_version = 13  # loads IR 3..14 (tested); 13 keeps models identical to onnxruntime's
+    max_ai_onnx_opset = 28  # loads opsets 7..28 (tested)
 
     def __init__(self):
         (tract,) = require("tract", "tract", "tract")
@@ -176,8 +177,6 @@ class TractBackend(BackendBase):
     def describe(self) -> dict:
         return {"name": self.name, "version": self.version(), "device": "CPU"}
 
-    def max_opset(self, domain: str) -> int | None:
-        return 28 if domain in ("", "ai.onnx") else None  # loads opsets 7..28 (tested)
 
     @backend_api_prepare
     def prepare(self, model_bytes: bytes):
