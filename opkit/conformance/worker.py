@@ -196,10 +196,7 @@ class Worker:
         than ``requests`` when the worker crashed or timed out (its last item says which)."""
         if len(requests) == 1:
             return [self.run(*requests[0], timeout=timeout)]
-        if self._proc is None or not self._proc.is_alive():
-            if self._proc is not None:
-                self._kill()
-            self._start()
+        self._ensure_started()
         batch, sent_keys = [], set()
         for key, model_bytes, feeds in requests:
             send = None
@@ -207,27 +204,14 @@ class Worker:
                 send = model_bytes() if callable(model_bytes) else model_bytes
                 sent_keys.add(key)
             batch.append((key, send, feeds))
-        limit = self.timeout if timeout is None else timeout
-        try:
-            self._conn.send(("batch", batch))
-        except (BrokenPipeError, OSError) as exc:
-            self._kill()
-            return [Result(CRASH, None, f"worker pipe broken: {exc}")]
+        broken = self._send(("batch", batch))
+        if broken is not None:
+            return [broken]
         out: list[Result] = []
-        for (key, model_bytes, feeds) in requests:
-            start = time.perf_counter()
-            if not self._conn.poll(limit):
-                self._kill()
-                out.append(Result(TIMEOUT, None, f"no answer within {limit:g} s (worker killed and restarted)"))
-                return out
-            try:
-                result = self._conn.recv()
-            except (EOFError, ConnectionResetError, OSError):
-                self._proc.join(5)
-                code = self._proc.exitcode
-                self._kill()
-                out.append(Result(CRASH, None, f"backend worker died: {_exit_text(code)} after "
-                                               f"{time.perf_counter() - start:.2f} s"))
+        for key, _, _ in requests:
+            result = self._receive(timeout)
+            if result.kind in (TIMEOUT, CRASH):
+                out.append(result)
                 return out
             if result.kind == "nomodel":
                 self._keys.discard(key)
@@ -254,31 +238,16 @@ class Worker:
     def run(self, key: str, model_bytes, feeds: dict, timeout: float | None = None, retry: bool = True) -> Result:
         """Run feeds through the model with signature ``key``; ``model_bytes`` may be a callable
         producing the bytes (only called when the worker does not hold the session yet)."""
-        if self._proc is None or not self._proc.is_alive():
-            if self._proc is not None:
-                self._kill()
-            self._start()
+        self._ensure_started()
         send_bytes = None
         if key not in self._keys:
             send_bytes = model_bytes() if callable(model_bytes) else model_bytes
-        limit = self.timeout if timeout is None else timeout
-        try:
-            self._conn.send((key, send_bytes, feeds))
-        except (BrokenPipeError, OSError) as exc:
-            self._kill()
-            return Result(CRASH, None, f"worker pipe broken: {exc}")
-        start = time.perf_counter()
-        if not self._conn.poll(limit):
-            self._kill()
-            return Result(TIMEOUT, None, f"no answer within {limit:g} s (worker killed and restarted)")
-        try:
-            result = self._conn.recv()
-        except (EOFError, ConnectionResetError, OSError):
-            self._proc.join(5)
-            code = self._proc.exitcode
-            self._kill()
-            return Result(CRASH, None, f"backend worker died: {_exit_text(code)} after "
-                                       f"{time.perf_counter() - start:.2f} s")
+        broken = self._send((key, send_bytes, feeds))
+        if broken is not None:
+            return broken
+        result = self._receive(timeout)
+        if result.kind in (TIMEOUT, CRASH):
+            return result
         if result.kind == "nomodel":  # the worker evicted the session: send the model again
             self._keys.discard(key)
             return self.run(key, model_bytes, feeds, timeout)
@@ -286,6 +255,38 @@ class Worker:
         if retry and _exhausted(result):
             return self._retry_fresh((key, model_bytes, feeds), timeout)
         return result
+
+    # -- the pipe
+    def _ensure_started(self):
+        if self._proc is None or not self._proc.is_alive():
+            if self._proc is not None:
+                self._kill()
+            self._start()
+
+    def _send(self, message) -> Result | None:
+        """Send a request; a crash Result when the worker is gone, else None."""
+        try:
+            self._conn.send(message)
+        except (BrokenPipeError, OSError) as exc:
+            self._kill()
+            return Result(CRASH, None, f"worker pipe broken: {exc}")
+        return None
+
+    def _receive(self, timeout: float | None) -> Result:
+        """The worker's next answer, or a timeout / crash Result (the worker is then killed)."""
+        limit = self.timeout if timeout is None else timeout
+        start = time.perf_counter()
+        if not self._conn.poll(limit):
+            self._kill()
+            return Result(TIMEOUT, None, f"no answer within {limit:g} s (worker killed and restarted)")
+        try:
+            return self._conn.recv()
+        except (EOFError, ConnectionResetError, OSError):
+            self._proc.join(5)
+            code = self._proc.exitcode
+            self._kill()
+            return Result(CRASH, None, f"backend worker died: {_exit_text(code)} after "
+                                       f"{time.perf_counter() - start:.2f} s")
 
 
 # An engine that has created many compiled models can run out of threads or address space inside
