@@ -22,6 +22,7 @@ import os
 import re
 from collections import Counter
 
+from ..conformance.outcomes import OUTCOMES
 from . import GenContext
 
 NAME = "scoreboard"
@@ -112,12 +113,7 @@ def render(root: str, reports: list[dict]) -> dict[str, str]:
         for k in sorted(info):
             if k in _DESCRIBE_SKIP:
                 continue
-            v = info[k]
-            if isinstance(v, dict):
-                v = ", ".join(f"{a}={b}" for a, b in sorted(v.items()))
-            elif isinstance(v, list):
-                v = " ".join(str(x) for x in v)
-            extras.append(f"{k}: {v}")
+            extras.append(f"{k}: {_setting_text(info[k])}")
         return _esc("; ".join(extras)) or "-"
 
     # -- index
@@ -193,14 +189,9 @@ def render(root: str, reports: list[dict]) -> dict[str, str]:
         for k in sorted(info):
             if k in ("name",):
                 continue
-            v = info[k]
-            if isinstance(v, dict):
-                v = ", ".join(f"{a}={b}" for a, b in sorted(v.items()))
-            elif isinstance(v, list):
-                v = " ".join(str(x) for x in v)
-            lines.append(f"| {_esc(str(k))} | {_esc(str(v))} |")
+            lines.append(f"| {_esc(str(k))} | {_esc(_setting_text(info[k]))} |")
         lines += ["", "## Outcomes", "", "| Outcome | Cases |", "|---|---|"]
-        for o in ("pass", "mismatch", "unsupported", "error", "crash", "timeout", "xfail", "xpass"):
+        for o in OUTCOMES:
             if t[o]:
                 lines.append(f"| {o} | {t[o]} |")
         lines += ["", f"Agrees with the reference kernel on {agree[r]} of {bindings[r]} op x type bindings.", ""]
@@ -228,6 +219,15 @@ def render(root: str, reports: list[dict]) -> dict[str, str]:
                              f"| {_esc(_short(_scrub(first.message)))} | {link} |")
         files[f"{OUT}/{rt_pages[r]}.md"] = "\n".join(lines).rstrip() + "\n"
     return files
+
+
+def _setting_text(value) -> str:
+    """A backend setting from the report's target (dicts and lists flattened) as one line."""
+    if isinstance(value, dict):
+        return ", ".join(f"{a}={b}" for a, b in sorted(value.items()))
+    if isinstance(value, list):
+        return " ".join(str(x) for x in value)
+    return str(value)
 
 
 def _scrub(message: str) -> str:
