@@ -82,35 +82,31 @@ def io_elems(model) -> tuple[dict[str, str], list[str], list[str]]:
 
 def with_ranks(model, ranks: dict[str, int]):
     """A copy of ``model`` whose graph inputs have the given ranks, each dim a named symbol."""
-    import onnx
-
-    m = onnx.ModelProto()
-    m.CopyFrom(model)
-    for vi in m.graph.input:
-        if vi.name not in ranks:
-            continue
-        t = vi.type.tensor_type
-        t.ClearField("shape")
-        t.shape.SetInParent()
-        for j in range(ranks[vi.name]):
-            t.shape.dim.add().dim_param = f"{_sym(vi.name)}_{j}"
-    return m
+    return _with_input_dims(model, {name: [f"{_sym(name)}_{j}" for j in range(rank)] for name, rank in ranks.items()})
 
 
 def with_shapes(model, shapes: dict[str, tuple]):
     """A copy of ``model`` whose graph inputs have the given static shapes."""
+    return _with_input_dims(model, {name: [int(d) for d in shape] for name, shape in shapes.items()})
+
+
+def _with_input_dims(model, dims: dict[str, list]):
+    """A copy of ``model`` whose named graph inputs get these dims (ints: static, strings: symbols)."""
     import onnx
 
     m = onnx.ModelProto()
     m.CopyFrom(model)
     for vi in m.graph.input:
-        if vi.name not in shapes:
+        if vi.name not in dims:
             continue
         t = vi.type.tensor_type
         t.ClearField("shape")
         t.shape.SetInParent()
-        for d in shapes[vi.name]:
-            t.shape.dim.add().dim_value = int(d)
+        for d in dims[vi.name]:
+            if isinstance(d, str):
+                t.shape.dim.add().dim_param = d
+            else:
+                t.shape.dim.add().dim_value = d
     return m
 
 
