@@ -21,6 +21,7 @@ import tracemalloc
 import ml_dtypes
 import numpy as np
 import pytest
+from onnxruntime_pin import require_recorded_onnxruntime
 
 from opkit.spec.load import load_spec_file
 from opkit.spec.model import OpVersion, TensorValue
@@ -520,7 +521,7 @@ def test_reimport_onnx_keeps_extensions():
 
 
 def test_reimport_onnxruntime_keeps_extensions():
-    pytest.importorskip("onnxruntime")
+    require_recorded_onnxruntime()
     assert _cli("import", "onnxruntime", "--op", "Trilu", "--check") == 0
 
 

@@ -14,11 +14,14 @@ import os
 import numpy as np
 import pytest
 
+from onnxruntime_pin import require_recorded_onnxruntime
+
 try:
-    from onnxruntime.capi import onnxruntime_pybind11_state as _C
-except ImportError as exc:  # pragma: no cover - depends on the environment
-    pytest.skip(f"onnxruntime is not importable ({exc}); pip install 'opkit[ort]' to compare "
-                "com.microsoft specs against its schemas", allow_module_level=True)
+    require_recorded_onnxruntime()
+except pytest.skip.Exception as exc:  # pragma: no cover - depends on the environment
+    pytest.skip(str(exc), allow_module_level=True)
+
+from onnxruntime.capi import onnxruntime_pybind11_state as _C  # noqa: E402
 
 import onnx  # noqa: E402
 import onnx.helper  # noqa: E402
