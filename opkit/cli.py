@@ -10,6 +10,7 @@ Exit codes (every subcommand):
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import sys
 import time
@@ -21,14 +22,38 @@ class UsageError(Exception):
     """A problem with how opkit was called: printed as one line, exit code 2."""
 
 
-def _project_root() -> str:
-    from .paths import project_root
+def _project(args: argparse.Namespace | None = None):
+    """The project this command works on (activated in ``main``)."""
+    from .project import active
 
-    return project_root()
+    return getattr(args, "project", None) or active()
+
+
+def _project_root(args: argparse.Namespace | None = None) -> str:
+    return _project(args).root
 
 
 def _specs_dir(args: argparse.Namespace) -> str:
-    return args.specs or os.path.join(_project_root(), "specs")
+    """The spec folder commands that write specs (import) write into."""
+    project = _project(args)
+    if not project.trees:
+        raise UsageError("no spec folder of your own here: give --specs DIR, or add [tool.opkit] to "
+                         "pyproject.toml (`opkit init` makes one)")
+    return project.trees[0].specs
+
+
+def _own_spec_dirs(args: argparse.Namespace) -> list[str]:
+    """What validate checks by default: the project's spec folders, else opkit's built-in ones."""
+    from .project import builtin_tree
+
+    project = _project(args)
+    return [t.specs for t in project.trees] or [builtin_tree().specs]
+
+
+def _conflict_lines() -> list[str]:
+    from . import catalog
+
+    return [str(c) for c in catalog.conflicts()]
 
 
 def _err(message: str) -> None:
@@ -42,7 +67,7 @@ def _err(message: str) -> None:
 def cmd_validate(args: argparse.Namespace) -> int:
     from .spec.load import load_specs, spec_files
 
-    paths = args.paths or [_specs_dir(args)]
+    paths = args.paths or _own_spec_dirs(args)
     for path in paths:
         if not os.path.exists(path):
             raise UsageError(f"no such file or folder: {path}")
@@ -51,16 +76,22 @@ def cmd_validate(args: argparse.Namespace) -> int:
     specs, diags = load_specs(paths)
     for diag in sorted(diags, key=lambda d: (d.location.file, d.location.line, d.location.col)):
         print(_relative(diag), flush=False)
+    # a project op that silently shadows a built-in one is a spec error too
+    conflicts = [line for line in _conflict_lines() if not args.paths or any(
+        line.startswith(os.path.abspath(p)) for p in paths)]
+    for line in conflicts:
+        print(_relative(line))
+    problems = len(diags) + len(conflicts)
     elapsed = time.perf_counter() - start
     versions = sum(len(s.versions) for s in specs)
     summary = (f"{len(files)} files, {len(specs)} ops, {versions} versions: "
-               f"{len(diags)} error{'s' if len(diags) != 1 else ''} ({elapsed:.2f} s)")
-    if not args.quiet or diags:
+               f"{problems} error{'s' if problems != 1 else ''} ({elapsed:.2f} s)")
+    if not args.quiet or problems:
         print(summary, file=sys.stderr)
-    return EXIT_PROBLEMS if diags else EXIT_OK
+    return EXIT_PROBLEMS if problems else EXIT_OK
 
 
-def _relative(diag) -> str:
+def _relative(diag) -> str:  # a Diagnostic or a line that starts with a path
     text = str(diag)
     cwd = os.getcwd() + os.sep
     return text[len(cwd):] if text.startswith(cwd) else text
@@ -91,6 +122,8 @@ def cmd_import(args: argparse.Namespace) -> int:
     if problems:
         _err(f"{len({d.location.file for d in problems})} spec file(s) on disk do not load; they were left "
              "untouched so nothing hand-written is lost. Fix them and import again.")
+    if args.check:
+        _print_import_news(args, specs, only, {d.location.file for d in problems})
     verb = "would change" if args.check else "written"
     print(f"{len(specs)} ops from {args.source}: {len(result.written)} {verb}, {result.unchanged} unchanged",
           file=sys.stderr)
@@ -101,6 +134,24 @@ def cmd_import(args: argparse.Namespace) -> int:
     return EXIT_PROBLEMS if problems else EXIT_OK
 
 
+def _print_import_news(args: argparse.Namespace, specs: list, only: set[str] | None, broken: set[str]) -> None:
+    """What the installed registry adds, changes or removes, before the per-file lines."""
+    from .importers.news import import_news, load_on_disk, render_news
+    from .importing import spec_path
+
+    specs_dir = _specs_dir(args)
+    # a spec whose file does not load is neither new nor changed: it is reported above
+    specs = [s for s in specs if (not only or s.name in only) and spec_path(specs_dir, s) not in broken]
+    on_disk = [s for s in load_on_disk(specs_dir, {s.domain for s in specs}) if not only or s.name in only]
+    cwd = os.getcwd() + os.sep
+    shown = specs_dir[len(cwd):] if specs_dir.startswith(cwd) else specs_dir
+    command = " ".join([f"opkit import {args.source}"] + [f"--op {name}" for name in sorted(only or ())])
+    news = import_news(args.source, specs, on_disk)
+    # stdout stays empty when there is nothing to do, as it always was for a clean --check
+    for line in render_news(news, shown, command):
+        print(line, file=sys.stderr if news.up_to_date else sys.stdout)
+
+
 # ---------------------------------------------------------------------------------------------
 # gen
 
@@ -108,11 +159,30 @@ def cmd_import(args: argparse.Namespace) -> int:
 def cmd_gen(args: argparse.Namespace) -> int:
     from .generate import generate
 
-    root = _project_root()
-    return generate(root, _specs_dir(args), check=args.check, only=args.only, verbose=not args.quiet)
+    project = _project(args)
+    require_own_specs(project, "generate")
+    return generate(project, check=args.check, only=args.only, verbose=not args.quiet)
+
+
+def require_own_specs(project, doing: str) -> None:
+    """Commands that write generated files need specs of the project's own, never site-packages."""
+    if not project.trees:
+        raise UsageError(f"nothing to {doing}: no [tool.opkit] in a pyproject.toml here or above, and no --specs; "
+                         "`opkit init` makes a project with one example spec")
+    if not project.writable:
+        raise UsageError(f"refusing to {doing} into opkit's installed package ({project.trees[0].specs}); "
+                         "point --specs or [tool.opkit] at a folder of your own")
+    conflicts = _conflict_lines()
+    if conflicts:
+        raise UsageError(conflicts[0] + (f" (and {len(conflicts) - 1} more; run `opkit validate`)"
+                                         if len(conflicts) > 1 else ""))
 
 
 # ---------------------------------------------------------------------------------------------
+
+
+SPECS_HELP = ("a spec folder of your own (<domain>/<Op>.yaml inside; repeatable); replaces the [tool.opkit] "
+              "`specs` of pyproject.toml. opkit's built-in specs are always seen too")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -124,8 +194,12 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="Exit codes: 0 ok, 1 problems found, 2 usage error. Run `opkit COMMAND --help` for details.",
     )
     parser.add_argument("--version", action="version", version=f"opkit {__version__}")
-    parser.add_argument("--specs", metavar="DIR", help="spec tree to use (default: ./specs of the project)")
+    parser.add_argument("--specs", action="append", metavar="DIR", help=SPECS_HELP)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    # every subcommand takes --specs too (after its name), like the global option
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--specs", action="append", metavar="DIR", default=argparse.SUPPRESS, help=SPECS_HELP)
+    sub.add_parser = functools.partial(sub.add_parser, parents=[common])
 
     p = sub.add_parser("validate", help="check spec files; print every diagnostic as PATH:LINE:COL: error: ...",
                        description="Load spec files and report every problem found, one per line, as "
@@ -141,7 +215,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("source", choices=["onnx", "onnxruntime"], help="onnx: onnx.defs (all domains); "
                    "onnxruntime: the com.microsoft contrib schemas")
     p.add_argument("--op", action="append", metavar="OP", help="import only this op (repeatable)")
-    p.add_argument("--check", action="store_true", help="write nothing; exit 1 if specs/ would change")
+    p.add_argument("--check", action="store_true", help="write nothing; print first what the installed "
+                   "registry adds, changes or removes; exit 1 if specs/ would change")
     p.set_defaults(func=cmd_import)
 
     p = sub.add_parser("gen", help="generate kernels, tests, docs and the JSON Schema from the specs",
@@ -162,7 +237,8 @@ def _extra_commands():
     """Subcommands that live in their own modules (show/diff, test, docs), when present."""
     import importlib
 
-    for module in ("opkit.commands.show", "opkit.commands.test", "opkit.commands.compare", "opkit.commands.docs"):
+    for module in ("opkit.commands.show", "opkit.commands.test", "opkit.commands.compare", "opkit.commands.docs",
+                   "opkit.commands.init"):
         try:
             mod = importlib.import_module(module)
         except ModuleNotFoundError as exc:
@@ -178,9 +254,13 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return EXIT_USAGE
+    from .project import ConfigError, discover, using
+
     try:
-        return args.func(args)
-    except UsageError as exc:
+        with using(discover(specs=args.specs or ())) as project:
+            args.project = project
+            return args.func(args)
+    except (UsageError, ConfigError) as exc:
         _err(str(exc))
         return EXIT_USAGE
     except KeyboardInterrupt:

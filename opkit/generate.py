@@ -1,4 +1,11 @@
-"""``opkit gen``: load specs, run every emitter, write (or check) the results."""
+"""``opkit gen``: load the project's specs, run every emitter, write (or check) the results.
+
+Emitters name their outputs relative to a project root with ``generated/`` as the generated
+folder; here that folder is mapped onto the project's ``generated`` setting. A user project gets
+the files of its own ops only (kernels, tests, pages, its operator index and changelog); the
+files that describe opkit itself (the JSON Schema, the coverage and scoreboard pages) are written
+only in opkit's own checkout.
+"""
 
 from __future__ import annotations
 
@@ -7,21 +14,33 @@ import sys
 import time
 
 from .emit import GenContext, emitters
+from .project import Project
 from .spec.load import load_specs
 from .writer import write_files
 
+GENERATED = "generated/"
+# emitters that describe opkit itself, not a project's ops
+BUILTIN_ONLY = frozenset({"json-schema", "coverage", "scoreboard"})
 
-def generate(root: str, specs_dir: str, *, check: bool = False, only: list[str] | None = None,
+
+def _target(project: Project, path: str) -> str | None:
+    """Where an emitter's ``path`` goes in ``project`` (None: not this project's to write)."""
+    if path.startswith(GENERATED):
+        return os.path.join(project.generated, *path[len(GENERATED):].split("/"))
+    return os.path.join(project.root, path) if project.builtin else None
+
+
+def generate(project: Project, *, check: bool = False, only: list[str] | None = None,
              verbose: bool = True) -> int:
     start = time.perf_counter()
-    specs, diags = load_specs([specs_dir])
+    specs, diags = load_specs([t.specs for t in project.trees])
     if diags:
         for diag in diags:
             print(diag)
         print(f"opkit gen: {len(diags)} spec error(s); nothing generated (run `opkit validate`)", file=sys.stderr)
         return 1
-    ctx = GenContext(tuple(specs), root)
-    selected = emitters()
+    ctx = GenContext(tuple(specs), project.root)
+    selected = [e for e in emitters() if project.builtin or e[0] not in BUILTIN_ONLY]
     if only:
         known = {name for name, _, _ in selected}
         unknown = set(only) - known
@@ -33,15 +52,20 @@ def generate(root: str, specs_dir: str, *, check: bool = False, only: list[str] 
     problems = 0
     for name, emit, owned in selected:
         t0 = time.perf_counter()
-        files = {os.path.join(root, path): text for path, text in emit(ctx).items()}
-        result = write_files(files, check=check, managed_dirs=tuple(os.path.join(root, d) for d in owned))
+        files = {}
+        for path, text in emit(ctx).items():
+            target = _target(project, path)
+            if target is not None:
+                files[target] = text
+        managed = tuple(t for t in (_target(project, d) for d in owned) if t is not None)
+        result = write_files(files, check=check, managed_dirs=managed)
         changed = list(result.written) + list(result.stale)
         if check and changed:
             problems += len(changed)
             for path in result.written:
-                print(f"out of date: {os.path.relpath(path, root)} (emitter {name})")
+                print(f"out of date: {os.path.relpath(path, project.root)} (emitter {name})")
             for path in result.stale:
-                print(f"stale: {os.path.relpath(path, root)} (no spec produces it any more)")
+                print(f"stale: {os.path.relpath(path, project.root)} (no spec produces it any more)")
         if verbose:
             verb = "out of date" if check else "written"
             print(f"  {name:<14} {len(files):>5} files, {len(result.written):>4} {verb}, "
@@ -50,3 +74,26 @@ def generate(root: str, specs_dir: str, *, check: bool = False, only: list[str] 
         state = f"{problems} file(s) out of date; run `opkit gen`" if problems else "up to date" if check else "done"
         print(f"opkit gen: {len(specs)} specs, {state} ({time.perf_counter() - start:.2f} s)", file=sys.stderr)
     return 1 if problems else 0
+
+
+def stale_kernels(project: Project, specs: list) -> list[str]:
+    """Project ops among ``specs`` whose generated kernel file is missing or older than the spec:
+    testing them would test yesterday's kernel (or none), so ``opkit test`` asks for ``opkit gen``."""
+    from .emit import kernels
+
+    mine = [s for s in specs if not project.builtin and any(
+        os.path.dirname(os.path.dirname(os.path.abspath(s.path))) == os.path.abspath(t.specs)
+        for t in project.trees)]
+    if not mine:
+        return []
+    stale = []
+    for path, text in kernels.emit(GenContext(tuple(mine), project.root)).items():
+        target = _target(project, path)
+        try:
+            with open(target, encoding="utf-8", newline="") as fh:
+                if fh.read() == text:
+                    continue
+        except OSError:
+            pass
+        stale.append(os.path.relpath(target, project.root))
+    return stale

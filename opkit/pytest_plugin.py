@@ -97,7 +97,7 @@ def pytest_collection_modifyitems(config, items):
 
 def _make_handle(name: str, config):
     from opkit.backends.registry import BackendNotFound, resolve
-    from opkit.conformance.outcomes import Expectations, default_expectations_path, load_expectations
+    from opkit.conformance.outcomes import Expectations, default_expectation_files, load_expectations
     from opkit.conformance.runner import BackendRunner, Runner
     from opkit.conformance.worker import Worker
 
@@ -112,13 +112,7 @@ def _make_handle(name: str, config):
                     timeout=timeout, backend_name=info.get("name", name))
     files = config.getoption("opkit_expectations")
     if not files:
-        root = str(config.rootpath)
-        default = default_expectations_path(root, spec.name)
-        if not os.path.exists(default):
-            from opkit.conformance.harness import ROOT
-
-            default = default_expectations_path(ROOT, spec.name)
-        files = [default] if os.path.exists(default) else []
+        files = default_expectation_files(spec.name)
     expectations = Expectations()
     for path in files:
         expectations.entries += load_expectations(path).entries

@@ -151,7 +151,12 @@ def test_sigterm_writes_a_partial_report(tmp_path, jobs):
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     time.sleep(12)
     proc.send_signal(signal.SIGTERM)
-    out, err = proc.communicate(timeout=60)
+    try:
+        out, err = proc.communicate(timeout=60)
+    except subprocess.TimeoutExpired:  # fail, but never leave the run behind
+        proc.kill()
+        out, err = proc.communicate()
+        pytest.fail(f"SIGTERM did not end the run within 60 s: {err[-2000:]}")
     assert proc.returncode == 130, err[-2000:]
     report = json.loads(path.read_text())
     assert report["settings"]["interrupted"] is True

@@ -57,12 +57,13 @@ def attribute_value(attr: onnx.AttributeProto) -> Any:
 
 @functools.lru_cache(maxsize=None)
 def _spec(domain: str, op: str):
-    path = os.path.join(registry.ROOT, "specs", domain, f"{op}.yaml")
-    if not os.path.exists(path):
-        return None
+    from .. import catalog
     from ..spec.load import load_specs
 
-    specs, _ = load_specs([path])
+    entry = catalog.find(domain, op)
+    if entry is None:
+        return None
+    specs, _ = load_specs([entry.path])
     return specs[0] if specs else None
 
 

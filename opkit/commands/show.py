@@ -27,10 +27,11 @@ def _usage_error(message: str) -> Exception:
     return UsageError(message)
 
 
-def _specs_dir(args: argparse.Namespace) -> str:
-    from ..cli import _specs_dir as specs_dir
+def _visible_spec_files() -> list[str]:
+    """Every spec the project sees: its own, then opkit's built-in ones."""
+    from .. import catalog
 
-    return specs_dir(args)
+    return [entry.path for entry in catalog.entries()]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -41,13 +42,13 @@ def _domain_order(domain: str) -> tuple[int, str]:
     return (0 if domain == DEFAULT_DOMAIN else 1, domain)
 
 
-def find_spec(specs_dir: str, op: str, domain: str | None) -> OpSpec:
-    """Load the spec of ``op`` (in ``domain``, or the first domain holding it); UsageError if none."""
-    from ..spec.load import load_spec_file, spec_files
+def find_spec(files: list[str], op: str, domain: str | None) -> OpSpec:
+    """Load the spec of ``op`` (in ``domain``, or the first domain holding it) from ``files``;
+    UsageError if none. ``op`` may be qualified, ``domain::Op``."""
+    from ..spec.load import load_spec_file
 
-    if not os.path.isdir(specs_dir):
-        raise _usage_error(f"no spec folder at {specs_dir}")
-    files = spec_files([specs_dir])
+    if "::" in op and domain is None:
+        domain, op = op.split("::", 1)
     by_name: dict[str, list[tuple[str, str]]] = {}
     for path in files:
         name = os.path.splitext(os.path.basename(path))[0]
@@ -58,7 +59,8 @@ def find_spec(specs_dir: str, op: str, domain: str | None) -> OpSpec:
         if len(folded) == 1:
             op, candidates = folded[0], by_name[folded[0]]
     if candidates is None:
-        raise _usage_error(f"no op named {op!r} in {specs_dir}" + _did_you_mean(op, sorted(by_name)))
+        raise _usage_error(f"no op named {op!r} in this project or opkit's built-in specs"
+                           + _did_you_mean(op, sorted(by_name)))
     domains = sorted((d for d, _ in candidates), key=_domain_order)
     if domain is not None:
         if domain not in domains:
@@ -253,7 +255,7 @@ def version_data(spec: OpSpec, version: OpVersion) -> dict[str, Any]:
 
 def cmd_show(args: argparse.Namespace) -> int:
     try:
-        spec = find_spec(_specs_dir(args), args.op, args.domain)
+        spec = find_spec(_visible_spec_files(), args.op, args.domain)
     except _SpecProblem as exc:
         print(f"opkit: {exc}", file=sys.stderr)
         return EXIT_PROBLEMS
@@ -275,7 +277,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
     from ..spec.diff import diff_versions, render_diff_markdown, render_diff_text
 
     try:
-        spec = find_spec(_specs_dir(args), args.op, args.domain)
+        spec = find_spec(_visible_spec_files(), args.op, args.domain)
     except _SpecProblem as exc:
         print(f"opkit: {exc}", file=sys.stderr)
         return EXIT_PROBLEMS

@@ -70,23 +70,16 @@ def add_test_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentPars
 # ------------------------------------------------------------------------------------------------
 
 
-def _root() -> str:
-    from ..paths import project_root
-
-    return project_root()
-
-
-def _select_specs(specs_dir: str, ops: list[str] | None):
-    """(specs to test, problems) for --op values (None: every op with a kernel)."""
+def _select_specs(ops: list[str] | None):
+    """The specs to test for --op values (None: every op with a kernel), from every spec the
+    project sees (its own, then opkit's built-in ones)."""
+    from .. import catalog
     from ..spec.load import load_spec_file
     from ..spec.types import suggest
 
-    domains = sorted(d for d in os.listdir(specs_dir) if os.path.isdir(os.path.join(specs_dir, d)))
     index: dict[str, list[tuple[str, str]]] = {}
-    for d in domains:
-        for f in os.listdir(os.path.join(specs_dir, d)):
-            if f.endswith(".yaml"):
-                index.setdefault(f[:-5], []).append((d, os.path.join(specs_dir, d, f)))
+    for entry in catalog.entries():
+        index.setdefault(entry.op, []).append((entry.domain, entry.path))
     wanted: list[tuple[str, str]] = []
     if ops:
         for item in ops:
@@ -116,9 +109,13 @@ def _select_specs(specs_dir: str, ops: list[str] | None):
 def _backend_specs(args):
     from ..backends.registry import BackendNotFound, resolve
 
-    names = args.backend or []
+    from ..project import active
+
+    default = active().backend
+    names = args.backend or ([default] if default else [])
     if not names:
-        raise TestUsageError("give at least one --backend (e.g. --backend onnxruntime)")
+        raise TestUsageError("give at least one --backend (e.g. --backend onnxruntime), or set `backend` in "
+                             "[tool.opkit] of pyproject.toml")
     out = []
     for name in names:
         options = {}
@@ -150,15 +147,12 @@ def _check_available(spec) -> None:
             raise BackendUnavailable(f"backend {spec.name!r} needs onnxruntime: pip install 'opkit[ort]'") from None
 
 
-def _expectations(args, root, backend_name):
-    from .outcomes import Expectations, default_expectations_path, load_expectations
+def _expectations(args, backend_name):
+    from .outcomes import Expectations, default_expectation_files, load_expectations
 
     if args.no_expectations:
         return Expectations(), []
-    paths = list(args.expectations or [])
-    default = default_expectations_path(root, backend_name)
-    if not args.expectations and os.path.exists(default):
-        paths.append(default)
+    paths = list(args.expectations or []) or default_expectation_files(backend_name)
     merged = Expectations()
     for path in paths:
         merged.entries += load_expectations(path).entries
@@ -338,6 +332,7 @@ def run_test(args: argparse.Namespace) -> int:
 
 
 def _run_test(args: argparse.Namespace) -> int:
+    from .. import catalog
     from ..backends.registry import BackendUnavailable
     from .outcomes import SUCCESS, ExpectationsError
     from .report import Progress, build_report, environment, failures_text, summary_table, write_report
@@ -349,19 +344,29 @@ def _run_test(args: argparse.Namespace) -> int:
         raise TestUsageError("--timeout must be positive")
     if args.shrink_budget is not None and args.shrink_budget < 0:
         raise TestUsageError("--shrink-budget must be 0 or more")
-    root = _root()
-    specs_dir = getattr(args, "specs", None) or os.path.join(root, "specs")
+    from ..project import active
+
+    project = active()
+    conflicts = catalog.conflicts()
+    if conflicts:
+        raise TestUsageError(str(conflicts[0]))
     backend_specs = _backend_specs(args)
     for spec_b in backend_specs:
         try:
             _check_available(spec_b)
         except BackendUnavailable as exc:
             raise TestUsageError(str(exc)) from None
-    specs = _select_specs(specs_dir, args.op)
+    specs = _select_specs(args.op)
+    from ..generate import stale_kernels
+
+    stale = stale_kernels(project, specs)
+    if stale:
+        raise TestUsageError(f"generated kernels are missing or older than their specs ({', '.join(stale)}): "
+                             "run `opkit gen` first")
     if not specs:
         raise TestUsageError("no ops to test (no spec has a reference kernel yet?)")
     suites = _suites(args)
-    repro_dir = None if args.no_repro else (args.repro_dir or os.path.join(root, ".opkit", "repro"))
+    repro_dir = None if args.no_repro else (args.repro_dir or os.path.join(project.root, ".opkit", "repro"))
     progress = Progress(enabled=not args.quiet)
     start = time.perf_counter()
     records, infos, expectation_files = [], [], []
@@ -369,7 +374,7 @@ def _run_test(args: argparse.Namespace) -> int:
     for position, spec_b in enumerate(backend_specs):
         unit_suites = suites if position == 0 else [x for x in suites if x != "lowerings"]
         try:
-            expectations, files = _expectations(args, root, spec_b.name)
+            expectations, files = _expectations(args, spec_b.name)
         except (ExpectationsError, OSError) as exc:
             raise TestUsageError(str(exc)) from None
         expectation_files += files

@@ -11,12 +11,12 @@ from typing import Any, Callable
 
 import numpy as np
 
+from ..spec import scopes
 from ..spec.model import Example, OpSpec, OpVersion, TensorValue
 from ..strategies import Case, make_case
 from .compare import equal
 from .dtypes import elem_from_dtype, np_dtype
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 class Invalid(Exception):
@@ -29,13 +29,26 @@ class OracleTooSlow(Invalid):
 
 @functools.lru_cache(maxsize=None)
 def load_op(domain: str, op: str, specs_dir: str | None = None) -> OpSpec:
+    """The spec of ``domain::op``: from ``specs_dir`` when given, else wherever the active project
+    sees it (its own spec trees, then opkit's built-in one)."""
+    from .. import catalog
     from ..spec.load import load_spec_file
 
-    path = os.path.join(specs_dir or os.path.join(ROOT, "specs"), domain, f"{op}.yaml")
+    if specs_dir:
+        path = os.path.join(specs_dir, domain, f"{op}.yaml")
+    else:
+        entry = catalog.find(domain, op)
+        if entry is None:
+            raise LookupError(f"no spec for {domain}::{op} in this project or opkit's built-in specs")
+        path = entry.path
     spec, diags = load_spec_file(path)
     if spec is None or diags:
         raise ValueError(f"{path}: does not load ({len(diags)} problem(s)); run `opkit validate`")
     return spec
+
+
+def clear_caches() -> None:
+    load_op.cache_clear()
 
 
 def _registry_kernel(domain: str, op: str, since: int):
@@ -197,12 +210,10 @@ def _compile_expr(source: str):
 
 
 def property_namespace(case: Case, version: OpVersion, op_fn: Callable) -> dict[str, Any]:
-    ns: dict[str, Any] = {"np": np, "equal": equal, "op": op_fn}
-    ns.update(case.kernel_attributes())
-    for p in version.inputs:
-        ns.setdefault(p.name, None)
-    ns.update({name: arr for name, arr in case.inputs})
-    return ns
+    # every input and attribute is bound, None when absent: an optional attribute without a default
+    # (DiagonalMatrix1's OutputSizes) was left out, and properties naming it raised NameError
+    return scopes.namespace("property", version, {"np": np, "equal": equal, "op": op_fn},
+                            {**case.kernel_attributes(), **dict(case.inputs)})
 
 
 def check_property(prop, case: Case, version: OpVersion, op_fn: Callable) -> bool:
@@ -219,7 +230,7 @@ def lowering_function(lowering, version: OpVersion, target: Callable) -> Callabl
         out = target(*args, **kwargs)
         return out[0] if isinstance(out, tuple) and len(out) == 1 else out
 
-    ns = {"np": np, "target": call_target}
+    ns = scopes.provide("lowering", {"np": np, "target": call_target})  # + the parameters of ``lowered``
     exec(compile(src, f"<lowering {lowering.name}>", "exec"), ns)  # noqa: S102
     return ns["lowered"]
 

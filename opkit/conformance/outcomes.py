@@ -133,3 +133,16 @@ def _strings(value) -> tuple:
 
 def default_expectations_path(root: str, backend_name: str) -> str:
     return os.path.join(root, "conformance", "expectations", f"{backend_name}.yaml")
+
+
+def default_expectation_files(backend_name: str) -> list[str]:
+    """The expectation files that apply when none is named: the project's own for the backend, then
+    the one opkit ships for its built-in ops (both when they exist)."""
+    from ..project import active, builtin_expectations
+
+    found = []
+    for folder in (active().expectations, builtin_expectations()):
+        path = os.path.join(folder, f"{backend_name}.yaml")
+        if os.path.exists(path) and all(not os.path.samefile(path, f) for f in found):
+            found.append(path)
+    return found

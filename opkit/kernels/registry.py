@@ -1,7 +1,8 @@
 """Find and call generated kernels.
 
-Generated modules live at ``generated/kernels/<domain>/<op>.py`` (domains have dots, so they are
-loaded by file path, not imported as packages) and are cached after the first load.
+Generated modules live at ``<generated>/kernels/<domain>/<op>.py`` of the spec tree that defines
+the op (the project's or opkit's built-in one; ``opkit.catalog`` says which). Domains have dots, so
+they are loaded by file path, not imported as packages, and are cached after the first load.
 
 ``get_kernel(domain, op, since)`` returns a callable ``fn(*inputs, **attributes)`` that always
 returns a tuple with one entry per formal output (None for outputs the kernel did not produce).
@@ -21,11 +22,10 @@ from collections.abc import Callable
 
 import numpy as np
 
+from .. import catalog
 from ..emit.kernels import module_path, snake
 from ..spec.types import DEFAULT_DOMAIN
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-KERNEL_DIR = os.path.join(ROOT, "generated", "kernels")
 
 
 def _domain(domain: str) -> str:
@@ -34,8 +34,9 @@ def _domain(domain: str) -> str:
 
 @functools.lru_cache(maxsize=None)
 def _module(domain: str, op: str):
-    path = os.path.join(KERNEL_DIR, domain, f"{snake(op)}.py")
-    if not os.path.exists(path):
+    entry = catalog.find(domain, op)
+    path = entry.kernel_file if entry else None
+    if path is None or not os.path.exists(path):
         return None
     name = f"opkit_generated_kernels.{domain.replace('.', '_')}.{snake(op)}"
     spec = importlib.util.spec_from_file_location(name, path)
@@ -89,12 +90,12 @@ def _versions(domain: str, op: str) -> tuple[int, ...]:
     module = _module(domain, op)
     if module is not None:
         return tuple(module.VERSIONS)
-    path = os.path.join(ROOT, "specs", domain, f"{op}.yaml")
-    if not os.path.exists(path):
+    entry = catalog.find(domain, op)
+    if entry is None:
         return ()
     from ..spec.load import load_specs
 
-    specs, _ = load_specs([path])
+    specs, _ = load_specs([entry.path])
     return tuple(v.since for v in specs[0].versions) if specs else ()
 
 
@@ -116,19 +117,17 @@ def kernel_for_opset(domain: str, op: str, opset: int) -> Callable | None:
 def available_kernels() -> list[tuple[str, str, int]]:
     """(domain, op, since) for every generated kernel, sorted."""
     out = []
-    if not os.path.isdir(KERNEL_DIR):
-        return out
-    for domain in sorted(os.listdir(KERNEL_DIR)):
-        folder = os.path.join(KERNEL_DIR, domain)
-        if not os.path.isdir(folder):
-            continue
-        for spec_file in sorted(os.listdir(os.path.join(ROOT, "specs", domain))):
-            op = spec_file[:-5]
-            if not os.path.exists(os.path.join(folder, f"{snake(op)}.py")):
-                continue
-            module = _module(domain, op)
-            out.extend((domain, op, since) for since in sorted(module.KERNELS))
+    for entry in catalog.entries():
+        if os.path.exists(entry.kernel_file):
+            module = _module(entry.domain, entry.op)
+            out.extend((entry.domain, entry.op, since) for since in sorted(module.KERNELS))
     return out
+
+
+def clear_caches() -> None:
+    """Forget loaded kernels (after the active project changed)."""
+    for cached in (_module, _get_kernel, _versions):
+        cached.cache_clear()
 
 
 __all__ = ["get_kernel", "kernel_for_opset", "available_kernels", "version_for_opset", "module_path", "np"]
