@@ -25,6 +25,7 @@ class BuildWithBuiltinSpecs(build_py):
             return  # an editable install reads them from the checkout
         here = os.path.dirname(os.path.abspath(__file__))
         target = os.path.join(self.build_lib, "opkit", "_builtin")
+        shutil.rmtree(target, ignore_errors=True)  # a spec removed since the last build must not linger
         for folder in BUILTIN:
             source = os.path.join(here, folder)
             if not os.path.isdir(source):
