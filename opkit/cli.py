@@ -15,11 +15,9 @@ import os
 import sys
 import time
 
+from .errors import UsageError
+
 EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE = 0, 1, 2
-
-
-class UsageError(Exception):
-    """A problem with how opkit was called: printed as one line, exit code 2."""
 
 
 def _project(args: argparse.Namespace | None = None):

@@ -19,8 +19,16 @@ from .spec.load import load_specs
 from .writer import write_files
 
 GENERATED = "generated/"
-# emitters that describe opkit itself, not a project's ops
-BUILTIN_ONLY = frozenset({"json-schema", "coverage", "scoreboard"})
+# emitters that describe opkit itself (or reproduce ONNX's own changelog), not a project's ops
+BUILTIN_ONLY = frozenset({"json-schema", "coverage", "scoreboard", "changelog"})
+# the root page of a project's own site (opkit's site has a hand-written one)
+PROJECT_ONLY = frozenset({"site_index"})
+
+
+def emitters_for(project: Project) -> list:
+    """The emitters that write files for ``project``."""
+    skip = PROJECT_ONLY if project.builtin else BUILTIN_ONLY
+    return [e for e in emitters() if e[0] not in skip]
 
 
 def _target(project: Project, path: str) -> str | None:
@@ -40,7 +48,7 @@ def generate(project: Project, *, check: bool = False, only: list[str] | None = 
         print(f"opkit gen: {len(diags)} spec error(s); nothing generated (run `opkit validate`)", file=sys.stderr)
         return 1
     ctx = GenContext(tuple(specs), project.root)
-    selected = [e for e in emitters() if project.builtin or e[0] not in BUILTIN_ONLY]
+    selected = emitters_for(project)
     if only:
         known = {name for name, _, _ in selected}
         unknown = set(only) - known

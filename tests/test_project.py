@@ -199,3 +199,67 @@ def test_checkout_is_the_builtin_project():
     project = discover(ROOT)
     assert project.builtin and project.all_trees == project.trees
     assert textwrap.dedent(project.trees[0].specs) == os.path.join(ROOT, "specs")
+
+
+def test_init_scaffolds_a_project_that_passes_as_written(tmp_path):
+    code, out, err = opkit(tmp_path, "init", "--domain", "acme.ops", "--op", "Squish")
+    assert code == 0, err
+    assert (tmp_path / "specs" / "acme.ops" / "Squish.yaml").exists()
+    assert "[tool.opkit]" in (tmp_path / "pyproject.toml").read_text()
+    for argv in (["validate"], ["gen", "-q"],
+                 ["test", "--backend", "reference", "--op", "acme.ops::Squish", "--max-examples", "30", "-q"]):
+        code, out, err = opkit(tmp_path, *argv)
+        assert code == 0, (argv, out, err)
+    # never overwrites
+    code, out, err = opkit(tmp_path, "init", "--domain", "acme.ops", "--op", "Squish")
+    assert code == 2 and "already has a [tool.opkit] table" in err
+
+
+def test_init_adds_the_table_to_an_existing_pyproject_and_keeps_it(tmp_path):
+    original = '[project]\nname = "mine"\nversion = "1"\n'
+    (tmp_path / "pyproject.toml").write_text(original)
+    code, out, err = opkit(tmp_path, "init")
+    assert code == 0, err
+    text = (tmp_path / "pyproject.toml").read_text()
+    assert text.startswith(original) and "[tool.opkit]" in text
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--op", "1bad"], "an op name is an identifier"),
+    (["--domain", "bad domain"], "a domain is dotted names"),
+    (["--domain", "ai.onnx", "--op", "Trilu"], "is a built-in op"),
+])
+def test_init_refuses_bad_names(tmp_path, argv, message):
+    code, out, err = opkit(tmp_path, "init", *argv)
+    assert code == 2 and message in err
+    assert not (tmp_path / "pyproject.toml").exists()
+
+
+def test_docs_builds_a_site_of_the_project_ops(tmp_path):
+    pytest.importorskip("sphinx")
+    pytest.importorskip("myst_parser")
+    pytest.importorskip("furo")
+    make_project(tmp_path)
+    code, out, err = opkit(tmp_path, "docs", "-q")
+    assert code == 0, out + err
+    site = tmp_path / "build" / "docs"
+    assert (site / "index.html").exists()
+    assert (site / "operators" / "my.domain" / "MyDiag.html").exists()
+    assert not (site / "Changelog.html").exists()  # ONNX's changelog is opkit's site, not the project's
+
+
+def test_a_lowering_to_a_builtin_op_links_its_upstream_page():
+    from dataclasses import replace
+
+    from opkit.emit import GenContext
+    from opkit.emit.docs_pages import render_page
+    from opkit.spec.load import load_spec_file
+    from opkit.spec.model import Lowering
+
+    spec, diags = load_spec_file(DIAG)
+    assert not diags
+    lowering = Lowering(name="onnx", to="ai.onnx::Trilu-14", doc="", python="return target(x)")
+    version = replace(spec.versions[0], lowerings=(lowering,))
+    spec = replace(spec, versions=(version,))
+    text = render_page(GenContext((spec,), ROOT), spec)
+    assert "[`ai.onnx::Trilu-14`](https://github.com/onnx/onnx/blob/main/docs/Operators.md#Trilu)" in text

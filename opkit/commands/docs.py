@@ -3,8 +3,10 @@
     opkit docs [--output DIR] [--jobs N] [--no-gen] [--builder html]
 
 Runs the documentation emitters (what ``opkit gen`` would write under generated/docs and the JSON
-Schema they read), then ``sphinx-build -W`` (warnings are errors) from docs/ into
-docs/_build/html, and prints where the site is. Exit 2 when Sphinx or the theme is missing (the
+Schema they read), then ``sphinx-build -W`` (warnings are errors), and prints where the site is.
+In opkit's checkout the site is docs/ (guides around the generated pages) built into
+docs/_build/html; in a project of your own it is the project's generated pages, built into the
+``docs`` folder of ``[tool.opkit]`` (default build/docs), with no conf.py needed. Exit 2 when Sphinx or the theme is missing (the
 ``docs`` extra), 1 when the build fails.
 """
 
@@ -17,7 +19,7 @@ import subprocess
 import sys
 import time
 
-DOCS_EMITTERS = ("json-schema", "changelog", "operator_index", "docs_pages", "coverage", "scoreboard")
+DOCS_EMITTERS = ("json-schema", "changelog", "operator_index", "docs_pages", "coverage", "scoreboard", "site_index")
 NEEDED = (("sphinx", "sphinx"), ("myst_parser", "myst-parser"), ("furo", "furo"))
 
 
@@ -26,38 +28,50 @@ def missing_packages() -> list[str]:
 
 
 def cmd_docs(args: argparse.Namespace) -> int:
-    from ..cli import UsageError, _project_root, _specs_dir
+    from ..cli import _project, require_own_specs
+    from ..errors import UsageError
 
     missing = missing_packages()
     if missing:
         raise UsageError(f"building the docs needs {', '.join(missing)}: pip install 'opkit[docs]'")
-    root = _project_root()
-    source = os.path.join(root, "docs")
-    if not os.path.exists(os.path.join(source, "conf.py")):
-        raise UsageError(f"no Sphinx project at {source} (docs/conf.py is missing)")
-    output = os.path.abspath(args.output or os.path.join(source, "_build", args.builder))
+    project = _project(args)
+    if project.builtin:
+        # opkit's own site: the hand-written guides in docs/ around the generated pages
+        source = os.path.join(project.root, "docs")
+        if not os.path.exists(os.path.join(source, "conf.py")):
+            raise UsageError(f"no Sphinx project at {source} (docs/conf.py is missing)")
+        config = ["-d", os.path.join(source, "_build", "doctrees")]
+        output = os.path.abspath(args.output or os.path.join(source, "_build", args.builder))
+    else:
+        # a project's site: its generated pages, with Sphinx settings given on the command line so
+        # the project needs no conf.py of its own
+        require_own_specs(project, "document")
+        source = os.path.join(project.generated, "docs")
+        title = f"{os.path.basename(project.root)} operators"
+        config = ["-C", "-d", os.path.join(project.root, ".opkit", "doctrees"),
+                  "-D", "extensions=myst_parser", "-D", "html_theme=furo", "-D", "root_doc=index",
+                  "-D", f"project={title}", "-D", f"html_title={title}", "-D", "smartquotes=0",
+                  "-D", "suppress_warnings=myst.header", "-D", "html_copy_source=0", "-D", "html_show_sourcelink=0"]
+        output = os.path.abspath(args.output or project.docs)
 
     if not args.no_gen:
-        from ..emit import emitters
-        from ..generate import generate
+        from ..generate import emitters_for, generate
 
-        known = {name for name, _, _ in emitters()}
+        known = {name for name, _, _ in emitters_for(project)}
         only = [name for name in DOCS_EMITTERS if name in known]
-        status = generate(root, _specs_dir(args), only=only, verbose=not args.quiet)
+        status = generate(project, only=only, verbose=not args.quiet)
         if status:
             return status
 
     jobs = str(args.jobs) if args.jobs else "auto"
-    # Sphinx's cache (doctrees) lives next to the default output, not inside the site
-    doctrees = os.path.join(source, "_build", "doctrees")
     command = [sys.executable, "-m", "sphinx", "-W", "--keep-going", "-j", jobs, "-b", args.builder,
-               "-d", doctrees, source, output]
+               *config, source, output]
     if args.quiet:
         command.insert(3, "-q")
     if args.fresh:
         command.insert(3, "-E")
     start = time.perf_counter()
-    done = subprocess.run(command, cwd=root)
+    done = subprocess.run(command, cwd=project.root)
     elapsed = time.perf_counter() - start
     if done.returncode:
         print(f"opkit docs: sphinx-build failed (exit {done.returncode}) after {elapsed:.1f} s", file=sys.stderr)
@@ -70,10 +84,12 @@ def cmd_docs(args: argparse.Namespace) -> int:
 def register(subparsers) -> None:
     p = subparsers.add_parser(
         "docs", help="regenerate the docs pages and build the HTML site (needs the docs extra)",
-        description="Write the generated docs pages (as `opkit gen` does), then build the Sphinx site "
-                    "in docs/ with warnings as errors, and print where it is. Exit 2 if Sphinx, "
-                    "myst-parser or furo is missing (pip install 'opkit[docs]').")
-    p.add_argument("--output", "-o", metavar="DIR", help="where to write the site (default: docs/_build/html)")
+        description="Write the generated docs pages (as `opkit gen` does), then build the Sphinx site with "
+                    "warnings as errors, and print where it is: in a project of your own, a site of its ops "
+                    "(no conf.py needed) in the [tool.opkit] `docs` folder; in opkit's checkout, docs/. Exit 2 "
+                    "if Sphinx, myst-parser or furo is missing (pip install 'opkit[docs]').")
+    p.add_argument("--output", "-o", metavar="DIR",
+                   help="where to write the site (default: [tool.opkit] docs; docs/_build/html in opkit's checkout)")
     p.add_argument("--jobs", "-j", metavar="N", type=int,
                    help="parallel Sphinx processes (default: one per CPU)")
     p.add_argument("--builder", "-b", default="html", metavar="NAME",

@@ -37,7 +37,7 @@ def render_example_spec(domain: str, op: str) -> str:
 
 def cmd_init(args: argparse.Namespace) -> int:
     from .. import catalog
-    from ..cli import UsageError
+    from ..errors import UsageError
     from ..project import read_config
     from ..writer import write_files
 

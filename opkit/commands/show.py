@@ -22,7 +22,7 @@ EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE = 0, 1, 2
 
 
 def _usage_error(message: str) -> Exception:
-    from ..cli import UsageError
+    from ..errors import UsageError
 
     return UsageError(message)
 

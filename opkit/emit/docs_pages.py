@@ -80,13 +80,17 @@ def spec_path(ctx: GenContext, spec: OpSpec) -> str:
 
 def _upstream_link(spec: OpSpec) -> str:
     """Where the op's upstream documentation lives (ONNX, ORT contrib); the spec file otherwise."""
-    if spec.domain == "ai.onnx":
-        return f"https://github.com/onnx/onnx/blob/main/docs/Operators.md#{spec.name}"
-    if spec.domain.startswith("ai.onnx."):
-        return f"https://github.com/onnx/onnx/blob/main/docs/Operators-ml.md#{spec.domain}.{spec.name}"
-    if spec.domain == "com.microsoft":
-        return ("https://github.com/microsoft/onnxruntime/blob/main/docs/ContribOperators.md"
-                f"#{spec.domain}.{spec.name}")
+    return upstream_url(spec.domain, spec.name)
+
+
+def upstream_url(domain: str, name: str) -> str:
+    """The public page of a built-in op of ONNX's or onnxruntime's domains ("" for other domains)."""
+    if domain == "ai.onnx":
+        return f"https://github.com/onnx/onnx/blob/main/docs/Operators.md#{name}"
+    if domain.startswith("ai.onnx."):
+        return f"https://github.com/onnx/onnx/blob/main/docs/Operators-ml.md#{domain}.{name}"
+    if domain == "com.microsoft":
+        return f"https://github.com/microsoft/onnxruntime/blob/main/docs/ContribOperators.md#{domain}.{name}"
     return ""
 
 
@@ -608,7 +612,7 @@ def _version_view(ctx: GenContext, spec: OpSpec, v: OpVersion, previous: OpVersi
         }
     lowerings = []
     for lo in v.lowerings:
-        target_label = ""
+        target_label = target_url = ""
         if "::" in lo.to:
             tdomain, rest = lo.to.split("::", 1)
             tname, _, tver = rest.rpartition("-")
@@ -617,7 +621,10 @@ def _version_view(ctx: GenContext, spec: OpSpec, v: OpVersion, previous: OpVersi
                 target_version = target.version_at(int(tver))
                 if target_version is not None:
                     target_label = version_label(target, target_version.since)
-        lowerings.append({"name": lo.name, "to": lo.to, "target_label": target_label,
+            elif target is None:
+                # a project op lowering to a built-in op: its page is not in this site, link upstream's
+                target_url = upstream_url(tdomain, tname)
+        lowerings.append({"name": lo.name, "to": lo.to, "target_label": target_label, "target_url": target_url,
                           "doc": plain(_dedent(lo.doc)), "python": fence(_block(lo.python), "python")})
     return {
         "since": v.since,

@@ -1,0 +1,7 @@
+"""``python -m opkit``: the ``opkit`` command."""
+
+import sys
+
+from .cli import main
+
+sys.exit(main())
