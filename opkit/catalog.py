@@ -98,3 +98,29 @@ def find(domain: str, op: str) -> Entry | None:
 def project_entries() -> list[Entry]:
     """The ops of the project's own trees (what ``gen`` writes for)."""
     return [e for e in entries() if not e.tree.builtin or active().builtin]
+
+
+def unresolved_lowerings(specs) -> list:
+    """Diagnostics for lowerings whose ``to:`` names an op version no visible spec has (a typo, or a
+    target that lives in neither the project nor opkit's built-in specs)."""
+    from .spec.diagnostics import Diagnostic
+    from .spec.load import load_spec_file
+
+    problems = []
+    for spec in specs:
+        for version in spec.versions:
+            for lowering in version.lowerings:
+                domain, _, rest = lowering.to.partition("::")
+                op, _, since = rest.rpartition("-")
+                entry = find(domain, op) if op and since.isdigit() else None
+                target = load_spec_file(entry.path)[0] if entry else None
+                if target is None:
+                    message = f"lowering {lowering.name}: no op {domain}::{op} in this project or opkit's built-in specs"
+                elif target.version_at(int(since)) is None:
+                    message = (f"lowering {lowering.name}: {domain}::{op} has no version in force at {since} "
+                               f"(its versions: {', '.join(str(v.since) for v in target.versions)})")
+                else:
+                    continue
+                if lowering.location is not None:
+                    problems.append(Diagnostic(lowering.location, message))
+    return problems

@@ -72,6 +72,9 @@ def cmd_validate(args: argparse.Namespace) -> int:
     start = time.perf_counter()
     files = spec_files(paths)
     specs, diags = load_specs(paths)
+    from . import catalog
+
+    diags = list(diags) + catalog.unresolved_lowerings(specs)
     for diag in sorted(diags, key=lambda d: (d.location.file, d.location.line, d.location.col)):
         print(_relative(diag), flush=False)
     # a project op that silently shadows a built-in one is a spec error too

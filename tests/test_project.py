@@ -263,3 +263,31 @@ def test_a_lowering_to_a_builtin_op_links_its_upstream_page():
     spec = replace(spec, versions=(version,))
     text = render_page(GenContext((spec,), ROOT), spec)
     assert "[`ai.onnx::Trilu-14`](https://github.com/onnx/onnx/blob/main/docs/Operators.md#Trilu)" in text
+
+
+LOWERING = """  lowerings:
+  - name: via_onnx
+    to: {to}
+    doc: through a built-in op
+    python: |
+      return target(X)
+"""
+
+
+@pytest.mark.parametrize("to, problem", [
+    ("ai.onnx::Tanh-13", None),  # a built-in target resolves from a user project
+    ("ai.onnx::Tanhh-13", "lowering via_onnx: no op ai.onnx::Tanhh in this project or opkit's built-in specs"),
+    ("ai.onnx::Trilu-13", "lowering via_onnx: ai.onnx::Trilu has no version in force at 13"),
+])
+def test_validate_resolves_lowering_targets_across_project_and_builtin(tmp_path, to, problem):
+    assert opkit(tmp_path, "init")[0] == 0
+    spec = tmp_path / "specs" / "my.ops" / "ScaledTanh.yaml"
+    text = spec.read_text()
+    spec.write_text(text.replace("  examples:\n", LOWERING.format(to=to) + "  examples:\n", 1))
+    code, out, err = opkit(tmp_path, "validate")
+    if problem is None:
+        assert code == 0, out + err
+    else:
+        assert code == 1
+        line = out.strip().splitlines()[0]
+        assert line.startswith("specs/my.ops/ScaledTanh.yaml:") and problem in line, out
