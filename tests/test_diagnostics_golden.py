@@ -73,7 +73,7 @@ def test_good_spec_prints_nothing(capsys, monkeypatch, tmp_path):
         "op: good\ndomain: test\nversions:\n- since: 1\n  inputs:\n  - {name: X, type: tensor(float)}\n"
         "  outputs:\n  - {name: Y, type: tensor(float)}\n"
         "  kernel:\n    python: |\n      if X.size == 0:\n          return X\n      return np.abs(X)\n"
-        "  lowerings:\n  - {name: l, to: 'ai.onnx::Abs-13', python: return abs_13(X)}\n", encoding="utf-8")
+        "  lowerings:\n  - {name: l, to: 'ai.onnx::Abs-13', python: return target(X)}\n", encoding="utf-8")
     code, out, err = _validate(capsys, monkeypatch, str(good))
     assert (code, out) == (0, "")
     assert "0 errors" in err

@@ -47,8 +47,8 @@ def _with_extensions(spec):
         changes="First version.", semantics="keep input[..., i, j] where j - i >= k (upper)",
         rules=(Rule("C1", "input.ndim >= 2", "rank at least 2"),),
         kernel=Kernel(python="return np.triu(input, k)\n"),
-        properties=(Property("idempotent", "trilu(trilu(x)) == trilu(x)", "numeric"),),
-        lowerings=(Lowering("dml", "directml::DiagonalMatrix1-1", "return x\n"),),
+        properties=(Property("idempotent", "equal(op(op(input, k), k), op(input, k))", "numeric"),),
+        lowerings=(Lowering("dml", "directml::DiagonalMatrix1-1", "return target(input)\n"),),
         tolerances=(Tolerance("float16", 0.001, 0.0),),
         examples=(example,),
     )

@@ -9,7 +9,6 @@ kernel's ``params``, or (``same_as``) another version's core. A pure function of
 
 from __future__ import annotations
 
-import keyword
 import os
 import re
 from typing import Any
@@ -17,6 +16,7 @@ from typing import Any
 import jinja2
 
 from ..spec.model import Kernel, OpSpec, OpVersion
+from ..spec.scopes import pyname  # the validator checks rules and kernel bodies against these names
 from . import GenContext, header
 from .templating import environment, snake, template_dir
 
@@ -24,7 +24,6 @@ NAME = "kernels"
 OWNED_DIRS = ("generated/kernels",)
 
 TEMPLATE_DIR = template_dir("kernels")
-RESERVED = {"np", "ml_dtypes", "math", "rt"}
 
 
 class KernelSpecError(ValueError):
@@ -33,16 +32,6 @@ class KernelSpecError(ValueError):
 
 def _env() -> jinja2.Environment:
     return environment("kernels")
-
-
-def pyname(name: str) -> str:
-    """The Python identifier a formal parameter or attribute is bound to in a kernel."""
-    ident = re.sub(r"\W", "_", name)
-    if not ident or ident[0].isdigit():
-        ident = "_" + ident
-    if keyword.iskeyword(ident) or ident in RESERVED:
-        ident += "_"
-    return ident
 
 
 def module_path(spec: OpSpec) -> str:

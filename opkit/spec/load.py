@@ -16,6 +16,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from . import scopes
 from . import types as T
 from .diagnostics import Diagnostic, SpecError
 from .fields import OBJECTS, Field
@@ -38,6 +39,9 @@ class _Ctx:
     # type constraints of the version being built, for checking example dtypes
     constraints: dict[str, TypeConstraint] = field(default_factory=dict)
     lines: list[str] = field(default_factory=list)  # the file's text, to point into block scalars
+    # embedded Python of the version being built that parses: (kind, node, source, what), checked
+    # for undefined names once the version's inputs and attributes are known
+    code: list[tuple[str, Node, str, str]] = field(default_factory=list)
 
     def loc(self, node: Node) -> Location:
         return node_location(self.path, node)
@@ -251,15 +255,23 @@ def _doc(ctx: _Ctx, obj: _Obj, key: str = "doc") -> str:
     return "" if value in (None, _MISSING) else value
 
 
-def _python_problem(ctx: _Ctx, node: Node | None, source: str, mode: str, what: str) -> None:
-    """Report a syntax error in embedded Python at its line in the YAML file."""
-    if node is None:
-        return
+def _python(ctx: _Ctx, node: Node | None, source: str, kind: str, what: str) -> None:
+    """Check embedded Python of ``kind`` (see scopes.py): syntax now, names with the version."""
+    if node is not None and not _python_problem(ctx, node, source, _mode(kind), what):
+        ctx.code.append((kind, node, source, what))
+
+
+def _mode(kind: str) -> str:
+    return "exec" if kind in ("kernel", "lowering") else "eval"  # bodies of functions, or expressions
+
+
+def _python_problem(ctx: _Ctx, node: Node, source: str, mode: str, what: str) -> bool:
+    """Report a syntax error in embedded Python at its line in the YAML file; True if there is one."""
     # kernel and lowering bodies are function bodies (they 'return' their result)
     body = mode == "exec"
     if not any(ln.strip() and not ln.strip().startswith("#") for ln in source.splitlines()):
         ctx.error(node, f"empty Python in {what}")
-        return
+        return True
     code = "def _body():\n " + source.replace("\n", "\n ") + "\n" if body else source
     try:
         with warnings.catch_warnings():  # SyntaxWarnings would go to stderr; they are not errors
@@ -284,6 +296,65 @@ def _python_problem(ctx: _Ctx, node: Node | None, source: str, mode: str, what: 
         ctx.error(Location(ctx.path, line, max(col, 1)), f"Python syntax error in {what}: {message}")
     except (ValueError, RecursionError, MemoryError) as exc:  # e.g. a NUL character, deep nesting
         ctx.error(node, f"invalid Python in {what}: {exc}")
+    else:
+        return False
+    return True
+
+
+def _check_names(ctx: _Ctx, version: OpVersion) -> None:
+    """Report names the version's embedded Python loads that nothing binds: a NameError at test
+    time otherwise (or, for a rule, whenever the kernel runs)."""
+    for kind, node, source, what in ctx.code:
+        known = scopes.names(kind, version)
+        try:
+            missing = scopes.undefined_names(source, _mode(kind), known)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):  # compile() took it; ast may not
+            continue
+        for name, line, col in missing:
+            ctx.error(_code_location(ctx, node, source, line, col),
+                      f"undefined name {name!r} in {what}" + _name_hint(name, kind, version, known))
+    ctx.code.clear()
+
+
+_OUTPUT_HINTS = {"rule": "rules check the inputs before the kernel runs", "property": "compute it with op(...)",
+                 "kernel": "the kernel returns the outputs", "lowering": "the lowering returns the outputs"}
+
+
+def _name_hint(name: str, kind: str, version: OpVersion, known: frozenset[str]) -> str:
+    if any(p.name == name for p in version.outputs):
+        return f" (hint: {name!r} is an output, which a {kind} does not see; {_OUTPUT_HINTS[kind]})"
+    hint = T.suggest(name, sorted(known - scopes.BUILTINS)) or T.suggest(name, sorted(scopes.BUILTINS))
+    if hint:
+        return hint
+    sees = ", ".join(n for n in scopes.GLOBALS[kind] if not n.startswith("_"))
+    helpers = ", the helpers of opkit.kernels.lib and .runtime" if kind in ("rule", "kernel") else ""
+    return f" (hint: a {kind} sees the inputs, the attributes, {sees}{helpers} and Python's builtins)"
+
+
+def _code_location(ctx: _Ctx, node: Node, source: str, lineno: int, col: int) -> Location:
+    """Where column ``col`` (0-based) of line ``lineno`` of embedded Python is in the YAML file:
+    exact for '|' blocks, plain scalars (one line or folded over several) and one-line quoted
+    ones; the value's start for the rest, whose text differs from the file's."""
+    loc = ctx.loc(node)
+    start, end = node.start_mark, node.end_mark
+    if node.style == "|":
+        text = source.split("\n")[lineno - 1]
+        line = loc.line + lineno  # the content starts on the line after the '|'
+        if line <= len(ctx.lines) and text and ctx.lines[line - 1].endswith(text):
+            return Location(ctx.path, line, len(ctx.lines[line - 1]) - len(text) + col + 1)
+    elif node.style in ("'", '"') and start.line == end.line:
+        return Location(ctx.path, loc.line, loc.col + 1 + col)
+    elif not node.style and lineno == 1 and end.line < len(ctx.lines):  # plain: "" (libyaml) or None
+        # a plain scalar's lines are joined with one space, each without its indentation
+        rows = [(start.line, start.column)] + [
+            (i, len(ctx.lines[i]) - len(ctx.lines[i].lstrip(" "))) for i in range(start.line + 1, end.line + 1)]
+        pieces = [ctx.lines[i][c:].rstrip() for i, c in rows]
+        if " ".join(pieces) == source:
+            for (i, c), piece in zip(rows, pieces):
+                if col < len(piece):
+                    return Location(ctx.path, i + 1, c + col + 1)
+                col -= len(piece) + 1
+    return loc
 
 
 def load_spec_file(path: str, data: bytes | None = None) -> tuple[OpSpec | None, list[Diagnostic]]:
@@ -351,6 +422,7 @@ def _build_version(ctx: _Ctx, node: Node, op: str) -> OpVersion | None:
         return None
     since = _get(ctx, obj, "since")
     where = f"{op}-{since}"
+    ctx.code.clear()  # from a previous version that did not build
     constraints = _type_constraints(ctx, obj)
     ctx.constraints = constraints
     attributes = _attributes(ctx, obj)
@@ -384,6 +456,7 @@ def _build_version(ctx: _Ctx, node: Node, op: str) -> OpVersion | None:
         determinism=values["determinism"], changes=values["changes"] or "",
         semantics=values["semantics"] or "",
     )
+    _check_names(ctx, version)
     examples = tuple(_items(ctx, obj, "examples", "Example", lambda c, o, n: _example(c, o, n, version, where)))
     _check_unique(ctx, [(e.name, e.location) for e in examples], "example")
     return _replace_examples(version, examples)
@@ -546,7 +619,7 @@ def _rules(ctx: _Ctx, obj: _Obj) -> list[Rule]:
         label, holds = _get(c, r, "label"), _get(c, r, "holds")
         if not isinstance(label, str) or not isinstance(holds, str):
             return None
-        _python_problem(c, r.value_node("holds"), holds, "eval", f"rule {label}")
+        _python(c, r.value_node("holds"), holds, "rule", f"rule {label}")
         return Rule(label, holds, _doc(c, r), location=c.loc(node))
 
     rules = list(_items(ctx, obj, "rules", "Rule", build))
@@ -568,7 +641,7 @@ def _kernel(ctx: _Ctx, node: Node | None) -> Kernel | None:
         ctx.error(node, "a kernel needs exactly one of 'template', 'python' or 'same_as'"
                   + (f"; got {', '.join(given)}" if given else ""))
     if python is not None:
-        _python_problem(ctx, k.value_node("python"), python, "exec", "kernel")
+        _python(ctx, k.value_node("python"), python, "kernel", "kernel")
     return Kernel(template, tuple((key, value) for key, _, value in (params or [])), python, same_as,
                   location=ctx.loc(node))
 
@@ -577,7 +650,7 @@ def _property(ctx: _Ctx, p: _Obj, node: Node) -> Property | None:
     name, holds, types = _get(ctx, p, "name"), _get(ctx, p, "holds"), _get(ctx, p, "types")
     if not isinstance(name, str) or not isinstance(holds, str) or types is _MISSING:
         return None
-    _python_problem(ctx, p.value_node("holds"), holds, "eval", f"property {name}")
+    _python(ctx, p.value_node("holds"), holds, "property", f"property {name}")
     return Property(name, holds, types, _doc(ctx, p), location=ctx.loc(node))
 
 
@@ -589,7 +662,7 @@ def _lowering(ctx: _Ctx, lo: _Obj, node: Node) -> Lowering | None:
     op, _, ver = rest.rpartition("-")
     if not domain or not op or not ver.isdigit():
         ctx.error(lo.value_node("to"), f"'to' must look like 'domain::Op-version', got {to!r}")
-    _python_problem(ctx, lo.value_node("python"), python, "exec", f"lowering {name}")
+    _python(ctx, lo.value_node("python"), python, "lowering", f"lowering {name}")
     return Lowering(name, to, python, _doc(ctx, lo), location=ctx.loc(node))
 
 
