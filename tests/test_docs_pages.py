@@ -388,8 +388,8 @@ def test_conformance_section(ctx, tmp_path):
     sec = text[text.index("### Conformance"):]
     assert "| fakert 9.9 | 2 | 1 | pass 1, unsupported 1 |" in sec
     assert "NOT_IMPLEMENTED: Trilu(14) string" in sec and "T=tensor(string)" in sec
-    # reports are read from generated/docs/conformance/*.json; other JSON there is ignored
-    folder = tmp_path / "generated" / "docs" / "conformance"
+    # reports are read from conformance/op-pages/*.json; other JSON there is ignored
+    folder = tmp_path / "conformance" / "op-pages"
     folder.mkdir(parents=True)
     import json
 

@@ -11,7 +11,7 @@ from opkit.backends.reference import ReferenceBackend
 from opkit.suites import onnx_node
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-RESULTS = os.path.join(ROOT, "generated", "docs", "onnx-node-results.json")
+RESULTS = os.path.join(ROOT, "conformance", "onnx-node-results.json")
 
 
 @pytest.fixture(scope="module")
@@ -34,9 +34,9 @@ def test_no_case_that_passed_in_the_committed_results_regresses(full_run, commit
 
 
 def test_committed_results_are_current(full_run, committed):
-    """generated/docs/onnx-node-results.json must be regenerated when kernels change."""
+    """conformance/onnx-node-results.json must be regenerated when kernels change."""
     assert full_run.to_json()["passed"] == committed["passed"], (
-        "rerun `opkit test --suite onnx-node --report generated/docs/onnx-node-results.json` and `opkit gen`")
+        "rerun `opkit test --suite onnx-node --report conformance/onnx-node-results.json` and `opkit gen`")
 
 
 def test_covered_ops_pass_every_case(full_run):

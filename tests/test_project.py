@@ -291,3 +291,19 @@ def test_validate_resolves_lowering_targets_across_project_and_builtin(tmp_path,
         assert code == 1
         line = out.strip().splitlines()[0]
         assert line.startswith("specs/my.ops/ScaledTanh.yaml:") and problem in line, out
+
+
+def test_init_on_a_full_disk_is_one_line_and_exit_1(tmp_path, monkeypatch, capsys, restore_project):
+    import errno
+
+    from opkit import writer
+    from opkit.cli import main
+
+    def full(src, dst):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(writer.os, "replace", full)
+    assert main(["init", str(tmp_path / "p")]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("opkit: ") and "No space left on device" in err and len(err.splitlines()) == 1
+    assert not [p for p in tmp_path.rglob("*") if ".tmp" in p.name]

@@ -65,6 +65,9 @@ def cmd_init(args: argparse.Namespace) -> int:
     if os.path.exists(spec):
         raise UsageError(f"{spec} exists; not overwriting it")
     files[spec] = render_example_spec(args.domain, args.op)
+    ignore = os.path.join(folder, ".gitignore")
+    if not os.path.exists(ignore):  # opkit's caches and outputs that are not sources
+        files[ignore] = "# opkit: caches, repro bundles, the gen lock; the built site\n.opkit/\nbuild/\n"
     write_files(files)
     shown = os.path.relpath(folder) if folder != os.getcwd() else "."
     print(f"opkit init: wrote {os.path.relpath(spec, folder)} and [tool.opkit] in {os.path.relpath(config, folder)}"

@@ -2,31 +2,38 @@
 and how the reference backend does on onnx's node tests.
 
 Inputs: the specs (kernel per version) and the committed suite report
-``generated/docs/onnx-node-results.json`` (written by
-``opkit test --backend reference --suite onnx-node --report generated/docs/onnx-node-results.json``).
+``conformance/onnx-node-results.json`` (an input, so not under generated/: ``opkit gen`` cannot
+rebuild it; ``opkit test --backend reference --suite onnx-node --report
+conformance/onnx-node-results.json`` does). Machine paths in its messages are made portable.
 No timestamps, sorted everywhere: the page changes only when specs or results do.
 """
 
 from __future__ import annotations
 
-import json
 import os
 
+from ..jsonfiles import invalid, read_report
 from ..spec.model import OpSpec
 from . import GenContext, header
 
 NAME = "coverage"
 OWNED_DIRS = ()  # shares generated/docs with the docs emitters; writes one file
-RESULTS = "generated/docs/onnx-node-results.json"
+RESULTS = "conformance/onnx-node-results.json"
+REBUILD = "opkit test --backend reference --suite onnx-node --report {path}"
 OUTPUT = "generated/docs/coverage.md"
 
 
 def _results(root: str) -> dict:
+    """The committed onnx-node results ({} when there are none); a broken file is a one-line
+    ``JSONFileError`` naming it."""
     path = os.path.join(root, RESULTS)
     if not os.path.exists(path):
         return {}
-    with open(path, encoding="utf-8") as f:
-        return json.load(f)
+    data = read_report(path, rebuild=REBUILD)
+    if not (isinstance(data, dict) and isinstance(data.get("ops"), dict) and isinstance(data.get("cases"), dict)):
+        raise invalid(path, "not an onnx-node suite report (expected an object with \"ops\" and \"cases\")",
+                      rebuild=REBUILD)
+    return data
 
 
 def _op_key(spec: OpSpec) -> str:
@@ -68,7 +75,7 @@ def render(specs: list[OpSpec], results: dict) -> str:
            if results else "(no results file yet)."),
         "Node tests without a kernel still run when the op has an ONNX function body, which the",
         "backend expands (`via function`). Regenerate the results with",
-        "`opkit test --suite onnx-node --report generated/docs/onnx-node-results.json`, then `opkit gen`.",
+        f"`opkit test --suite onnx-node --report {RESULTS}`, then `opkit gen`.",
         "",
     ]
     by_domain: dict[str, list[OpSpec]] = {}

@@ -14,7 +14,7 @@ domain) and ``generated/docs/spec-fields.md`` (the spec field reference, rendere
 published JSON Schema).
 
 Everything here is a pure function of the loaded specs, plus the conformance reports found under
-``generated/docs/conformance/*.json`` (read in sorted order; absent reports render nothing).
+``conformance/op-pages/*.json`` (read in sorted order; absent reports render nothing).
 """
 
 from __future__ import annotations
@@ -23,7 +23,6 @@ import dataclasses
 import difflib
 import re
 import glob
-import json
 import math
 import os
 import textwrap
@@ -42,7 +41,7 @@ OWNED_DIRS = ("generated/docs/operators",)
 
 PAGES_DIR = "generated/docs/operators"
 SPEC_FIELDS_PATH = "generated/docs/spec-fields.md"
-REPORTS_GLOB = "generated/docs/conformance/*.json"
+REPORTS_GLOB = "conformance/op-pages/*.json"  # inputs (opkit test --report), so not under generated/
 
 def _env() -> jinja2.Environment:
     """The templates' environment (built once: compiling the page template dominates a page)."""
@@ -520,13 +519,13 @@ def _fallback_diff(spec: OpSpec, old: OpVersion, new: OpVersion) -> str:
 
 
 def load_reports(root: str) -> list[dict[str, Any]]:
+    """Reports under REPORTS_GLOB, machine paths made portable; other JSON there is ignored, a file
+    that is not valid JSON is a one-line ``JSONFileError`` naming it (``opkit gen`` exits 1)."""
+    from ..jsonfiles import read_report
+
     reports = []
     for path in sorted(glob.glob(os.path.join(root, REPORTS_GLOB))):
-        try:
-            with open(path, encoding="utf-8") as f:
-                data = json.load(f)
-        except (OSError, ValueError):
-            continue
+        data = read_report(path)
         if isinstance(data, dict) and isinstance(data.get("cases"), list):
             reports.append(data)
     return reports

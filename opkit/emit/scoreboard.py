@@ -17,12 +17,12 @@ run-dependent numbers (timings, machine) are left out, so the pages change only 
 from __future__ import annotations
 
 import glob
-import json
 import os
 import re
 from collections import Counter
 
 from ..conformance.outcomes import OUTCOMES
+from ..jsonfiles import portable_text, read_report
 from . import GenContext
 
 NAME = "scoreboard"
@@ -50,13 +50,14 @@ def _short(text: str, limit: int = 160) -> str:
 
 
 def load(root: str) -> list[dict]:
+    """The conformance reports under ``REPORTS`` (other JSON there is ignored), with machine paths
+    made portable; a file that is not valid JSON is a one-line ``JSONFileError``."""
     reports = []
     for path in sorted(glob.glob(os.path.join(root, REPORTS, "*.json"))):
         if path.endswith(".schema.json"):
             continue
-        with open(path, encoding="utf-8") as f:
-            data = json.load(f)
-        if isinstance(data, dict) and "cases" in data:
+        data = read_report(path)
+        if isinstance(data, dict) and isinstance(data.get("cases"), list):
             data["_path"] = os.path.relpath(path, root).replace(os.sep, "/")
             reports.append(data)
     return reports
@@ -231,10 +232,10 @@ def _setting_text(value) -> str:
 
 
 def _scrub(message: str) -> str:
-    """Drop run-dependent bits (addresses, temp paths) from an engine message."""
+    """Drop run-dependent bits (addresses, temp paths, machine folders) from an engine message."""
     message = re.sub(r"0x[0-9a-fA-F]{6,}", "0x...", message)
     message = re.sub(r"/tmp/[^\s'\")]+", "/tmp/...", message)
-    return message
+    return portable_text(message)
 
 
 def emit(ctx: GenContext) -> dict[str, str]:
