@@ -256,6 +256,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help()
         return EXIT_USAGE
     from .project import ConfigError, discover, using
+    from .writer import WriteError
 
     try:
         with using(discover(specs=args.specs or ())) as project:
@@ -264,6 +265,9 @@ def main(argv: list[str] | None = None) -> int:
     except (UsageError, ConfigError) as exc:
         _err(str(exc))
         return EXIT_USAGE
+    except WriteError as exc:  # a full or read-only disk: nothing half-written was left behind
+        _err(str(exc))
+        return EXIT_PROBLEMS
     except KeyboardInterrupt:
         _err("interrupted")
         return 130
