@@ -25,11 +25,14 @@ from .model import (
     Property, RankRule, Rule, TensorValue, Tolerance, TypeConstraint, ValueDomain,
 )
 from .yamlsource import (
-    TAG_NAMES, MappingNode, Node, ScalarNode, SequenceNode, node_location, plain_value, read_yaml,
-    scalar_value,
+    TAG_NAMES, ConstructorError, MappingNode, Node, ScalarNode, SequenceNode, node_location, plain_value,
+    read_spec_bytes, read_yaml, scalar_value, shorten,
 )
 
 _MISSING = object()
+# ASCII, because generated module and folder names must mean the same file on every file system
+OP_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+DOMAIN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
 
 
 @dataclass
@@ -60,7 +63,16 @@ def _describe(node: Node) -> str:
         return "a mapping"
     if isinstance(node, SequenceNode):
         return "a list"
-    return TAG_NAMES.get(node.tag, f"a {node.tag}") + (f" ({node.value!r})" if node.value != "" else "")
+    return TAG_NAMES.get(node.tag, f"a {node.tag}") + (f" ({shorten(node.value)!r})" if node.value != "" else "")
+
+
+def _scalar_value(ctx: _Ctx, node: ScalarNode) -> Any:
+    """scalar_value, or _MISSING with the reason reported at the node (a date, a huge integer)."""
+    try:
+        return scalar_value(node)
+    except ConstructorError as exc:
+        ctx.error(node, str(exc.problem))
+        return _MISSING
 
 
 class _Obj:
@@ -126,7 +138,9 @@ def _convert(ctx: _Ctx, node: Node, kind: str, key: str, spec: Field | None = No
     if kind in ("string", "integer", "number", "boolean", "enum"):
         return _scalar(ctx, node, kind, key, spec)
     if kind == "any":
-        return plain_value(node, ctx.path, ctx.diags)
+        reported = len(ctx.diags)
+        value = plain_value(node, ctx.path, ctx.diags)
+        return value if len(ctx.diags) == reported else _MISSING  # a date, a duplicate key: no follow-ups
     if kind.startswith("list:"):
         if not isinstance(node, SequenceNode):
             ctx.error(node, f"{key!r} must be a list, got {_describe(node)}")
@@ -145,7 +159,9 @@ def _convert(ctx: _Ctx, node: Node, kind: str, key: str, spec: Field | None = No
         out: list[tuple[Any, Node, Any]] = []
         seen: dict[Any, Node] = {}
         for key_node, value_node in node.value:
-            k = scalar_value(key_node) if isinstance(key_node, ScalarNode) else None
+            k = _scalar_value(ctx, key_node) if isinstance(key_node, ScalarNode) else None
+            if k is _MISSING:
+                continue
             if want_int and (not isinstance(k, int) or isinstance(k, bool)):
                 ctx.error(key_node, f"keys of {key!r} must be integers, got {_describe(key_node)}")
                 continue
@@ -179,7 +195,11 @@ def _scalar(ctx: _Ctx, node: Node, kind: str, key: str, spec: Field | None) -> A
     if not isinstance(node, ScalarNode):
         ctx.error(node, f"{key!r} must be {_kind_words(kind)}, got {_describe(node)}")
         return _MISSING
-    value = scalar_value(node) if node.tag in TAG_NAMES else _MISSING
+    value = _MISSING  # for the odd tags YAML resolves on its own: '<<' (merge), '=' (value)
+    if node.tag in TAG_NAMES:
+        value = _scalar_value(ctx, node)
+        if value is _MISSING:  # a date, a huge integer: reported
+            return _MISSING
     ok = {
         "string": isinstance(value, str),
         "enum": isinstance(value, str),
@@ -209,7 +229,9 @@ def _kind_words(kind: str) -> str:
 
 def _rank(ctx: _Ctx, node: Node) -> RankRule | Any:
     if isinstance(node, ScalarNode):
-        value = scalar_value(node) if node.tag == "tag:yaml.org,2002:int" else None
+        value = _scalar_value(ctx, node) if node.tag == "tag:yaml.org,2002:int" else None
+        if value is _MISSING:
+            return _MISSING
         if not isinstance(value, int):
             ctx.error(node, f"'rank' must be an integer or {{min: N, max: M}}, got {_describe(node)}")
             return _MISSING
@@ -234,7 +256,9 @@ def _arity(ctx: _Ctx, node: Node, key: str) -> tuple[int, int] | Any:
     values = []
     if isinstance(node, SequenceNode) and len(node.value) == 2:
         for item in node.value:
-            v = scalar_value(item) if isinstance(item, ScalarNode) else None
+            v = _scalar_value(ctx, item) if isinstance(item, ScalarNode) else None
+            if v is _MISSING:
+                return _MISSING
             if v == "inf" or v == float("inf"):
                 v = T.INFINITE_ARITY
             if not isinstance(v, int) or isinstance(v, bool) or v < 0:
@@ -255,9 +279,10 @@ def _doc(ctx: _Ctx, obj: _Obj, key: str = "doc") -> str:
     return "" if value in (None, _MISSING) else value
 
 
-def _python(ctx: _Ctx, node: Node | None, source: str, kind: str, what: str) -> None:
-    """Check embedded Python of ``kind`` (see scopes.py): syntax now, names with the version."""
-    if node is not None and not _python_problem(ctx, node, source, _mode(kind), what):
+def _python(ctx: _Ctx, node: Node | None, source: str, kind: str, what: str, mode: str | None = None) -> None:
+    """Check embedded Python of ``kind`` (see scopes.py): syntax now, names with the version.
+    ``mode`` overrides the kind's: "eval" for an expression pasted into code of that kind."""
+    if node is not None and not _python_problem(ctx, node, source, mode or _mode(kind), what):
         ctx.code.append((kind, node, source, what))
 
 
@@ -344,6 +369,8 @@ def _code_location(ctx: _Ctx, node: Node, source: str, lineno: int, col: int) ->
             return Location(ctx.path, line, len(ctx.lines[line - 1]) - len(text) + col + 1)
     elif node.style in ("'", '"') and start.line == end.line:
         return Location(ctx.path, loc.line, loc.col + 1 + col)
+    elif not node.style and start.line == end.line:  # one line of plain text is the source as written
+        return Location(ctx.path, loc.line, loc.col + col)
     elif not node.style and lineno == 1 and end.line < len(ctx.lines):  # plain: "" (libyaml) or None
         # a plain scalar's lines are joined with one space, each without its indentation
         rows = [(start.line, start.column)] + [
@@ -361,8 +388,7 @@ def load_spec_file(path: str, data: bytes | None = None) -> tuple[OpSpec | None,
     """Load one spec file. Returns (model or None, diagnostics)."""
     if data is None:
         try:
-            with open(path, "rb") as f:
-                data = f.read()
+            data = read_spec_bytes(path)
         except OSError:
             pass  # read_yaml reports it
     node, diags = read_yaml(path, data)
@@ -382,13 +408,19 @@ def _build_spec(ctx: _Ctx, node: Node) -> OpSpec | None:
     name, domain = _get(ctx, obj, "op"), _get(ctx, obj, "domain")
     source = _get(ctx, obj, "source")
     doc = _doc(ctx, obj)
+    # op and domain name generated files (generated/kernels/<domain>/<op>.py): anything but plain
+    # names could point outside the project ('../../x', '/etc', 'a/b') or collide once sanitised
     if isinstance(name, str):
         stem = os.path.splitext(os.path.basename(ctx.path))[0]
-        if not name.isidentifier():
-            ctx.error(obj.value_node("op"), f"op name {name!r} is not an identifier")
+        if not OP_NAME.fullmatch(name):
+            ascii_hint = " (hint: ASCII letters, digits and '_' only)" if name.isidentifier() else ""
+            ctx.error(obj.value_node("op"), f"op name {shorten(name)!r} is not an identifier{ascii_hint}")
         elif stem != name and not ctx.path.startswith("<"):
-            ctx.error(obj.value_node("op"), f"op {name!r} must live in a file named {name}.yaml, not "
-                                            f"{os.path.basename(ctx.path)}")
+            ctx.error(obj.value_node("op"), f"op {shorten(name)!r} must live in a file named "
+                                            f"{shorten(name)}.yaml, not {os.path.basename(ctx.path)}")
+    if isinstance(domain, str) and not DOMAIN_NAME.fullmatch(domain):
+        ctx.error(obj.value_node("domain"), f"domain {shorten(domain)!r} is not dot-separated identifiers "
+                                            "(like ai.onnx or com.example)")
     versions: list[OpVersion] = []
     raw_versions = _get(ctx, obj, "versions")
     if raw_versions not in (None, _MISSING):
@@ -524,13 +556,15 @@ def _attributes(ctx: _Ctx, obj: _Obj) -> list[Attribute]:
             continue
         atype, required = _get(ctx, a, "type"), _get(ctx, a, "required")
         default = _get(ctx, a, "default")
+        has_default = a.has("default") and default is not _MISSING  # _MISSING: a date ... (reported)
+        default = None if default is _MISSING else default
         values, low, high = _get(ctx, a, "values"), _get(ctx, a, "min"), _get(ctx, a, "max")
         if _MISSING in (atype, required, values, low, high) or atype is None:
             continue
         if required and a.has("default"):
             ctx.error(a.value_node("default"), f"attribute {name!r} is required, so it cannot have a "
                                                "default (hint: drop 'default' or 'required')")
-        if a.has("default"):
+        if has_default:
             if default is None:
                 ctx.error(a.value_node("default"), f"default of attribute {name!r} is null (hint: omit "
                                                    "'default' for an attribute without one)")
@@ -550,8 +584,17 @@ def _attributes(ctx: _Ctx, obj: _Obj) -> list[Attribute]:
             if default is not None and not domain.allows(default):
                 ctx.error(a.value_node("default"), f"default {default!r} of attribute {name!r} is not in its "
                                                    f"value domain ({domain.describe()})")
+        element_type = _get(ctx, a, "element_type")
+        if element_type is _MISSING:
+            continue
+        if element_type is not None and atype != "tensor":
+            ctx.error(a.value_node("element_type"), f"element_type is for tensor attributes; {name!r} is {atype}")
+        elif element_type is not None and element_type not in (ctx.constraints or {}):
+            ctx.error(a.value_node("element_type"), f"element_type {element_type!r} of attribute {name!r} is not a "
+                                                    "type parameter of this version"
+                                                    + T.suggest(element_type, list(ctx.constraints or {})))
         out.append(Attribute(name, atype, _doc(ctx, a), bool(required), default, domain,
-                             location=ctx.loc(key_node)))
+                             location=ctx.loc(key_node), element_type=element_type))
     return out
 
 
@@ -642,8 +685,34 @@ def _kernel(ctx: _Ctx, node: Node | None) -> Kernel | None:
                   + (f"; got {', '.join(given)}" if given else ""))
     if python is not None:
         _python(ctx, k.value_node("python"), python, "kernel", "kernel")
+    if template is not None:
+        _template(ctx, k, template)
     return Kernel(template, tuple((key, value) for key, _, value in (params or [])), python, same_as,
                   location=ctx.loc(node))
+
+
+# Every kernel template (templates/kernels/<name>.py.j2) with its params that are Python
+# expressions pasted into the kernel function; 'out' is a NumPy dtype expression unless 'same' or
+# 'bool'. The other params (accumulate, mean, outputs) steer the template. Kept here, not read from
+# the templates, so validating needs no Jinja; tests/test_hostile_specs.py checks it against them.
+TEMPLATE_CODE_PARAMS = {
+    "unary": ("expr", "out"), "binary": ("expr", "out"), "compare": ("expr",), "arg_reduce": ("fn",),
+    "reduce": ("fn", "pre", "post", "empty"), "call": ("fn",), "variadic": ("fold",), "cast": (),
+}
+_NOT_CODE = {"out": ("same", "bool")}
+
+
+def _template(ctx: _Ctx, k: _Obj, template: str) -> None:
+    """Check the template's params that are code like a kernel body (syntax now, names with the
+    version): otherwise the generated module does not import (a SyntaxError), or the kernel raises
+    a NameError when it first runs. (An unknown template is left to `opkit gen` for now.)"""
+    code = TEMPLATE_CODE_PARAMS.get(template, ())
+    params = k.value_node("params")
+    for key_node, value_node in params.value if params is not None else ():
+        key = key_node.value
+        if (key in code and isinstance(value_node, ScalarNode) and value_node.tag == "tag:yaml.org,2002:str"
+                and value_node.value not in _NOT_CODE.get(key, ())):
+            _python(ctx, value_node, value_node.value, "kernel", f"kernel param {key!r}", mode="eval")
 
 
 def _property(ctx: _Ctx, p: _Obj, node: Node) -> Property | None:
@@ -764,7 +833,9 @@ def _tensor(ctx: _Ctx, node: Node, param: FormalParameter, bindings: dict[str, t
         if _MISSING in (dtype, shape) or not t.has("value"):
             return None
     else:  # a bare value: the dtype must follow from the parameter's type
-        dtype, shape, value = None, None, plain_value(node, ctx.path, ctx.diags)
+        dtype, shape, value = None, None, _convert(ctx, node, "any", label)
+    if value is _MISSING:  # reported
+        return None
     if "(" in param.type and T.tensor_element(param.type) is None:
         ctx.error(node, f"{label}: examples support tensor parameters only, not {param.type}")
         return None
@@ -868,26 +939,55 @@ def spec_files(paths: Iterable[str]) -> list[str]:
     return out
 
 
+def _file_keys(spec: OpSpec) -> tuple[tuple[str, ...], ...]:
+    """What two ops of one project must not share: their spec file names ignoring case (macOS and
+    Windows file systems ignore it), and the snake_case name of their generated modules
+    (generated/kernels/<domain>/<snake>.py, generated/tests/...: 'GatherND' and 'Gather_ND' meet)."""
+    from ..emit.templating import snake  # the emitters' own rule; jinja2 is loaded by then anyway
+
+    domain = spec.domain.lower()
+    return ("file", domain, spec.name.lower()), ("module", domain, snake(spec.name))
+
+
 def load_specs(paths: Iterable[str]) -> tuple[list[OpSpec], list[Diagnostic]]:
-    """Load many files; check that each (domain, op) is defined once and sits in its domain folder."""
+    """Load many files; check that each (domain, op) is defined once, sits in its domain folder,
+    and shares no file name with another op (see _file_keys)."""
     specs: list[OpSpec] = []
     diags: list[Diagnostic] = []
     seen: dict[tuple[str, str], OpSpec] = {}
+    files: dict[tuple[str, ...], OpSpec] = {}
+    paths = list(paths)
+    roots = tuple(os.path.abspath(p) + os.sep for p in paths if os.path.isdir(p))
     for path in spec_files(paths):
         spec, file_diags = load_spec_file(path)
         diags.extend(file_diags)
         if spec is None or file_diags:
             continue
-        folder = os.path.basename(os.path.dirname(os.path.abspath(path)))
+        parent = os.path.dirname(os.path.abspath(path))
+        folder = os.path.basename(parent)
         key = (spec.domain, spec.name)
-        if folder != spec.domain and os.path.basename(os.path.dirname(os.path.dirname(os.path.abspath(path)))) == "specs":
+        # the layout is <spec folder>/<domain>/<Op>.yaml: checked below any folder given (whatever
+        # its name), and for a file given on its own when its spec folder is called specs/
+        in_domain_folder = (parent + os.sep).startswith(roots) and parent + os.sep not in roots
+        if folder != spec.domain and (in_domain_folder or os.path.basename(os.path.dirname(parent)) == "specs"):
             diags.append(Diagnostic(spec.location, f"op {spec.name!r} of domain {spec.domain!r} is in folder "
-                                                   f"{folder!r}; move it to specs/{spec.domain}/"))
+                                                   f"{folder!r}; move it to "
+                                                   f"{os.path.basename(os.path.dirname(parent))}/{spec.domain}/"))
         if key in seen:
             diags.append(Diagnostic(spec.location, f"{spec.domain}::{spec.name} is already defined in "
                                                    f"{seen[key].path}"))
             continue
+        clash = next(((k, files[k]) for k in _file_keys(spec) if k in files), None)
+        if clash is not None:
+            (kind, _, shared), other = clash
+            why = ("names that differ only in case are one file on case-insensitive file systems"
+                   if kind == "file" else f"both generate the module {shared}.py")
+            diags.append(Diagnostic(spec.location, f"{spec.domain}::{spec.name} clashes with "
+                                                   f"{other.domain}::{other.name} ({other.path}): {why}; "
+                                                   "rename one of them"))
+            continue
         seen[key] = spec
+        files.update(dict.fromkeys(_file_keys(spec), spec))
         specs.append(spec)
     return specs, diags
 

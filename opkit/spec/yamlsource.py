@@ -4,6 +4,10 @@ We compose (not construct) with libyaml's C parser when it is available: the nod
 start marks, so every diagnostic can point at a line and column, and composing in C keeps loading
 the whole specs/ tree well under a second. Values are constructed from the nodes by the loader,
 which is where duplicate and unknown keys are caught.
+
+Spec files come from anywhere (a pull request, a download), so nothing in one may crash or stall
+the loader: before composing, the parser's event stream is checked for what specs never need and
+the composer cannot take (deep nesting, explicit tags, anchors and aliases); see _event_problem.
 """
 
 from __future__ import annotations
@@ -12,6 +16,9 @@ import re
 
 import yaml
 from yaml.constructor import ConstructorError, SafeConstructor
+from yaml.events import (
+    AliasEvent, CollectionEndEvent, CollectionStartEvent, DocumentEndEvent, NodeEvent, StreamEndEvent,
+)
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from .diagnostics import Diagnostic
@@ -23,7 +30,7 @@ except ImportError:  # pragma: no cover - depends on how PyYAML was built
     from yaml import SafeLoader as _Loader  # type: ignore[assignment]
 
 __all__ = ["MappingNode", "ScalarNode", "SequenceNode", "Node", "read_yaml", "node_location",
-           "scalar_value", "plain_value", "TAG_NAMES"]
+           "scalar_value", "plain_value", "shorten", "read_spec_bytes", "ConstructorError", "TAG_NAMES"]
 
 _constructor = SafeConstructor()
 
@@ -72,14 +79,25 @@ def _char_at(text: str, line: int, column: int) -> str:
     return lines[line][column:column + 1] if 0 <= line < len(lines) else ""
 
 
+MAX_BYTES = 8 << 20  # a hundred times the largest spec; bigger is a mistake, or meant to exhaust memory
+
+
+def read_spec_bytes(path: str) -> bytes:
+    """The file's bytes, but no more than one past MAX_BYTES (read_yaml reports such a file)."""
+    with open(path, "rb") as f:
+        return f.read(MAX_BYTES + 1)
+
+
 def read_yaml(path: str, data: bytes | None = None) -> tuple[Node | None, list[Diagnostic]]:
     """Compose one YAML document. Never raises for bad content: returns diagnostics instead."""
     if data is None:
         try:
-            with open(path, "rb") as f:
-                data = f.read()
+            data = read_spec_bytes(path)
         except OSError as exc:
             return None, [Diagnostic(Location(path, 1, 1), f"cannot read file: {exc.strerror or exc}")]
+    if len(data) > MAX_BYTES:
+        return None, [Diagnostic(Location(path, 1, 1), f"file is larger than {MAX_BYTES >> 20} MB; "
+                                                       "a spec file must be smaller")]
     if b"\x00" in data:
         where = _offset_location(path, data, data.index(b"\x00"))
         return None, [Diagnostic(where, "file contains NUL bytes; a spec must be a UTF-8 YAML text file")]
@@ -91,14 +109,17 @@ def read_yaml(path: str, data: bytes | None = None) -> tuple[Node | None, list[D
                                         "save it as UTF-8")]
     if text.startswith("\ufeff"):
         text = text[1:]
+    lines = _LINE_BREAK.split(text)
     try:
+        problem = _event_problem(path, text, lines)
+        if problem:
+            return None, [problem]
         loader = _Loader(text)
         try:
             node = loader.get_single_node()
         finally:
             loader.dispose()
     except yaml.MarkedYAMLError as exc:
-        lines = _LINE_BREAK.split(text)
         mark = exc.problem_mark or exc.context_mark
         message = str(exc.problem or exc.context or "invalid YAML").strip()
         if exc.context and exc.problem:
@@ -118,57 +139,113 @@ def read_yaml(path: str, data: bytes | None = None) -> tuple[Node | None, list[D
             prefix = encoded[:exc.position] if _Loader.__name__.startswith("C") else text[:exc.position].encode()
             return None, [Diagnostic(_offset_location(path, prefix, len(prefix)) if prefix else Location(path, 1, 1),
                                      f"invalid YAML: {exc}".split("\n")[0])]
-        return None, [Diagnostic(_mark_location(path, mark, _LINE_BREAK.split(text)),
+        return None, [Diagnostic(_mark_location(path, mark, lines),
                                  f"invalid YAML: {str(exc).splitlines()[0]}")]
     if node is None:
         return None, [Diagnostic(Location(path, 1, 1),
                                  "file is empty; a spec is a mapping with keys 'op', 'domain' and 'versions'")]
-    problem = _tree_problem(path, node, _LINE_BREAK.split(text))
-    return (None, [problem]) if problem else (node, [])
+    _clamp_marks(node, lines)
+    return node, []
 
 
+# Spec values nest about 10 deep. The C composer recurses once per level: some tens of thousands of levels
+# (fewer in a thread) overflow the C stack and kill the interpreter, which no except clause catches.
 MAX_DEPTH = 100
+ANCHORS = "YAML anchors and aliases (&name, *name) are not supported in spec files; write the value out"
 
 
-def _tree_problem(path: str, root: Node, lines: list[str]) -> Diagnostic | None:
-    """Reject what the loader's recursive walks cannot take: aliases (a node reached twice, which
-    also covers self-referencing and exponentially expanding ones) and absurdly deep nesting.
-    Moves marks past the end of the file (see _clamp) back into it."""
-    seen: set[int] = set()
-    stack = [(root, 1)]
+def _event_problem(path: str, text: str, lines: list[str]) -> Diagnostic | None:
+    """The first thing in the first document that a spec may not hold, found in the parser's
+    events (libyaml's parser keeps its own stack, so it takes any depth) before anything is composed:
+
+    * nesting deeper than MAX_DEPTH (keys and scalars count as a level below their collection);
+    * explicit tags (``!!binary``, ``!!python/object``, ``!custom``, ``!``): spec values are plain
+      YAML, and constructing tagged values is where PyYAML runs arbitrary constructors;
+    * anchors and aliases: a node reached twice breaks the recursive walks of the loader, and
+      aliases of aliases expand exponentially (the "billion laughs").
+    Reports the anchor rather than its alias, so the position does not depend on whether (or where)
+    the anchor is used. Raises the parser's YAMLErrors like composing would."""
+    loader = _Loader(text)
+    try:
+        depth = 0  # of the collection the next event is in (the document itself: 0)
+        while True:
+            event = loader.get_event()
+            if event is None or isinstance(event, (DocumentEndEvent, StreamEndEvent)):
+                return None  # a second document is the composer's to report
+            if isinstance(event, CollectionEndEvent):
+                depth -= 1
+                continue
+            if not isinstance(event, NodeEvent):  # the stream's and the document's start
+                continue
+            where = _mark_location(path, event.start_mark, lines)
+            if isinstance(event, AliasEvent) or event.anchor is not None:
+                return Diagnostic(where, ANCHORS)
+            if event.tag is not None:
+                return Diagnostic(where, f"tags are not allowed in specs ({shorten(_short_tag(event.tag))}); "
+                                         "write the plain value (hint: quote it to make it a string)")
+            if depth + 1 > MAX_DEPTH:
+                return Diagnostic(where, f"values nest more than {MAX_DEPTH} levels deep")
+            if isinstance(event, CollectionStartEvent):
+                depth += 1
+    finally:
+        loader.dispose()
+
+
+def _short_tag(tag: str) -> str:
+    """'tag:yaml.org,2002:binary' -> '!!binary', as it was (most likely) written."""
+    return "!!" + tag[len("tag:yaml.org,2002:"):] if tag.startswith("tag:yaml.org,2002:") else tag
+
+
+def shorten(text: str, limit: int = 60) -> str:
+    """``text`` cut to about ``limit`` characters, for quoting a value in a one-line message."""
+    return text if len(text) <= limit else f"{text[:limit - 20]}...({len(text)} characters)"
+
+
+def _clamp_marks(root: Node, lines: list[str]) -> None:
+    """Move marks past the end of the file (see _clamp) back into it. Iterative: the tree is at
+    most MAX_DEPTH deep here, but wide."""
+    stack = [root]
     while stack:
-        node, depth = stack.pop()
+        node = stack.pop()
         mark = node.start_mark
         if mark.line > len(lines) - 1:
             line, col = _clamp(mark.line, mark.column, lines)
             node.start_mark = yaml.Mark(mark.name, mark.index, line, col, None, None)
-        if id(node) in seen:
-            return Diagnostic(node_location(path, node), "YAML anchors and aliases (&name, *name) are not "
-                                                         "supported in spec files; write the value out")
-        seen.add(id(node))
-        if depth > MAX_DEPTH:
-            return Diagnostic(node_location(path, node), f"values nest more than {MAX_DEPTH} levels deep")
         if isinstance(node, SequenceNode):
-            stack.extend((child, depth + 1) for child in reversed(node.value))
+            stack.extend(node.value)
         elif isinstance(node, MappingNode):
-            for key, value in reversed(node.value):
-                stack.extend(((value, depth + 1), (key, depth + 1)))
-    return None
+            stack.extend(item for pair in node.value for item in pair)
+
+
+MAX_INT_BITS = 1024  # far past int64/uint64; a bigger integer is a mistake, and Python will not
+# even print one of more than 4300 digits
 
 
 def scalar_value(node: ScalarNode):
-    """Construct a scalar the way PyYAML's safe loader would (int, float, bool, None, str)."""
+    """Construct a scalar the way PyYAML's safe loader would (int, float, bool, None, str).
+    Raises ConstructorError (with a one-line ``problem``) for what a spec cannot hold: dates
+    (YAML reads an unquoted 2001-01-01 as one), integers that are too large or have no digits."""
     tag = node.tag
     if tag == "tag:yaml.org,2002:str":
         return node.value
-    if tag == "tag:yaml.org,2002:int":
-        return _constructor.construct_yaml_int(node)
-    if tag == "tag:yaml.org,2002:float":
-        return _constructor.construct_yaml_float(node)
+    if tag in ("tag:yaml.org,2002:int", "tag:yaml.org,2002:float"):
+        construct = _constructor.construct_yaml_int if tag.endswith("int") else _constructor.construct_yaml_float
+        try:  # YAML's number patterns admit '0b_' (no digits); Python refuses > 4300 decimal digits
+            value = construct(node)
+        except ValueError:
+            value = None
+        if value is None or (isinstance(value, int) and value.bit_length() > MAX_INT_BITS):
+            problem = (f"number {shorten(node.value)!r} is too large" if len(node.value) > 100 else
+                       f"{node.value!r} is not a valid number (hint: quote it to make it a string)")
+            raise ConstructorError(None, None, problem, node.start_mark)
+        return value
     if tag == "tag:yaml.org,2002:bool":
         return _constructor.construct_yaml_bool(node)
     if tag == "tag:yaml.org,2002:null":
         return None
+    if tag == "tag:yaml.org,2002:timestamp":
+        raise ConstructorError(None, None, f"{node.value!r} reads as a date, which a spec cannot hold "
+                                           "(hint: quote it to make it a string)", node.start_mark)
     raise ConstructorError(None, None, f"unsupported YAML tag {tag!r}", node.start_mark)
 
 
