@@ -343,6 +343,10 @@ def attribute_values(attr: Attribute) -> st.SearchStrategy:
         return st.just(attr.default)
     if attr.type == "strings":
         return st.lists(st.sampled_from(["a", "b"]), max_size=3)
+    if attr.type == "tensor" and attr.element_type:
+        # the element type is only known once the type binding is drawn: bind_type_attributes
+        # turns the seed into a 0-D tensor of that type
+        return st.integers(-3, 3).map(ScalarSeed)
     raise NotGeneratable(f"cannot draw values of {attr.type} attribute {attr.name!r}")
 
 
@@ -378,9 +382,26 @@ def param_elem(param: FormalParameter, binding: dict[str, str]) -> str:
 TYPE_ATTRIBUTES = ("to", "dtype", "output_dtype", "output_datatype")
 
 
+@dataclass(frozen=True)
+class ScalarSeed:
+    """A drawn value for a tensor attribute whose element type is a type parameter's (see
+    ``Attribute.element_type``); it becomes a 0-D tensor when the binding is known."""
+
+    value: int
+
+
 def bind_type_attributes(version: OpVersion, binding: dict[str, str], attrs: dict[str, Any]) -> dict[str, Any]:
     """Attributes that name an output's element type (Cast's ``to``, EyeLike's ``dtype`` ...) must
-    agree with the drawn type binding: set them from the binding of the output's type parameter."""
+    agree with the drawn type binding: set them from the binding of the output's type parameter.
+    Tensor attributes typed by a type parameter become 0-D tensors of its bound type."""
+    if any(isinstance(v, ScalarSeed) for v in attrs.values()):
+        attrs = dict(attrs)
+        for attr in version.attributes:
+            seed = attrs.get(attr.name)
+            if isinstance(seed, ScalarSeed) and attr.element_type in binding:
+                dtype = NUMPY_DTYPES[elem_of(binding[attr.element_type])]
+                value = abs(seed.value) if np.dtype(dtype).kind in "ub" else seed.value
+                attrs[attr.name] = np.asarray(value, dtype=np.int64).astype(dtype)
     out_params = [p.type for p in version.outputs if p.type in binding]
     if not out_params:
         return attrs

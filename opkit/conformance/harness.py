@@ -196,11 +196,17 @@ def example_case(spec: OpSpec, version: OpVersion, example: Example) -> tuple[Ca
 # properties and lowerings
 
 
-def infer_binding(version: OpVersion, inputs: list) -> dict[str, str]:
+def infer_binding(version: OpVersion, inputs: list, attributes: dict | None = None) -> dict[str, str]:
+    """The type binding a call implies: from its inputs, then from tensor attributes typed by a type
+    parameter (DiagonalMatrix1 without InputTensor takes T from Value)."""
     binding = {}
     for p, arr in zip(version.inputs, inputs):
         if arr is not None and "(" not in p.type:
             binding.setdefault(p.type, f"tensor({elem_from_dtype(np.asarray(arr).dtype)})")
+    for attr in version.attributes:
+        value = (attributes or {}).get(attr.name)
+        if attr.element_type and isinstance(value, np.ndarray):
+            binding.setdefault(attr.element_type, f"tensor({elem_from_dtype(value.dtype)})")
     return binding
 
 

@@ -85,6 +85,7 @@ def _attribute(a: Attribute) -> dict[str, Any]:
     if a.domain is not None:
         values.update(values=_flow(a.domain.values) if a.domain.values is not None else None,
                       min=a.domain.min, max=a.domain.max)
+    values["element_type"] = a.element_type
     out = _drop_defaults("Attribute", values)
     if a.default is not None:  # a default equal to the field's own default must still be written
         out["default"] = values["default"]

@@ -80,6 +80,9 @@ OBJECTS: dict[str, dict[str, Field]] = {
         "values": F("list:any", "The values the attribute may take.", extension=True),
         "min": F("number", "Smallest allowed value (inclusive).", extension=True),
         "max": F("number", "Largest allowed value (inclusive).", extension=True),
+        "element_type": F("string", "Tensor attributes: the type parameter (`T`) whose element type the "
+                                    "tensor has; generated cases then draw it as a scalar of the bound type.",
+                          extension=True),
     },
     "Parameter": {
         "name": F("string", "Formal parameter name.", required=True),

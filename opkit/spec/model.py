@@ -90,6 +90,9 @@ class Attribute:
     default: Any = NO_DEFAULT  # python value (int, float, str, list) or None
     domain: ValueDomain | None = None  # opkit extension: allowed values
     location: Location | None = _loc()
+    # opkit extension, tensor attributes: the type parameter whose element type the tensor has
+    # (DiagonalMatrix1's Value is a scalar of T), so generated cases draw it of the bound type
+    element_type: str | None = None
 
     @property
     def has_default(self) -> bool:
