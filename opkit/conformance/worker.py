@@ -6,23 +6,41 @@ worker dies (segfault, abort) the case is a *crash*; if it does not answer withi
 limit it is killed and the case is a *timeout*. Either way a fresh worker is started on the next
 request and the run goes on.
 
+Processes: each worker runs in its own session (its own process group), and every kill -- a
+timeout, a crash, the resident-memory limit, ``close()``, the parent's exit -- kills the whole
+group, so processes a backend started (``subprocess.Popen``, multiprocessing pools) go too. All
+limits are enforced from outside the worker (the parent waits on the pipe and kills with
+SIGKILL), so a kernel stuck in C with every signal blocked and the GIL held is stopped like any
+other. When the parent itself dies abruptly (kill -9), a small guardian process the worker forks
+at start, which holds nothing but the read end of a "lifeline" pipe whose only writer is the
+parent, sees end-of-file and kills the group; on Linux the worker also has PR_SET_PDEATHSIG.
+The memory limit (``memory_gb``, default 4, 0 for none) is on the group's *resident* memory,
+polled by the parent while a case runs: see opkit.conformance.limits.
+
 ``InProcess`` offers the same interface without a process (no isolation), for debugging and for
 measuring what isolation costs.
 """
 
 from __future__ import annotations
 
+import atexit
 import multiprocessing as mp
+import os
 import signal
+import threading
 import time
 import traceback
+import weakref
 from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
+from .limits import DEFAULT_MEMORY_LIMIT_GB, ResidentWatch, format_gb, limit_bytes, lift_memory_limit
+
 OK, UNSUPPORTED, ERROR, CRASH, TIMEOUT = "ok", "unsupported", "error", "crash", "timeout"
 MAX_SESSIONS = 512
 STARTUP_TIMEOUT = 120.0
+POLL_INTERVAL = 0.1  # s between checks (alive? resident memory?) while waiting for an answer
 
 
 @dataclass
@@ -87,23 +105,80 @@ def _plain(value):
     return value if isinstance(value, np.ndarray) else np.asarray(value)
 
 
-def _main(conn, spec, memory_gb=None):
+def _set_parent_death_signal(sig: int = signal.SIGKILL) -> bool:
+    """Linux: have the kernel send ``sig`` to this process when its parent dies (strictly: when
+    the parent *thread* that started it exits). False where unsupported."""
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        return libc.prctl(1, int(sig), 0, 0, 0) == 0  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):  # pragma: no cover - not Linux
+        return False
+
+
+def _guard(lifeline_fd: int, pgid: int) -> None:
+    """The guardian (a child of the worker, in its group): wait for end-of-file on the lifeline,
+    which comes when the parent closes it or dies, then SIGKILL the whole group, itself included."""
+    try:
+        try:
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
+            # hold nothing else: a copy of the worker's pipe or of multiprocessing's sentinel would
+            # hide the worker's death from the parent
+            top = max(os.sysconf("SC_OPEN_MAX"), 1 << 16)
+            os.closerange(3, lifeline_fd)
+            os.closerange(lifeline_fd + 1, top)
+            while os.read(lifeline_fd, 4096):
+                pass
+        except BaseException:  # noqa: BLE001
+            pass
+        os.killpg(pgid, signal.SIGKILL)
+    finally:
+        os._exit(0)
+
+
+def _start_guardian(lifeline) -> int | None:
+    """Fork the guardian; returns its pid (None when there is no lifeline, this process does not
+    lead its own process group, or fork failed)."""
+    if lifeline is None or not hasattr(os, "fork") or os.getpgrp() != os.getpid():
+        return None
+    fd = lifeline.fileno()
+    try:
+        pid = os.fork()
+    except OSError:  # pragma: no cover
+        return None
+    if pid == 0:
+        _guard(fd, os.getpgrp())
+    lifeline.close()
+    return pid
+
+
+def _main(conn, spec, memory_gb=None, lifeline=None, parent_pid=None, deathsig=False):
     import warnings
 
-    from .limits import set_memory_limit
-
-    set_memory_limit(memory_gb)
+    # own session and process group first, before anything can start a child
+    if hasattr(os, "setsid"):
+        try:
+            os.setsid()
+        except OSError:  # already a group leader (a fork-context worker of a group leader?)
+            pass
+    if deathsig and _set_parent_death_signal() and parent_pid is not None and os.getppid() != parent_pid:
+        os._exit(1)  # the parent died before the death signal was armed
+    guardian = _start_guardian(lifeline)
+    # the memory limit is enforced by the parent on resident memory; an address-space limit
+    # inherited from the runner breaks engines that reserve virtual memory (thread pools)
+    lift_memory_limit()
     warnings.simplefilter("ignore")  # backends' numeric warnings are not outcomes; keep stderr readable
     try:
         engine = _Engine(spec)
-        conn.send(("hello", engine.describe()))
+        conn.send(("hello", engine.describe(), {"guardian": guardian}))
     except BaseException as exc:  # noqa: BLE001
         conn.send(("failed", _short(exc), traceback.format_exc()))
         return
     while True:
         try:
             msg = conn.recv()
-        except (EOFError, KeyboardInterrupt):
+        except (EOFError, OSError, KeyboardInterrupt):
             return
         if msg is None:
             return
@@ -115,6 +190,117 @@ def _main(conn, spec, memory_gb=None):
         conn.send(engine.run(key, model_bytes, feeds))
 
 
+def _exited(proc) -> bool:
+    """Whether ``proc`` has exited, *without* reaping it: until it is reaped its pid, and so its
+    process group id, cannot be given to another process, so killing the group stays safe."""
+    try:
+        return os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
+    except ChildProcessError:  # reaped already
+        return True
+    except AttributeError:  # pragma: no cover - no waitid
+        return not proc.is_alive()
+
+
+def _await_exit(proc, seconds: float) -> bool:
+    """Wait up to ``seconds`` for ``proc`` to exit (not reaping it; nor joining on multiprocessing's
+    sentinel pipe, which a process forked by the backend may hold open)."""
+    end = time.perf_counter() + seconds
+    delay = 0.001
+    while not _exited(proc):
+        if time.perf_counter() >= end:
+            return False
+        time.sleep(delay)
+        delay = min(delay * 2, 0.05)
+    return True
+
+
+def _descendants(pid: int) -> list[int]:
+    """The live descendants of ``pid`` outside its process group (Linux /proc; [] elsewhere)."""
+    out, todo, seen = [], [pid], {pid}
+    while todo:
+        parent = todo.pop()
+        try:
+            tids = os.listdir(f"/proc/{parent}/task")
+        except OSError:
+            continue
+        for tid in tids:
+            try:
+                with open(f"/proc/{parent}/task/{tid}/children") as f:
+                    children = [int(x) for x in f.read().split()]
+            except (OSError, ValueError):
+                continue
+            for child in children:
+                if child not in seen:
+                    seen.add(child)
+                    todo.append(child)
+                    try:
+                        if os.getpgid(child) != pid:
+                            out.append(child)
+                    except OSError:
+                        pass
+    return out
+
+
+def _kill_pid(pid: int) -> None:
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except OSError:
+        pass
+
+
+def kill_group(pgid: int | None) -> None:
+    """SIGKILL process group ``pgid`` (never this process's own group)."""
+    if not pgid or pgid <= 1 or not hasattr(os, "killpg"):
+        return
+    try:
+        if pgid == os.getpgrp():
+            return
+        os.killpg(pgid, signal.SIGKILL)
+    except OSError:  # gone already
+        pass
+
+
+def exit_with_parent(parent_pid: int | None = None, interval: float = 0.5) -> None:
+    """Make this process exit when its parent dies (e.g. as the ``initializer`` of a
+    ProcessPoolExecutor whose processes start Workers): PR_SET_PDEATHSIG on Linux, and a daemon
+    thread that watches the parent pid, for where that is missing or the thread that started this
+    process is not the one that died. The backend workers this process started then go too (their
+    guardians see this process's lifelines close)."""
+    if parent_pid is None:
+        parent_pid = os.getppid()
+    _set_parent_death_signal()
+    if os.getppid() != parent_pid:
+        os._exit(1)
+
+    def watch():
+        while True:
+            time.sleep(interval)
+            if os.getppid() != parent_pid:
+                os.kill(os.getpid(), signal.SIGKILL)
+
+    threading.Thread(target=watch, name="opkit-exit-with-parent", daemon=True).start()
+
+
+_LIVE: weakref.WeakSet = weakref.WeakSet()
+_ATEXIT = False
+
+
+def _kill_live_workers() -> None:
+    for worker in list(_LIVE):
+        try:
+            worker._terminate()
+        except Exception:  # noqa: BLE001 - at exit: best effort
+            pass
+
+
+def _watch_at_exit(worker) -> None:
+    global _ATEXIT
+    _LIVE.add(worker)
+    if not _ATEXIT:  # registered after multiprocessing's own handler, so it runs before it
+        atexit.register(_kill_live_workers)
+        _ATEXIT = True
+
+
 class WorkerStartError(RuntimeError):
     pass
 
@@ -123,14 +309,14 @@ class Worker:
     """The parent's handle on a backend worker process."""
 
     def __init__(self, spec, timeout: float = 10.0, context: str = "spawn", memory_gb: float | None = None):
-        from .limits import DEFAULT_MEMORY_LIMIT_GB
-
         self.spec = spec
         self.memory_gb = DEFAULT_MEMORY_LIMIT_GB if memory_gb is None else memory_gb
         self.timeout = timeout
         self._ctx = mp.get_context(context)
         self._proc = None
         self._conn = None
+        self._lifeline = None
+        self._guardian: int | None = None
         self._info: dict | None = None
         self._keys: set[str] = set()
         self.restarts = 0
@@ -139,22 +325,27 @@ class Worker:
     # -- lifecycle
     def _start(self):
         parent, child = self._ctx.Pipe()
-        proc = self._ctx.Process(target=_main, args=(child, self.spec, self.memory_gb), daemon=True, name=f"opkit-{self.spec.name}")
+        life_r, life_w = self._ctx.Pipe(duplex=False)  # the lifeline: this process is its only writer
+        # PR_SET_PDEATHSIG fires when the starting *thread* exits: only arm it from the main thread
+        deathsig = threading.current_thread() is threading.main_thread()
+        proc = self._ctx.Process(target=_main, args=(child, self.spec, self.memory_gb, life_r, os.getpid(), deathsig),
+                                 daemon=True, name=f"opkit-{self.spec.name}")
         proc.start()
         child.close()
-        if not parent.poll(STARTUP_TIMEOUT):
-            proc.kill()
-            raise WorkerStartError(f"backend {self.spec.name} did not start within {STARTUP_TIMEOUT:.0f} s")
-        try:
-            msg = parent.recv()
-        except EOFError:
-            proc.join(5)
-            raise WorkerStartError(f"backend {self.spec.name} worker died while starting "
-                                   f"({_exit_text(proc.exitcode)})") from None
+        life_r.close()
+        self._proc, self._conn, self._lifeline, self._guardian = proc, parent, life_w, None
+        _watch_at_exit(self)
+        msg = self._wait(STARTUP_TIMEOUT, startup=True)
+        if isinstance(msg, Result):
+            self._terminate()
+            if msg.kind == TIMEOUT:
+                raise WorkerStartError(f"backend {self.spec.name} did not start within {STARTUP_TIMEOUT:.0f} s")
+            raise WorkerStartError(f"backend {self.spec.name} could not start: {msg.message}")
         if msg[0] != "hello":
-            proc.join(5)
+            self._terminate()
             raise WorkerStartError(f"backend {self.spec.name} failed to start: {msg[1]}")
-        self._proc, self._conn, self._info = proc, parent, msg[1]
+        self._info = msg[1]
+        self._guardian = (msg[2] if len(msg) > 2 else {}).get("guardian")
         self._keys = set()
 
     def describe(self) -> dict:
@@ -162,27 +353,45 @@ class Worker:
             self._start()
         return dict(self._info)
 
+    @property
+    def pid(self) -> int | None:
+        """The worker process (also its process group), while it runs."""
+        return None if self._proc is None else self._proc.pid
+
+    def _terminate(self, grace: float = 0.0):
+        """Stop the worker and everything in its process group; forget the process."""
+        proc = self._proc
+        if proc is not None:
+            if grace and not _exited(proc):
+                try:
+                    self._conn.send(None)
+                except (OSError, ValueError):
+                    pass
+                _await_exit(proc, grace)
+            # the worker is not reaped yet: its pid names its group and nothing else
+            escaped = [] if _exited(proc) else _descendants(proc.pid)  # who left the group?
+            kill_group(proc.pid)  # the group outlives its leader: children the backend started
+            if not _exited(proc):  # killed before it made its own group
+                proc.kill()
+            for pid in escaped:  # started in a session of their own (setsid, start_new_session)
+                _kill_pid(pid)
+            _await_exit(proc, 5)
+            proc.is_alive()  # reap
+        for end in (self._conn, self._lifeline):
+            if end is not None:
+                try:
+                    end.close()
+                except OSError:
+                    pass
+        self._proc = self._conn = self._lifeline = self._guardian = None
+        _LIVE.discard(self)
+
     def _kill(self):
-        if self._proc is not None:
-            if self._proc.is_alive():
-                self._proc.kill()
-            self._proc.join(5)
-        if self._conn is not None:
-            self._conn.close()
-        self._proc = self._conn = None
+        self._terminate()
         self.restarts += 1
 
     def close(self):
-        if self._proc is not None and self._proc.is_alive():
-            try:
-                self._conn.send(None)
-                self._proc.join(2)
-            except (OSError, BrokenPipeError):
-                pass
-        if self._proc is not None and self._proc.is_alive():
-            self._proc.kill()
-            self._proc.join(2)
-        self._proc = self._conn = None
+        self._terminate(grace=2.0)
 
     def __enter__(self):
         return self
@@ -258,7 +467,7 @@ class Worker:
 
     # -- the pipe
     def _ensure_started(self):
-        if self._proc is None or not self._proc.is_alive():
+        if self._proc is None or _exited(self._proc):
             if self._proc is not None:
                 self._kill()
             self._start()
@@ -275,18 +484,61 @@ class Worker:
     def _receive(self, timeout: float | None) -> Result:
         """The worker's next answer, or a timeout / crash Result (the worker is then killed)."""
         limit = self.timeout if timeout is None else timeout
-        start = time.perf_counter()
-        if not self._conn.poll(limit):
-            self._kill()
-            return Result(TIMEOUT, None, f"no answer within {limit:g} s (worker killed and restarted)")
+        return self._wait(limit)
+
+    def _wait(self, limit: float, startup: bool = False):
+        """Wait up to ``limit`` s for the worker's next message, watching from outside: the worker
+        dying (even when a process it started still holds the pipe open) is a crash; the group's
+        resident memory going over the limit, or no answer in time, kills the group."""
         try:
-            return self._conn.recv()
-        except (EOFError, ConnectionResetError, OSError):
-            self._proc.join(5)
-            code = self._proc.exitcode
-            self._kill()
-            return Result(CRASH, None, f"backend worker died: {_exit_text(code)} after "
-                                       f"{time.perf_counter() - start:.2f} s")
+            return self._watch(limit, startup)
+        except BaseException:  # Ctrl-C (or a reply that does not unpickle): an answer is still due, so
+            self._terminate()  # the pipe is out of step; the worker cannot be used again
+            raise
+
+    def _watch(self, limit: float, startup: bool):
+        conn, proc = self._conn, self._proc
+        start = time.perf_counter()
+        deadline = start + limit
+        cap = limit_bytes(self.memory_gb)
+        watch = None
+        end = self._terminate if startup else self._kill  # a worker that never started is no restart
+        while True:
+            now = time.perf_counter()
+            if now >= deadline:
+                end()
+                return Result(TIMEOUT, None, f"no answer within {limit:g} s (worker killed and restarted)")
+            try:
+                if conn.poll(min(POLL_INTERVAL, deadline - now)):
+                    return conn.recv()
+            except (EOFError, ConnectionResetError, OSError):
+                return self._crashed(start, end)
+            if _exited(proc):
+                try:
+                    if conn.poll(0):  # answered, then exited
+                        return conn.recv()
+                except (EOFError, ConnectionResetError, OSError):
+                    pass
+                return self._crashed(start, end)
+            if cap is not None:
+                if watch is None:
+                    watch = ResidentWatch(proc.pid, exclude=(self._guardian,) if self._guardian else ())
+                over, rss, count = watch.over(cap, time.perf_counter())
+                if over:
+                    end()
+                    during = " while starting" if startup else ""
+                    return Result(CRASH, None, f"killed: resident memory over {format_gb(self.memory_gb)} GB{during} "
+                                               f"({rss / (1 << 30):.2f} GB in {count} process{'es' * (count != 1)} "
+                                               f"after {time.perf_counter() - start:.2f} s; --memory-limit)",
+                                  "memory")
+
+    def _crashed(self, start: float, end) -> Result:
+        proc = self._proc
+        _await_exit(proc, 5)
+        end()  # kills what the worker left in its group, then reaps it (its exit status is kept)
+        code = proc.exitcode
+        return Result(CRASH, None, f"backend worker died: {_exit_text(code)} after "
+                                   f"{time.perf_counter() - start:.2f} s")
 
 
 # An engine that has created many compiled models can run out of threads or address space inside
