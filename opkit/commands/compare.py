@@ -75,12 +75,14 @@ def label_order(label: str):
 
 
 def load_reports(paths: list[str]) -> list[dict]:
+    """The reports at ``paths``; a file that is not one (broken JSON, a truncated file, not a
+    report) raises ``ReportError`` (a ValueError) with a one-line message naming the file and, for
+    broken JSON, the position."""
+    from ..conformance.report import read_report
+
     reports = []
     for path in paths:
-        with open(path, encoding="utf-8") as f:
-            data = json.load(f)
-        if not isinstance(data, dict) or "cases" not in data:
-            raise ValueError(f"{path}: not an opkit conformance report (no 'cases')")
+        data = read_report(path)
         data["_path"] = path
         reports.append(data)
     return reports

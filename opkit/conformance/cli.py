@@ -3,9 +3,37 @@
     opkit test --backend NAME [--backend NAME2 ...] [--op OP] [--suite examples|properties|differential|all]
                [--max-examples N] [--seed S] [--timeout SECONDS] [--report FILE.json] [--repro-dir DIR] [-j N]
 
-Exit 0 when every case passes or fails as an expectations file says (xfail), 1 on any other
-outcome (mismatch, unsupported, error, crash, timeout, xpass), 2 on usage errors, 130 when
-interrupted (Ctrl-C or SIGTERM: the report holds the cases that finished).
+Exit codes:
+
+- 0: every case passed, or failed as an expectations file says (xfail).
+- 1: any other outcome (mismatch, unsupported, error, crash, timeout, xpass); or no case ran at all
+  (cases were asked for but nothing could run: ops without a reference kernel or examples, e.g.
+  ``--op Loop`` or a com.microsoft op without a kernel, or suites with nothing for the chosen
+  ops; the reason is printed per op and kept in ``summary.warnings``, and ``summary.ok`` is false:
+  a run that tests nothing does not pass); or the report could not be written at the end (a full
+  disk: one line says so, the terminal summary still prints, no partial file is left).
+- 2: usage errors, all found before the first case runs (nothing is written): unknown backend or
+  op, bad option values (``-j 0``), a --report folder that is missing or not writable, a
+  --repro-dir that cannot be written, an expectations file that does not load (broken YAML,
+  unknown keys, values of the wrong type: the message names the file and the entry).
+- 130: interrupted by Ctrl-C (SIGINT) or SIGTERM. Once the checks passed, the report is still
+  written with every case that finished (with -j N too: pool processes stream their cases as they
+  finish), ``settings.interrupted`` true and ``summary.ok`` false. Only the first signal
+  interrupts; later ones never cut the report short (it is written atomically, with signals
+  deferred). The runner re-checks for the interrupt between examples, so a library that swallows
+  the KeyboardInterrupt cannot keep the run going; as a last resort a watchdog writes the partial
+  report and ends the process (and its workers) ``INTERRUPT_GRACE_S`` seconds after the first
+  signal (``SECOND_SIGNAL_GRACE_S`` after a second one; the environment variable
+  OPKIT_INTERRUPT_GRACE overrides the first). A case that had not finished when the signal came is
+  not reported (its outcome could be an artefact of the interrupt).
+
+Reports are written atomically (a temporary file beside the target, fsynced, renamed over it): a run
+killed at any moment, kill -9 included, leaves the previous report or a complete new one.
+
+Warnings (stderr, and ``summary.warnings`` in the report; the exit code does not change): entries of
+an expectations file that matched no case of the run (for ops and suites the run covered), ops named
+with --op that had no case, repro bundles that could not be written, a default repro folder that is
+not writable (bundles are then off).
 """
 
 from __future__ import annotations
@@ -13,11 +41,22 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import threading
 import time
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
 MAX_POOL_ATTEMPTS = 3  # pool breakdowns an op may be caught in before it is reported as a runner error
 EXIT_INTERRUPTED = 130  # like a shell's Ctrl-C; the report (partial) is still written
+INTERRUPT_GRACE_S = 5.0  # after the first Ctrl-C/SIGTERM the watchdog ends a run still going after this
+SECOND_SIGNAL_GRACE_S = 1.0  # ... and this long after a further signal
+AFTER_RUN_QUIET_S = 5.0  # signals this soon after an interrupted run ended are dropped (double Ctrl-C)
+EXIT_CODES_HELP = (
+    "exit codes: 0 every case passed (or failed as an expectations file says); 1 any other outcome, "
+    "or no case ran at all (the reason is printed per op); 2 usage errors, checked before the first "
+    "case runs (bad options such as -j 0, a --report folder that is missing or read-only, a --repro-dir "
+    "that cannot be written, an expectations file that does not load); 130 interrupted by Ctrl-C or "
+    "SIGTERM: the report still holds every case that finished (settings.interrupted true, summary.ok "
+    "false). Expectations entries that matched no case are warnings (stderr and summary.warnings).")
 SUITE_CHOICES = ("examples", "properties", "differential", "lowerings", "all")
 
 
@@ -44,7 +83,8 @@ def add_test_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentPars
                         help="write a repro bundle per distinct failure here (default: .opkit/repro)")
     parser.add_argument("--no-repro", action="store_true", help="write no repro bundles")
     parser.add_argument("-j", "--jobs", type=int, default=1, metavar="N",
-                        help="run N ops at a time, each in its own process with its own backend workers")
+                        help="run N ops at a time, each in its own process with its own backend workers "
+                             "(at least 1; default 1)")
     parser.add_argument("--expectations", action="append", metavar="FILE",
                         help="expectations file (repeatable; default conformance/expectations/<backend>.yaml)")
     parser.add_argument("--no-expectations", action="store_true", help="ignore expectations files")
@@ -64,6 +104,8 @@ def add_test_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentPars
                         help="address-space limit per process (runner and backend workers), so absurd drawn "
                              "inputs fail with MemoryError instead of exhausting the machine (default 4; 0: none)")
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress, no table; failures only")
+    if EXIT_CODES_HELP not in (parser.epilog or ""):
+        parser.epilog = f"{parser.epilog}\n\n{EXIT_CODES_HELP}" if parser.epilog else EXIT_CODES_HELP
     return parser
 
 
@@ -147,15 +189,20 @@ def _check_available(spec) -> None:
             raise BackendUnavailable(f"backend {spec.name!r} needs onnxruntime: pip install 'opkit[ort]'") from None
 
 
-def _expectations(args, backend_name):
-    from .outcomes import Expectations, default_expectation_files, load_expectations
+def _load_expectations(args, backend_name):
+    """The merged expectations for a backend and the files they came from; any problem with a file
+    is a usage error (one line naming the file and the entry)."""
+    from .outcomes import Expectations, ExpectationsError, default_expectation_files, load_expectations
 
     if args.no_expectations:
         return Expectations(), []
     paths = list(args.expectations or []) or default_expectation_files(backend_name)
     merged = Expectations()
     for path in paths:
-        merged.entries += load_expectations(path).entries
+        try:
+            merged.entries += load_expectations(path).entries
+        except ExpectationsError as exc:
+            raise TestUsageError(f"expectations: {exc}") from None
     return merged, paths
 
 
@@ -166,16 +213,94 @@ def _suites(args) -> list[str]:
     return list(dict.fromkeys(chosen))
 
 
-def run_unit(job: dict, worker=None) -> tuple[list[dict], dict]:
+# ------------------------------------------------------------------------------------------------
+# checks made before the first case runs
+
+
+def _probe_folder(folder: str) -> str | None:
+    """Why files cannot be created in ``folder`` (an existing directory), or None: a file is really
+    created and removed, which also catches read-only mounts and full disks (and root, for whom
+    the permission bits say nothing)."""
+    import secrets
+
+    probe = os.path.join(folder, f".opkit-write-check-{os.getpid()}-{secrets.token_hex(4)}")
+    try:
+        fd = os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except OSError as exc:
+        return exc.strerror or str(exc)
+    try:
+        os.write(fd, b"{}\n")  # a full disk refuses the first block
+    except OSError as exc:
+        return exc.strerror or str(exc)
+    finally:
+        os.close(fd)
+        try:
+            os.unlink(probe)
+        except OSError:
+            pass
+    return None
+
+
+def _check_report_path(path: str) -> None:
+    """--report must name a file in an existing folder this process can write in."""
+    if os.path.isdir(path):
+        raise TestUsageError(f"--report {path}: is a folder; give a file name (e.g. {os.path.join(path, 'report.json')})")
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        raise TestUsageError(f"--report {path}: the folder {folder} does not exist")
+    why = _probe_folder(folder)
+    if why:
+        raise TestUsageError(f"--report {path}: cannot write in {folder}: {why}")
+
+
+def _check_repro_dir(folder: str) -> str | None:
+    """Why repro bundles cannot be written under ``folder`` (created on the first failure), or
+    None: the folder, or its nearest existing parent, must be a writable directory."""
+    probe = os.path.abspath(folder)
+    while not os.path.exists(probe):
+        parent = os.path.dirname(probe)
+        if parent == probe:
+            break
+        probe = parent
+    if not os.path.isdir(probe):
+        return f"{probe} is not a folder"
+    return _probe_folder(probe)
+
+
+def _check_options(args) -> None:
+    if args.max_examples < 1:
+        raise TestUsageError("--max-examples must be at least 1")
+    if args.timeout <= 0:
+        raise TestUsageError("--timeout must be positive")
+    if args.shrink_budget is not None and args.shrink_budget < 0:
+        raise TestUsageError("--shrink-budget must be 0 or more")
+    if args.jobs is None or args.jobs < 1:
+        raise TestUsageError(f"-j/--jobs must be at least 1 (got {args.jobs})")
+    if args.siblings < 0:
+        raise TestUsageError("--siblings must be 0 or more")
+    if args.max_bindings < 0:
+        raise TestUsageError("--max-bindings must be 0 (all) or more")
+    if args.memory_limit < 0:
+        raise TestUsageError("--memory-limit must be 0 (none) or more")
+
+
+# ------------------------------------------------------------------------------------------------
+# running a unit (some ops on one backend), in this process or in a -j pool process
+
+
+def run_unit(job: dict, worker=None, on_start=None, sink=None) -> tuple[list[dict], dict]:
     """Run every suite for some specs on one backend (in this process); returns (records, info).
-    A ``worker`` given is reused and left running; otherwise one is started and closed."""
+    A ``worker`` given is reused and left running; otherwise one is started and closed.
+    ``on_start(runner, info)`` is called once the backend is up: the runner's ``results`` and
+    ``skipped`` grow as cases finish, so a caller interrupted by Ctrl-C still has them. ``sink``
+    receives every record and skipped item as it is made (see ``Runner``). KeyboardInterrupt
+    propagates (after the worker is closed)."""
     from ..spec.load import load_spec_file
+    from .limits import restore_memory_limit, set_memory_limit
     from .lowerings import run_lowerings
     from .repro import ReproWriter
     from .runner import BackendRunner, Runner
     from .worker import InProcess, Worker
-
-    from .limits import restore_memory_limit, set_memory_limit
 
     spec_b = job["backend"]
     memory = job.get("memory_gb")
@@ -192,30 +317,82 @@ def run_unit(job: dict, worker=None) -> tuple[list[dict], dict]:
         runner = Runner(backend, max_examples=job["max_examples"], seed=job["seed"], timeout=job["timeout"],
                         repro=repro, expectations=job["expectations"], progress=job.get("progress"),
                         backend_name=info.get("name", spec_b.name), siblings=job["siblings"],
-                        max_bindings=job.get("max_bindings") or None, shrink_budget=job.get("shrink_budget"))
-        try:
-            for path in job["paths"]:
-                spec, _ = load_spec_file(path)
-                runner.run_spec(spec, job["suites"])
-                if "lowerings" in job["suites"]:
-                    run_lowerings(runner, spec)
-        except KeyboardInterrupt:
-            if not own:  # a pool process: the parent reports what finished
-                raise
-            info = dict(info, interrupted=True)  # keep the cases that finished
-        # bindings not run travel with the records (marked) so pool processes can return them too
-        return runner.results + [dict(item, skipped=True) for item in runner.skipped], info
+                        max_bindings=job.get("max_bindings") or None, shrink_budget=job.get("shrink_budget"),
+                        sink=sink)
+        if on_start is not None:
+            on_start(runner, info)
+        for path in job["paths"]:
+            spec, _ = load_spec_file(path)
+            runner.run_spec(spec, job["suites"])
+            if "lowerings" in job["suites"]:
+                run_lowerings(runner, spec)
+        return _unit_records(runner), info
     finally:
         if own:
             worker.close()
         restore_memory_limit(previous)
 
 
+def _unit_records(runner) -> list[dict]:
+    """A runner's records, then the bindings it did not run (marked, so that pool processes can
+    return them too)."""
+    return list(runner.results) + [dict(item, skipped=True) for item in list(runner.skipped)]
+
+
 _POOL_WORKERS: dict = {}
 
 
+def _pool_init(parent: int) -> None:
+    """A -j pool process: Ctrl-C (SIGINT to the whole process group) is the parent's to handle (it
+    kills the pool and reports what the processes streamed), and the process dies with its parent
+    (kill -9 of the run leaves no pool process behind; their backend workers then see their pipe
+    close and exit)."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _die_with_parent()
+    if os.getppid() != parent:  # the parent died before the line above ran
+        os._exit(1)
+
+
+def _die_with_parent() -> None:
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        import ctypes
+        import signal
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, int(signal.SIGKILL), 0, 0, 0)  # PR_SET_PDEATHSIG
+    except Exception:  # noqa: BLE001 - best effort
+        pass
+
+
+class _Stream:
+    """The pool process's end of a partial-results file: one JSON line per record, appended with
+    one write each, so a process killed at any moment leaves at most one truncated last line."""
+
+    def __init__(self, path: str):
+        self.fd = os.open(path, os.O_WRONLY | os.O_APPEND)
+
+    def write(self, item: dict) -> None:
+        import json
+
+        os.write(self.fd, (json.dumps(item, default=str) + "\n").encode("utf-8"))
+
+    def on_start(self, runner, info) -> None:
+        self.write({"_info": info})
+
+    def close(self) -> None:
+        try:
+            os.close(self.fd)
+        except OSError:
+            pass
+
+
 def _pool_unit(job):
-    """One op on one backend in a pool process; the backend worker is kept for the next op."""
+    """One op on one backend in a pool process; the backend worker is kept for the next op. Every
+    record is also streamed to the parent's partial-results file (``job["stream"]``)."""
     import warnings
 
     from .worker import InProcess, Worker
@@ -223,70 +400,158 @@ def _pool_unit(job):
     warnings.simplefilter("ignore")
     job = dict(job)
     job["progress"] = None
+    stream = _Stream(job.pop("stream")) if job.get("stream") else None
     spec_b = job["backend"]
     worker = _POOL_WORKERS.get(spec_b)
     if worker is None:
         worker = (InProcess if job["no_isolate"] else Worker)(spec_b, timeout=job["timeout"],
                                                               memory_gb=job.get("memory_gb"))
         _POOL_WORKERS[spec_b] = worker
-    return run_unit(job, worker)
+    try:
+        return run_unit(job, worker, on_start=stream.on_start if stream else None,
+                        sink=stream.write if stream else None)
+    finally:
+        if stream is not None:
+            stream.close()
 
 
-class _sigterm_interrupts:
-    """SIGTERM raises KeyboardInterrupt, like Ctrl-C, so a killed run still writes its report."""
+class _PoolStreams:
+    """The parent's side of -j: per op, the records of a finished task, or the partial-results
+    file its pool process appends to. Files are unlinked temporary files (the pool process opens
+    them through /proc/<parent>/fd/N), so nothing is left on disk whatever kills the run; where
+    /proc is missing, named files in a temporary folder removed at the end."""
 
-    previous = None
+    def __init__(self):
+        self.done: dict[int, list[dict]] = {}
+        self.files: dict[int, tuple] = {}  # op index -> (file object, path for the pool process)
+        self.folder = None
 
-    def __enter__(self):
-        import signal
+    def open(self, i: int) -> str:
+        import tempfile
 
-        def on_term(signum, frame):
-            raise KeyboardInterrupt
+        self.discard(i)
+        f = tempfile.TemporaryFile(prefix="opkit-partial-")
+        path = f"/proc/{os.getpid()}/fd/{f.fileno()}"
+        if not os.path.exists(path):
+            f.close()
+            if self.folder is None:
+                self.folder = tempfile.mkdtemp(prefix="opkit-partial-")
+            path = os.path.join(self.folder, f"{i}.jsonl")
+            f = open(path, "w+b")
+        self.files[i] = (f, path)
+        return path
 
+    def finish(self, i: int, records: list[dict]) -> None:
+        self.done[i] = records
+        self.discard(i)
+
+    def discard(self, i: int) -> None:
+        entry = self.files.pop(i, None)
+        if entry is not None:
+            entry[0].close()
+            if self.folder and entry[1].startswith(self.folder):
+                try:
+                    os.unlink(entry[1])
+                except OSError:
+                    pass
+
+    def _lines(self, i: int) -> list[dict]:
+        import json
+
+        entry = self.files.get(i)
+        if entry is None:
+            return []
         try:
-            self.previous = signal.signal(signal.SIGTERM, on_term)
-        except ValueError:  # not the main thread
-            self.previous = None
-        return self
+            fd = entry[0].fileno()
+            data = os.pread(fd, os.fstat(fd).st_size, 0)
+        except (OSError, ValueError):
+            return []
+        out = []
+        for line in data.split(b"\n"):
+            if not line.strip():
+                continue
+            try:
+                item = json.loads(line)
+            except ValueError:  # the last line of a killed process
+                continue
+            if isinstance(item, dict):
+                out.append(item)
+        return out
 
-    def __exit__(self, *exc):
-        import signal
+    def records(self) -> list[dict]:
+        """Every record so far in op order: finished tasks' results, then what unfinished tasks
+        streamed (safe to call from another thread)."""
+        done = dict(self.done)
+        out = []
+        for i in sorted(set(done) | set(self.files)):
+            if i in done:
+                out += done[i]
+            else:
+                out += [item for item in self._lines(i) if "_info" not in item]
+        return out
 
-        if self.previous is not None:
-            signal.signal(signal.SIGTERM, self.previous)
-        return False
+    def info(self) -> dict | None:
+        for i in sorted(self.files):
+            for item in self._lines(i):
+                if "_info" in item:
+                    return item["_info"]
+        return None
+
+    def close(self) -> None:
+        for i in list(self.files):
+            self.discard(i)
+        if self.folder:
+            import shutil
+
+            shutil.rmtree(self.folder, ignore_errors=True)
+            self.folder = None
 
 
-class _terminating(_sigterm_interrupts):
-    """Shut a process pool down; on Ctrl-C / SIGTERM kill its processes (and so their backend
-    workers) instead of leaving orphans."""
+class _terminating:
+    """Shut a process pool down; on an exception (Ctrl-C / SIGTERM) kill its processes (and so
+    their backend workers) instead of leaving orphans."""
 
     def __init__(self, pool):
         self.pool = pool
 
     def __enter__(self):
-        super().__enter__()
         return self.pool
 
     def __exit__(self, kind, exc, tb):
-        super().__exit__(kind, exc, tb)
         if kind is None:
             self.pool.shutdown(wait=True)
             return False
-        for proc in list(getattr(self.pool, "_processes", {}).values()):
-            for child in _children(proc.pid):
+        for proc in list((getattr(self.pool, "_processes", None) or {}).values()):
+            for child in _descendants(proc.pid):
                 _kill(child)
-            proc.kill()
+            _kill(proc.pid)
         self.pool.shutdown(wait=False, cancel_futures=True)
         return False
 
 
 def _children(pid: int) -> list[int]:
+    out = []
     try:
-        with open(f"/proc/{pid}/task/{pid}/children") as f:
-            return [int(x) for x in f.read().split()]
+        tasks = os.listdir(f"/proc/{pid}/task")
     except OSError:
-        return []
+        return out
+    for tid in tasks:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/children") as f:
+                out += [int(x) for x in f.read().split()]
+        except OSError:
+            pass
+    return out
+
+
+def _descendants(pid: int) -> list[int]:
+    """Every process below ``pid`` (children before their own children)."""
+    out, todo = [], [pid]
+    while todo:
+        kids = _children(todo.pop())
+        out += kids
+        todo += kids
+    return out
 
 
 def _kill(pid: int) -> None:
@@ -308,9 +573,509 @@ def _runner_error(path: str, backend: str, exc: BaseException) -> dict:
             "examples_run": 0, "duration_s": 0.0, "repro": None, "details": {"stage": "runner"}}
 
 
+# ------------------------------------------------------------------------------------------------
+# interrupts
+
+
+def _grace() -> float:
+    try:
+        return max(0.1, float(os.environ.get("OPKIT_INTERRUPT_GRACE", INTERRUPT_GRACE_S)))
+    except ValueError:
+        return INTERRUPT_GRACE_S
+
+
+def _say(text: str) -> None:
+    """Write a line to stderr from a signal handler or the watchdog thread (os.write: never a
+    reentrant call into a sys.stderr the main thread is writing to)."""
+    try:
+        os.write(2, (text + "\n").encode("utf-8", "replace"))
+    except OSError:
+        pass
+
+
+_QUIET_EXIT = []
+
+
+def _quiet_exit_after_interrupt() -> None:
+    """When the process exits after an interrupted run, ignore SIGINT: Python's finalization puts
+    the default handler back, and the second Ctrl-C of a double Ctrl-C arriving then would kill
+    the process (exit -SIGINT) instead of letting it exit 130 with its report written."""
+    if _QUIET_EXIT:
+        return
+    import atexit
+    import signal
+
+    def ignore():
+        try:
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
+        except (ValueError, OSError):  # pragma: no cover
+            pass
+
+    atexit.register(ignore)
+    _QUIET_EXIT.append(ignore)
+
+
+def _swallowed_here(frame) -> bool:
+    """Whether an exception raised in ``frame`` would be swallowed: Python ignores (only prints)
+    exceptions from gc callbacks (hypothesis installs one that times collections; a Ctrl-C landing
+    in it was lost) and from ``__del__``. There the stop flag alone ends the run, at the runner's
+    next check."""
+    import gc
+
+    codes = {getattr(cb, "__code__", None) for cb in gc.callbacks}
+    depth = 0
+    while frame is not None and depth < 64:
+        if frame.f_code in codes or frame.f_code.co_name == "__del__":
+            return True
+        frame, depth = frame.f_back, depth + 1
+    return False
+
+
+class _Interrupts:
+    """SIGINT and SIGTERM for one run (main thread only; elsewhere nothing is installed).
+
+    The first signal asks the runners to stop (``runner.request_stop``: they re-check between
+    examples, backend calls and records) and raises KeyboardInterrupt, unless the run is already
+    writing its report. Later signals never raise (they would cut the report short); they only
+    shorten the watchdog. The watchdog, started by the first signal, ends the process if the run
+    is still going ``grace`` seconds later (``SECOND_SIGNAL_GRACE_S`` after another signal): it
+    writes the partial report unless the run already wrote one, kills the process's descendants
+    and exits with 130. When the run returns the watchdog is disarmed (in-process callers go on),
+    and after an interrupted run signals are dropped for ``AFTER_RUN_QUIET_S`` seconds.
+    """
+
+    def __init__(self, run, grace: float | None = None):
+        self.run = run
+        self.grace = _grace() if grace is None else grace
+        self.count = 0
+        self.signame: str | None = None
+        self.deadline = 0.0
+        self.cancelled = threading.Event()
+        self.previous: dict = {}
+        self.ended = 0.0
+
+    def __enter__(self):
+        import signal
+
+        from .runner import clear_stop
+
+        clear_stop()
+        if threading.current_thread() is threading.main_thread():
+            for signum in (signal.SIGINT, signal.SIGTERM):
+                try:
+                    self.previous[signum] = signal.signal(signum, self._on_signal)
+                except (ValueError, OSError):  # pragma: no cover
+                    pass
+        return self
+
+    def __exit__(self, *exc):
+        import signal
+
+        from .runner import clear_stop
+
+        self.cancelled.set()  # the run is over (in-process callers go on: no os._exit from here)
+        self.ended = time.monotonic()
+        for signum, handler in self.previous.items():
+            # after an interrupt, a further Ctrl-C right after the run (the second of a double
+            # Ctrl-C) must not turn a clean exit 130 into a KeyboardInterrupt traceback
+            signal.signal(signum, self._after if self.count else handler)
+        if self.count and self.previous:
+            _quiet_exit_after_interrupt()
+        clear_stop()
+        return False
+
+    def _after(self, signum, frame):
+        """Signals within AFTER_RUN_QUIET_S of the end of an interrupted run are dropped; later
+        ones go to the handler the run replaced (reinstalled)."""
+        import signal
+
+        if time.monotonic() - self.ended < AFTER_RUN_QUIET_S:
+            return
+        previous = self.previous.get(signum, signal.SIG_DFL)
+        signal.signal(signum, previous)
+        if callable(previous):
+            previous(signum, frame)
+        elif previous == signal.SIG_DFL:
+            os.kill(os.getpid(), signum)
+
+    def _on_signal(self, signum, frame):
+        import signal
+
+        from .runner import request_stop
+
+        self.count += 1
+        now = time.monotonic()
+        if self.count == 1:
+            self.signame = signal.Signals(signum).name
+            request_stop()
+            self.deadline = now + self.grace
+            threading.Thread(target=self._watch, name="opkit-interrupt-watchdog", daemon=True).start()
+            if not self.run.finishing and not _swallowed_here(frame):
+                raise KeyboardInterrupt
+            return
+        self.deadline = min(self.deadline, now + SECOND_SIGNAL_GRACE_S)
+        if self.count == 2:
+            _say(f"opkit test: {signal.Signals(signum).name} again: the run ends with its report within "
+                 f"{SECOND_SIGNAL_GRACE_S:g} s")
+
+    def _watch(self):
+        while not self.cancelled.wait(0.05):
+            if time.monotonic() >= self.deadline:
+                self.run.emergency_exit(self.signame or "a signal", self.grace)
+                return
+
+
+# ------------------------------------------------------------------------------------------------
+# the run
+
+
+class _Run:
+    """One ``opkit test`` run: checks, execution, report. Everything finished so far stays
+    reachable (``collect``) so that an interrupted run, or the watchdog, can report it."""
+
+    def __init__(self, args: argparse.Namespace):
+        self.args = args
+        self.start = time.perf_counter()
+        self.lock = threading.Lock()  # held while the report is written
+        self.finishing = False  # set when the report is being built: signals no longer raise
+        self.reported = False
+        self.code: int | None = None
+        self.sources: list = []  # callables returning records so far (skipped items marked)
+        self.infos: dict[int, dict] = {}  # backend position -> describe() info
+        self.streams: dict[int, _PoolStreams] = {}  # backend position -> its -j pool's streams
+        self.warnings: list[str] = []
+        self.signame: str | None = None
+        self.prepared = False  # the checks passed: from here on an interrupt still writes a report
+
+    # -- checks (usage errors) before anything runs
+    def prepare(self) -> None:
+        from .. import catalog
+        from ..backends.registry import BackendUnavailable
+        from ..generate import stale_kernels
+        from ..project import active
+        from .report import Progress
+
+        args = self.args
+        _check_options(args)
+        if args.report:
+            _check_report_path(args.report)
+        project = active()
+        conflicts = catalog.conflicts()
+        if conflicts:
+            raise TestUsageError(str(conflicts[0]))
+        self.backend_specs = _backend_specs(args)
+        for spec_b in self.backend_specs:
+            try:
+                _check_available(spec_b)
+            except BackendUnavailable as exc:
+                raise TestUsageError(str(exc)) from None
+        self.specs = _select_specs(args.op)
+        stale = stale_kernels(project, self.specs)
+        if stale:
+            raise TestUsageError(f"generated kernels are missing or older than their specs ({', '.join(stale)}): "
+                                 "run `opkit gen` first")
+        if not self.specs:
+            raise TestUsageError("no ops to test (no spec has a reference kernel yet?)")
+        self.expectations = [_load_expectations(args, spec_b.name) for spec_b in self.backend_specs]
+        self.suites = _suites(args)
+        self.repro_dir = None
+        if not args.no_repro:
+            self.repro_dir = args.repro_dir or os.path.join(project.root, ".opkit", "repro")
+            why = _check_repro_dir(self.repro_dir)
+            if why and args.repro_dir:
+                raise TestUsageError(f"--repro-dir {args.repro_dir}: cannot write repro bundles there: {why} "
+                                     "(or give --no-repro)")
+            if why:  # the default folder: run without bundles rather than fail
+                self.warn(f"repro bundles are off: cannot write in {self.repro_dir}: {why} "
+                          "(give --repro-dir DIR, or --no-repro)")
+                self.repro_dir = None
+        self.progress = Progress(enabled=not args.quiet)
+        self.prepared = True
+
+    def warn(self, text: str) -> None:
+        self.warnings.append(text)
+
+    # -- running
+    def execute(self) -> None:
+        from ..backends.registry import BackendUnavailable
+        from .worker import WorkerStartError
+
+        args = self.args
+        paths = [s.path for s in self.specs]
+        for position, spec_b in enumerate(self.backend_specs):
+            unit_suites = self.suites if position == 0 else [x for x in self.suites if x != "lowerings"]
+            expectations, _ = self.expectations[position]
+            job = {"backend": spec_b, "timeout": args.timeout, "max_examples": args.max_examples, "seed": args.seed,
+                   "repro_dir": self.repro_dir, "expectations": expectations, "suites": unit_suites,
+                   "siblings": args.siblings, "no_isolate": args.no_isolate, "progress": self.progress,
+                   "memory_gb": args.memory_limit, "max_bindings": args.max_bindings,
+                   "shrink_budget": args.shrink_budget}
+            try:
+                if args.jobs > 1 and len(paths) > 1:
+                    self._execute_pool(position, spec_b, job, paths)
+                else:
+                    def on_start(runner, info, position=position):
+                        self.infos[position] = info
+                        self.sources.append(lambda: _unit_records(runner))
+
+                    run_unit({**job, "paths": paths}, on_start=on_start)
+            except WorkerStartError as exc:
+                raise TestUsageError(str(exc)) from None
+            except BackendUnavailable as exc:
+                raise TestUsageError(str(exc)) from None
+
+    def _execute_pool(self, position: int, spec_b, job: dict, paths: list[str]) -> None:
+        """Each op in a pool process (-j N). A pool process that dies (the OOM killer, a kernel
+        segfault) breaks the whole pool and fails every pending op: a new pool runs those. An op
+        that was running when the pool broke MAX_POOL_ATTEMPTS times is reported as a runner error
+        (it, or its neighbour, kills its process). Records stream back as cases finish (see
+        ``_PoolStreams``), so an interrupt keeps them."""
+        import multiprocessing as mp
+        from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+        from concurrent.futures.process import BrokenProcessPool
+
+        from .runner import check_stop
+
+        streams = self.streams[position] = _PoolStreams()
+        self.sources.append(streams.records)
+        workers = min(self.args.jobs, len(paths))
+        pending, attempts = list(range(len(paths))), {}
+        while pending:
+            pool = ProcessPoolExecutor(workers, mp_context=mp.get_context("spawn"), initializer=_pool_init,
+                                       initargs=(os.getpid(),))
+            broken = []
+            with _terminating(pool):
+                futures = {}
+                for i in pending:  # one op per task: live progress, and results as they finish
+                    stream = streams.open(i)
+                    futures[pool.submit(_pool_unit, {**job, "paths": [paths[i]], "progress": None,
+                                                     "stream": stream})] = i
+                waiting = set(futures)
+                while waiting:
+                    check_stop()  # a KeyboardInterrupt swallowed in here still ends the run
+                    finished, waiting = wait(waiting, timeout=0.5, return_when=FIRST_COMPLETED)
+                    for fut in finished:
+                        i = futures[fut]
+                        info = None
+                        try:
+                            recs, info = fut.result()
+                        except BrokenProcessPool as exc:
+                            attempts[i] = attempts.get(i, 0) + 1
+                            if attempts[i] < MAX_POOL_ATTEMPTS:
+                                broken.append(i)
+                                continue
+                            recs = [_runner_error(paths[i], spec_b.name, exc)]
+                        except Exception as exc:  # noqa: BLE001 - the op's process failed
+                            recs = [_runner_error(paths[i], spec_b.name, exc)]
+                        for r in recs:
+                            if not r.get("skipped"):
+                                self.progress(r)
+                        if info and position not in self.infos:
+                            self.infos[position] = info
+                        streams.finish(i, recs)
+            pending = sorted(broken)
+
+    # -- what the run produced so far
+    def collect(self) -> tuple[list[dict], list[dict]]:
+        items = []
+        for source in list(self.sources):
+            try:
+                items += source()
+            except Exception:  # noqa: BLE001 - a partial report beats none
+                pass
+        skipped = [{k: v for k, v in r.items() if k != "skipped"} for r in items if r.get("skipped")]
+        records = [r for r in items if not r.get("skipped")]
+        return records, skipped
+
+    def _backend_infos(self) -> list[dict]:
+        """describe() of every backend that started (a -j pool's from what it streamed)."""
+        infos = []
+        for position, spec_b in enumerate(getattr(self, "backend_specs", [])):
+            info = self.infos.get(position)
+            if info is None and position in self.streams:
+                info = self.streams[position].info() or {"name": spec_b.name, "version": "unknown"}
+            if info is None:
+                continue  # interrupted before this backend started
+            infos.append({k: v for k, v in info.items() if k != "max_ir_version"}
+                         | {"max_ir_version": info.get("max_ir_version")})
+        return infos
+
+    def build(self, interrupted: bool) -> tuple[dict, list[dict], list[dict], list[str]]:
+        from .report import build_report, environment
+
+        records, skipped = self.collect()
+        warnings = list(self.warnings)
+        if not interrupted:
+            warnings += self._unmatched(records, skipped)
+            warnings += self._empty_ops(records, skipped)
+        failed_repros = [r for r in records if r.get("repro_error")]
+        if failed_repros:
+            warnings.append(f"{len(failed_repros)} repro bundle(s) could not be written under {self.repro_dir}: "
+                            f"{failed_repros[0]['repro_error']}")
+        args = self.args
+        target = environment(self._backend_infos(), args.seed)
+        settings = {"suites": self.suites, "ops": args.op, "max_examples": args.max_examples,
+                    "timeout_s": args.timeout, "expectations": [f for _, files in self.expectations for f in files]}
+        if interrupted:
+            settings["interrupted"] = True  # the report holds the cases that finished before Ctrl-C/SIGTERM
+            if self.signame:
+                settings["interrupted_by"] = self.signame
+        report = build_report(records, target, settings, time.perf_counter() - self.start, skipped,
+                              warnings=warnings, require_cases=True)
+        return report, records, skipped, warnings
+
+    def _unmatched(self, records, skipped) -> list[str]:
+        from .. import catalog
+        from .outcomes import unmatched_expectations
+
+        known = {(e.domain, e.op) for e in catalog.entries()}
+        ops = {(s.domain, s.name): s for s in self.specs}
+        out = []
+        for position, spec_b in enumerate(self.backend_specs):
+            expectations, _ = self.expectations[position]
+            if not expectations.entries:
+                continue
+            name = (self.infos.get(position) or {}).get("name", spec_b.name)
+            mine = [r for r in records if r["backend"] == name]
+            suites = self.suites if position == 0 else [x for x in self.suites if x != "lowerings"]
+            out += [f"expectation {w}" for w in unmatched_expectations(expectations, mine, skipped, ops, suites, known)]
+        return out
+
+    def _empty_ops(self, records, skipped) -> list[str]:
+        """Why ops had no case: for every op when none ran, else for the ops --op named."""
+        ran = {(r["domain"], r["op"]) for r in records}
+        if records and not self.args.op:
+            return []
+        out = []
+        for spec in self.specs:
+            if (spec.domain, spec.name) in ran:
+                continue
+            name = spec.name if spec.domain == "ai.onnx" else f"{spec.domain}::{spec.name}"
+            out.append(f"{name}: no case ran ({_why_no_cases(spec, self.suites, skipped)})")
+        return out
+
+    def _exit_code(self, records, interrupted: bool) -> int:
+        from .outcomes import SUCCESS
+
+        if interrupted:
+            return EXIT_INTERRUPTED
+        if not records:
+            return EXIT_FAIL
+        return EXIT_OK if all(r["outcome"] in SUCCESS for r in records) else EXIT_FAIL
+
+    def finish(self) -> int:
+        """Write the report and the terminal summary; the exit code. Safe to call again (a
+        KeyboardInterrupt that landed here before ``finishing`` was set)."""
+        from .report import failures_text, summary_table, write_report
+        from .runner import stop_requested
+
+        self.finishing = True
+        with self.lock:
+            if self.reported:
+                return self.code
+            interrupted = stop_requested()
+            report, records, skipped, warnings = self.build(interrupted)
+            write_error = None
+            if self.args.report:
+                try:
+                    write_report(report, self.args.report)
+                except OSError as exc:  # a full disk, a folder gone read-only: the summary still prints
+                    write_error = f"cannot write the report {self.args.report}: {exc.strerror or exc}"
+            self.reported = True
+            self.code = self._exit_code(records, interrupted)
+            if write_error and self.code == EXIT_OK:
+                self.code = EXIT_FAIL
+        args = self.args
+        self.progress.done()
+        if not args.quiet:
+            print(summary_table(records))
+        failing = failures_text(records)
+        if failing:
+            print(failing)
+        s = report["summary"]
+        print(f"opkit test: {s['total']} cases ({s['examples_run']} examples) in {s['duration_s']:.1f} s: "
+              + ", ".join(f"{n} {o}" for o, n in s["outcomes"].items())
+              + (f"; {len(skipped)} skipped (invalid type bindings, deprecated versions: see the report)"
+                 if skipped else "")
+              + (f"; report: {args.report}" if args.report and not write_error else ""), file=sys.stderr)
+        if write_error:
+            print(f"opkit test: error: {write_error}", file=sys.stderr)
+        for w in warnings:
+            print(f"opkit test: warning: {w}", file=sys.stderr)
+        if interrupted:
+            print(f"opkit test: interrupted ({self.signame or 'stop requested'}); the report holds the "
+                  f"{s['total']} case(s) that finished", file=sys.stderr)
+        elif not records:
+            print("opkit test: no case ran, so nothing was tested (see the warnings above): exit 1",
+                  file=sys.stderr)
+        return self.code
+
+    def emergency_exit(self, signame: str, grace: float) -> None:
+        """The watchdog: the run did not stop in time after a signal. Write the partial report
+        (unless the run wrote one), kill every process below this one, exit 130."""
+        try:
+            if not self.reported:
+                _say(f"opkit test: the run did not stop within {grace:g} s of {signame} "
+                     "(a library swallowed the KeyboardInterrupt?): writing the partial report and exiting")
+            if self.lock.acquire(timeout=30):
+                try:
+                    if not self.reported and self.args.report:
+                        from .report import write_report
+
+                        report = self.build(True)[0]
+                        report["settings"]["interrupted_by"] = signame
+                        report["summary"].setdefault("warnings", []).append(
+                            f"the run did not stop within {grace:g} s of {signame}: this report was written "
+                            "by the interrupt watchdog")
+                        write_report(report, self.args.report)
+                        self.reported = True
+                finally:
+                    self.lock.release()
+        except BaseException as exc:  # noqa: BLE001 - exit regardless
+            _say(f"opkit test: could not write the partial report: {type(exc).__name__}: {exc}")
+        finally:
+            for pid in _descendants(os.getpid()):
+                _kill(pid)
+            os._exit(EXIT_INTERRUPTED)
+
+    def cleanup(self) -> None:
+        for streams in self.streams.values():
+            streams.close()
+
+
+def _why_no_cases(spec, suites, skipped) -> str:
+    """What the chosen suites need that an op lacks."""
+    from .harness import oracle
+
+    live = [v for v in spec.versions if not v.deprecated]
+    if not live:
+        return "every version of the op is deprecated; runtimes need not run it"
+    with_kernel = [v for v in live if oracle(spec.domain, spec.name, v.since) is not None]
+    reasons = []
+    if "examples" in suites and not any(v.examples for v in live):
+        reasons.append("no examples")
+    needs_kernel = [x for x in suites if x in ("properties", "differential", "lowerings")]
+    if needs_kernel and not with_kernel:
+        reasons.append(f"no reference kernel ({', '.join(needs_kernel)} need one)")
+    elif needs_kernel:
+        if "properties" in suites and not any(v.properties for v in with_kernel):
+            reasons.append("no properties")
+        if "differential" in suites and all(v.determinism == "nondeterministic" for v in with_kernel):
+            reasons.append("nondeterministic (no differential test)")
+        if "lowerings" in suites and not any(v.lowerings for v in with_kernel):
+            reasons.append("no lowerings")
+    n = sum(1 for s in skipped if s.get("op") == spec.name and s.get("domain") == spec.domain)
+    if n:
+        reasons.append(f"{n} type binding(s) or version(s) skipped: see the report's 'skipped' list")
+    return "; ".join(reasons) or f"nothing for the suites {', '.join(suites)}"
+
+
 def run_test(args: argparse.Namespace) -> int:
     import warnings
 
+    from .runner import stop_requested
+
+    run = _Run(args)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)  # kernels' numeric warnings (overflow, NaN)
@@ -321,154 +1086,36 @@ def run_test(args: argparse.Namespace) -> int:
                 warnings.simplefilter("ignore", NonInteractiveExampleWarning)
             except ImportError:  # pragma: no cover
                 pass
-            with _sigterm_interrupts():
-                return _run_test(args)
+            with _Interrupts(run) as interrupts:
+                try:
+                    try:
+                        run.prepare()  # usage errors: nothing has run, nothing is written
+                        run.execute()
+                    except TestUsageError:
+                        raise
+                    except BaseException as exc:
+                        if not (isinstance(exc, KeyboardInterrupt) or stop_requested()):
+                            raise
+                        if not run.prepared:  # interrupted while checking: nothing ran, no report
+                            raise KeyboardInterrupt from None
+                    finally:
+                        run.signame = interrupts.signame
+                    return run.finish()
+                except KeyboardInterrupt:
+                    # the first signal landed between the run and the report: only the first one
+                    # raises, so this second attempt is not interrupted
+                    if not run.prepared:
+                        raise
+                    run.signame = interrupts.signame
+                    return run.finish()
+                finally:
+                    run.cleanup()
     except TestUsageError as exc:
         print(f"opkit: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except ImportError as exc:
         print(f"opkit: {exc}", file=sys.stderr)
         return EXIT_USAGE
-
-
-def _run_test(args: argparse.Namespace) -> int:
-    from .. import catalog
-    from ..backends.registry import BackendUnavailable
-    from .outcomes import SUCCESS, ExpectationsError
-    from .report import Progress, build_report, environment, failures_text, summary_table, write_report
-    from .worker import WorkerStartError
-
-    if args.max_examples < 1:
-        raise TestUsageError("--max-examples must be at least 1")
-    if args.timeout <= 0:
-        raise TestUsageError("--timeout must be positive")
-    if args.shrink_budget is not None and args.shrink_budget < 0:
-        raise TestUsageError("--shrink-budget must be 0 or more")
-    from ..project import active
-
-    project = active()
-    conflicts = catalog.conflicts()
-    if conflicts:
-        raise TestUsageError(str(conflicts[0]))
-    backend_specs = _backend_specs(args)
-    for spec_b in backend_specs:
-        try:
-            _check_available(spec_b)
-        except BackendUnavailable as exc:
-            raise TestUsageError(str(exc)) from None
-    specs = _select_specs(args.op)
-    from ..generate import stale_kernels
-
-    stale = stale_kernels(project, specs)
-    if stale:
-        raise TestUsageError(f"generated kernels are missing or older than their specs ({', '.join(stale)}): "
-                             "run `opkit gen` first")
-    if not specs:
-        raise TestUsageError("no ops to test (no spec has a reference kernel yet?)")
-    suites = _suites(args)
-    repro_dir = None if args.no_repro else (args.repro_dir or os.path.join(project.root, ".opkit", "repro"))
-    progress = Progress(enabled=not args.quiet)
-    start = time.perf_counter()
-    records, infos, expectation_files = [], [], []
-    interrupted = False
-    for position, spec_b in enumerate(backend_specs):
-        unit_suites = suites if position == 0 else [x for x in suites if x != "lowerings"]
-        try:
-            expectations, files = _expectations(args, spec_b.name)
-        except (ExpectationsError, OSError) as exc:
-            raise TestUsageError(str(exc)) from None
-        expectation_files += files
-        job = {"backend": spec_b, "timeout": args.timeout, "max_examples": args.max_examples, "seed": args.seed,
-               "repro_dir": repro_dir, "expectations": expectations, "suites": unit_suites, "siblings": args.siblings,
-               "no_isolate": args.no_isolate, "progress": progress, "memory_gb": args.memory_limit,
-               "max_bindings": args.max_bindings, "shrink_budget": args.shrink_budget}
-        paths = [s.path for s in specs]
-        try:
-            if args.jobs > 1 and len(paths) > 1:
-                from concurrent.futures import ProcessPoolExecutor
-                import multiprocessing as mp
-
-                from concurrent.futures import as_completed
-
-                from concurrent.futures.process import BrokenProcessPool
-
-                workers = min(args.jobs, len(paths))
-                done: dict[int, list] = {}
-                info = None
-                pending, attempts = list(range(len(paths))), {}
-                try:
-                    # A pool process that dies (the OOM killer, a kernel segfault) breaks the whole
-                    # pool and fails every pending op: start a new pool for those. An op that was
-                    # running when the pool broke MAX_POOL_ATTEMPTS times is reported as a runner
-                    # error (it, or its neighbour, kills its process).
-                    while pending:
-                        pool = ProcessPoolExecutor(workers, mp_context=mp.get_context("spawn"))
-                        broken = []
-                        with _terminating(pool):
-                            futures = {pool.submit(_pool_unit, {**job, "paths": [paths[i]], "progress": None}): i
-                                       for i in pending}  # one op per task: live progress
-                            for fut in as_completed(futures):
-                                i = futures[fut]
-                                try:
-                                    recs, info = fut.result()
-                                except BrokenProcessPool as exc:
-                                    attempts[i] = attempts.get(i, 0) + 1
-                                    if attempts[i] < MAX_POOL_ATTEMPTS:
-                                        broken.append(i)
-                                        continue
-                                    recs = [_runner_error(paths[i], spec_b.name, exc)]
-                                except Exception as exc:  # noqa: BLE001 - the op's process failed
-                                    recs = [_runner_error(paths[i], spec_b.name, exc)]
-                                for r in recs:
-                                    if not r.get("skipped"):
-                                        progress(r)
-                                done[i] = recs
-                        pending = sorted(broken)
-                except KeyboardInterrupt:  # Ctrl-C / SIGTERM: keep what finished, report it
-                    interrupted = True
-                for i in sorted(done):  # report order does not depend on scheduling
-                    records += done[i]
-                infos.append(info or {"name": spec_b.name, "version": "unknown"})
-            else:
-                recs, info = run_unit({**job, "paths": paths})
-                records += recs
-                infos.append(info)
-                interrupted = interrupted or bool(info.get("interrupted"))
-            if interrupted:
-                break
-        except WorkerStartError as exc:
-            raise TestUsageError(str(exc)) from None
-        except BackendUnavailable as exc:
-            raise TestUsageError(str(exc)) from None
-    progress.done()
-    skipped = [{k: v for k, v in r.items() if k != "skipped"} for r in records if r.get("skipped")]
-    records = [r for r in records if not r.get("skipped")]
-    duration = time.perf_counter() - start
-    target = environment([{k: v for k, v in i.items() if k != "max_ir_version"} | {"max_ir_version": i.get("max_ir_version")}
-                          for i in infos], args.seed)
-    settings = {"suites": suites, "ops": args.op, "max_examples": args.max_examples, "timeout_s": args.timeout,
-                "expectations": expectation_files}
-    if interrupted:
-        settings["interrupted"] = True  # the report holds the cases that finished before Ctrl-C/SIGTERM
-    report = build_report(records, target, settings, duration, skipped)
-    if args.report:
-        write_report(report, args.report)
-    if not args.quiet:
-        print(summary_table(records))
-    failing = failures_text(records)
-    if failing:
-        print(failing)
-    s = report["summary"]
-    print(f"opkit test: {s['total']} cases ({s['examples_run']} examples) in {duration:.1f} s: "
-          + ", ".join(f"{n} {o}" for o, n in s["outcomes"].items())
-          + (f"; {len(skipped)} skipped (invalid type bindings, deprecated versions: see the report)"
-             if skipped else "")
-          + (f"; report: {args.report}" if args.report else ""), file=sys.stderr)
-    if interrupted:
-        print("opkit test: interrupted; the report holds the cases that finished", file=sys.stderr)
-        return EXIT_INTERRUPTED
-    bad = [r for r in records if r["outcome"] not in SUCCESS]
-    return EXIT_OK if not bad else EXIT_FAIL
 
 
 def register(sub) -> None:

@@ -3,13 +3,22 @@
 The document layout is described in docs/conformance-report.md; ``REPORT_SCHEMA`` is its JSON
 Schema (also written next to a report with ``--report`` as ``<report>.schema.json`` on request and
 published at opkit/conformance/report.schema.json).
+
+``write_report`` is atomic (a temporary file beside the report, fsynced, renamed over it: readers
+and runs killed at any moment see the old report or the complete new one); ``read_report`` loads
+one and turns every way it can be broken into a one-line ``ReportError`` naming the file (and the
+line and column of broken JSON). ``summary.warnings`` (optional, a list of strings) holds what a run
+wants a reader to know besides the outcomes; ``settings.interrupted`` (and ``interrupted_by``, the
+signal) marks a run stopped by Ctrl-C or SIGTERM, whose ``summary.ok`` is then false.
 """
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import platform
+import secrets
 import sys
 import time
 from collections import Counter, defaultdict
@@ -112,27 +121,234 @@ def environment(backends: list[dict], seed: int) -> dict:
 
 
 def build_report(cases: list[dict], target: dict, settings: dict, duration: float,
-                 skipped: list[dict] | None = None) -> dict:
+                 skipped: list[dict] | None = None, *, warnings: list[str] | None = None,
+                 require_cases: bool = False) -> dict:
+    """The report document. ``summary.ok`` is true only when every case succeeded (pass, xfail),
+    the run was not interrupted (``settings["interrupted"]``) and, with ``require_cases``, at least
+    one case ran. ``warnings`` (expectations that matched nothing, ops with nothing to run, repro
+    bundles that could not be written) go to ``summary.warnings``."""
     counts = Counter(c["outcome"] for c in cases)
+    ok = all(c["outcome"] in SUCCESS for c in cases) and not settings.get("interrupted")
+    if require_cases and not cases:
+        ok = False
     report = {
         "format": FORMAT,
         "target": target,
         "settings": settings,
         "summary": {"total": len(cases), "outcomes": {o: counts[o] for o in OUTCOMES if counts[o]},
                     "examples_run": sum(c.get("examples_run", 0) for c in cases),
-                    "ok": all(c["outcome"] in SUCCESS for c in cases), "duration_s": round(duration, 3)},
+                    "ok": ok, "duration_s": round(duration, 3)},
         "cases": cases,
     }
+    if warnings:
+        report["summary"]["warnings"] = list(warnings)
     if skipped:
         report["skipped"] = skipped
     return report
 
 
+TEMP_SUFFIX = ".tmp"  # a report being written is ``.<name>.<pid>.<random>.tmp`` beside it
+
+
+def temp_report_name(path: str) -> str:
+    """The temporary file a report is written to before it is renamed over ``path``."""
+    folder, name = os.path.split(os.path.abspath(path))
+    return os.path.join(folder, f".{name}.{os.getpid()}.{secrets.token_hex(4)}{TEMP_SUFFIX}")
+
+
+def is_temp_report(name: str, report_name: str) -> bool:
+    """Whether the file ``name`` (in the report's folder) is a temporary file of ``report_name``."""
+    return name.startswith(f".{report_name}.") and name.endswith(TEMP_SUFFIX)
+
+
 def write_report(report: dict, path: str) -> None:
-    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-    with open(path, "w", encoding="utf-8") as f:
-        json.dump(report, f, indent=1, sort_keys=False)
-        f.write("\n")
+    """Write ``report`` to ``path`` atomically: serialize it, write a temporary file beside
+    ``path``, fsync it and rename it over ``path``. A reader (or a run killed at any moment,
+    kill -9 included) sees the previous file or the complete new one, never a truncated one; the
+    temporary file is removed when anything fails. On Linux the file is written unnamed
+    (O_TMPFILE) and only gets its temporary name just before the rename, so even kill -9 leaves a
+    named temporary file only in that instant; such leftovers of dead processes are removed by the
+    next write. SIGINT and SIGTERM are deferred while the file is written (their handlers run
+    afterwards), so a second Ctrl-C cannot cut it short."""
+    data = (json.dumps(report, indent=1, sort_keys=False) + "\n").encode("utf-8")  # fails before any file
+    folder = os.path.dirname(os.path.abspath(path))
+    os.makedirs(folder, exist_ok=True)
+    with _signals_deferred():
+        _remove_stale_temps(path)
+        if not _write_unnamed(data, path, folder):
+            tmp = temp_report_name(path)
+            try:
+                fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+                try:
+                    _write_all(fd, data)
+                    os.fsync(fd)
+                finally:
+                    os.close(fd)
+                os.replace(tmp, path)
+            except BaseException:
+                _unlink(tmp)
+                raise
+        _fsync_folder(folder)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+def _unlink(path: str) -> None:
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
+
+
+def _write_unnamed(data: bytes, path: str, folder: str) -> bool:
+    """Write through an unnamed O_TMPFILE file, linked to a temporary name and renamed over
+    ``path``; False (nothing written) where the system or file system has no O_TMPFILE."""
+    flag = getattr(os, "O_TMPFILE", None)
+    if flag is None or not os.path.isdir("/proc/self/fd"):
+        return False
+    try:
+        fd = os.open(folder, flag | os.O_WRONLY, 0o666)
+    except OSError as exc:
+        if exc.errno in (errno.EOPNOTSUPP, errno.EISDIR, errno.EINVAL, errno.ENOENT):
+            return False  # not supported here: write a named temporary file instead
+        raise
+    tmp = None
+    try:
+        _write_all(fd, data)
+        os.fsync(fd)
+        tmp = temp_report_name(path)
+        try:
+            os.link(f"/proc/self/fd/{fd}", tmp, follow_symlinks=True)
+        except OSError as exc:
+            if exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES):
+                raise
+            return False  # /proc magic links not usable: a named temporary file instead
+        os.replace(tmp, path)
+        tmp = None
+        return True
+    except BaseException:
+        if tmp is not None:
+            _unlink(tmp)
+        raise
+    finally:
+        os.close(fd)
+
+
+def _remove_stale_temps(path: str) -> None:
+    """Remove temporary files of ``path`` left by processes that no longer run (kill -9 at the
+    instant between naming a temporary file and renaming it)."""
+    folder, name = os.path.split(os.path.abspath(path))
+    try:
+        entries = os.listdir(folder)
+    except OSError:
+        return
+    for entry in entries:
+        if not is_temp_report(entry, name):
+            continue
+        try:
+            pid = int(entry[len(name) + 2:].split(".")[0])
+        except ValueError:
+            continue
+        if pid == os.getpid():
+            continue
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            _unlink(os.path.join(folder, entry))
+        except OSError:
+            pass
+
+
+def _fsync_folder(folder: str) -> None:
+    """Make the rename durable (a power loss after it keeps the new report); best effort."""
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+class _signals_deferred:
+    """SIGINT and SIGTERM only noted while the block runs (main thread only); on exit the previous
+    handlers are restored and called for what arrived (a default SIGTERM is re-sent)."""
+
+    SIGNALS = ("SIGINT", "SIGTERM")
+
+    def __enter__(self):
+        import signal
+        import threading
+
+        self.previous, self.arrived = {}, []
+        if threading.current_thread() is not threading.main_thread():
+            return self
+        for name in self.SIGNALS:
+            signum = getattr(signal, name, None)
+            if signum is None:
+                continue
+            try:
+                self.previous[signum] = signal.signal(signum, lambda n, frame: self.arrived.append(n))
+            except (ValueError, OSError):  # pragma: no cover
+                pass
+        return self
+
+    def __exit__(self, *exc):
+        import signal
+
+        for signum, handler in self.previous.items():
+            signal.signal(signum, handler)
+        for signum in self.arrived:
+            handler = self.previous.get(signum)
+            if callable(handler):
+                handler(signum, None)
+            elif handler == signal.SIG_DFL:
+                os.kill(os.getpid(), signum)
+        return False
+
+
+class ReportError(ValueError):
+    """A report file that cannot be read: the message is one line naming the file."""
+
+
+CASE_KEYS = ("backend", "op", "domain", "version", "outcome")
+
+
+def read_report(path: str) -> dict:
+    """Load a report written by ``write_report``; raise ``ReportError`` (one line: the file, and
+    the position in it for broken JSON) when it cannot be read or is not a conformance report."""
+    try:
+        with open(path, "rb") as f:
+            raw = f.read()
+    except OSError as exc:
+        raise ReportError(f"{path}: cannot read the report: {exc.strerror or exc}") from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ReportError(f"{path}: not a JSON report: not UTF-8 text (byte {exc.start})") from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        end = text.rstrip()[-1:]
+        hint = " (truncated?)" if exc.pos >= len(text.rstrip()) or end not in ("}", "]") else ""
+        raise ReportError(f"{path}: broken JSON{hint}: {exc.msg} (line {exc.lineno}, column {exc.colno}, "
+                          f"char {exc.pos})") from None
+    if not isinstance(data, dict) or not isinstance(data.get("cases"), list):
+        raise ReportError(f"{path}: not an opkit conformance report (no 'cases' list)")
+    for i, case in enumerate(data["cases"]):
+        if not isinstance(case, dict):
+            raise ReportError(f"{path}: cases[{i}] is not an object")
+        missing = [k for k in CASE_KEYS if k not in case]
+        if missing:
+            raise ReportError(f"{path}: cases[{i}] lacks {', '.join(repr(k) for k in missing)}")
+    return data
 
 
 def validate_report(report: dict) -> list[str]:

@@ -5,11 +5,18 @@ hypothesis for a property or the differential test, which draws up to ``max_exam
 Its outcome is the first failure class hypothesis found (then shrunk to a minimal example), or
 pass. Every drawn input is checked against the reference kernel's validation first; inputs it
 rejects are discarded, not counted.
+
+Stopping: ``request_stop()`` (called by ``opkit test``'s SIGINT/SIGTERM handler) makes the runner
+raise KeyboardInterrupt at its next check (before each drawn example, each backend call and each
+record), so a run stops promptly even when some library swallowed the KeyboardInterrupt the signal
+raised. A case that had not been recorded when the stop was requested is not recorded at all (its
+outcome may be an artefact of the interruption, e.g. a backend worker killed by the same Ctrl-C).
 """
 
 from __future__ import annotations
 
 import hashlib
+import threading
 import time
 import traceback
 from collections import OrderedDict
@@ -43,6 +50,28 @@ MAX_INVALID_BEFORE_VALID = 60
 # Draws whose reference output hits harness.ORACLE_TIME_LIMIT before generation for the binding
 # stops (each costs the whole limit; three in a row mean the strategies keep asking for huge outputs).
 MAX_SLOW_ORACLE = 3
+
+
+_STOP = threading.Event()
+
+
+def request_stop() -> None:
+    """Ask every runner in this process to stop at its next check (KeyboardInterrupt)."""
+    _STOP.set()
+
+
+def clear_stop() -> None:
+    _STOP.clear()
+
+
+def stop_requested() -> bool:
+    return _STOP.is_set()
+
+
+def check_stop() -> None:
+    """Raise KeyboardInterrupt when a stop was requested."""
+    if _STOP.is_set():
+        raise KeyboardInterrupt
 
 
 class _StopShrinking(BaseException):
@@ -119,10 +148,12 @@ class BackendRunner:
         return built.key, (lambda: built.model.SerializeToString()), feeds
 
     def run_case(self, case: Case, version: OpVersion, timeout: float | None = None) -> Result:
+        check_stop()
         self.executed += 1
         return self.worker.run(*self._request(case, version), timeout)
 
     def run_cases(self, batch: list[Case], version: OpVersion, timeout: float | None = None) -> list[Result]:
+        check_stop()
         results = self.worker.run_many([self._request(c, version) for c in batch], timeout)
         self.executed += len(results)
         return results
@@ -157,7 +188,8 @@ class Runner:
     def __init__(self, backend: BackendRunner, *, max_examples: int = 100, seed: int = 0,
                  timeout: float = 10.0, repro=None, expectations: Expectations | None = None,
                  progress: Callable[[dict], None] | None = None, backend_name: str | None = None,
-                 siblings: int = 15, max_bindings: int | None = 64, shrink_budget: int | None = None):
+                 siblings: int = 15, max_bindings: int | None = 64, shrink_budget: int | None = None,
+                 sink: Callable[[dict], None] | None = None):
         self.backend = backend
         self.max_examples = max_examples
         self.seed = seed
@@ -172,10 +204,25 @@ class Runner:
         self.siblings = siblings
         self.max_bindings = max_bindings
         self.shrink_budget = SHRINK_BUDGET if shrink_budget is None else shrink_budget
+        # called with every record and every skipped item (marked "skipped": True) as it is made:
+        # -j pool processes stream them to the parent, so an interrupted run still reports them
+        self.sink = sink
+
+    def _emit(self, item: dict) -> None:
+        if self.sink is not None:
+            try:
+                self.sink(item)
+            except Exception:  # noqa: BLE001 - streaming is best effort; the record is kept anyway
+                pass
+
+    def _skip(self, item: dict) -> None:
+        self.skipped.append(item)
+        self._emit(dict(item, skipped=True))
 
     # -- records
     def _record(self, spec: OpSpec, version: OpVersion, suite: str, example: str, types: dict, ex: Exec,
                 runs: int, duration: float, minimal: Case | None = None, backend: str | None = None) -> dict:
+        check_stop()  # a case finished after the stop request is not recorded (see the module doc)
         rec = {
             "backend": backend or self.backend_name, "suite": suite, "op": spec.name, "domain": spec.domain,
             "version": version.since, "types": dict(types), "example": example, "outcome": ex.outcome,
@@ -192,7 +239,9 @@ class Runner:
                 rec["repro_error"] = f"{type(exc).__name__}: {exc}"
         if backend is None:  # backend-independent records (lowerings) are not the backend's expectations
             self.expectations.apply(rec)
+        check_stop()  # writing the repro may have taken a while
         self.results.append(rec)
+        self._emit(rec)
         if self.progress:
             self.progress(rec)
         return rec
@@ -231,7 +280,7 @@ class Runner:
 
             names = [p.name for p in version.inputs]
             items = list(zip(names, inputs))
-            sub = make_case(spec, version, harness.infer_binding(version, list(inputs)), attributes, items)
+            sub = make_case(spec, version, harness.infer_binding(version, list(inputs), attributes), attributes, items)
             result = self.backend.run_case(sub, version, self.timeout)
             if result.kind != OK:
                 types = ", ".join(f"{k}={v}" for k, v in sorted(sub.type_map.items()))
@@ -271,6 +320,7 @@ class Runner:
         def test(case):
             from hypothesis import reject
 
+            check_stop()  # between examples: a swallowed KeyboardInterrupt still stops the run
             first = state["first"]
             if first in EXPENSIVE and state["expensive"] >= MAX_EXPENSIVE:
                 return  # stop paying for crashes/timeouts while shrinking
@@ -336,6 +386,7 @@ class Runner:
         # hypothesis found nothing: now the fixed edge cases (run after, not as @example, so that a
         # failure hypothesis can find is reported shrunk; these are small already)
         for case in explicit:
+            check_stop()
             try:
                 ex = execute(case)
             except harness.Invalid:
@@ -355,6 +406,7 @@ class Runner:
     # -- suites
     def run_examples(self, spec: OpSpec, version: OpVersion):
         for example in version.examples:
+            check_stop()
             t0 = time.perf_counter()
             try:
                 case, outputs = harness.example_case(spec, version, example)
@@ -392,9 +444,9 @@ class Runner:
             key = (spec.domain, spec.name, version.since, tuple(sorted(binding.items())))
             if key not in self._skipped_keys:
                 self._skipped_keys.add(key)
-                self.skipped.append({"op": spec.name, "domain": spec.domain, "version": version.since,
-                                     "types": dict(binding), "suite": suite,
-                                     "reason": "ONNX shape inference rejects this type binding at every input rank"})
+                self._skip({"op": spec.name, "domain": spec.domain, "version": version.since,
+                            "types": dict(binding), "suite": suite,
+                            "reason": "ONNX shape inference rejects this type binding at every input rank"})
         return plan
 
     def run_differential(self, spec: OpSpec, version: OpVersion, bindings=None):
@@ -405,6 +457,7 @@ class Runner:
         if not self.generatable(spec, version, "differential"):
             return
         for binding in bindings or covering_bindings(version, self.max_bindings):
+            check_stop()
             t0 = time.perf_counter()
             ranks = self.rank_plan(spec, version, binding, "differential")
             if ranks == ():
@@ -430,6 +483,7 @@ class Runner:
             for binding in bindings or covering_bindings(version, self.max_bindings):
                 if prop.types and not all(in_class(t, prop.types) for t in binding.values()):
                     continue
+                check_stop()
                 t0 = time.perf_counter()
                 ranks = self.rank_plan(spec, version, binding, "properties")
                 if ranks == ():
@@ -448,8 +502,8 @@ class Runner:
             if versions and version.since not in versions:
                 continue
             if version.deprecated:  # the version only marks the op deprecated (Scatter-11, Upsample-10)
-                self.skipped.append({"op": spec.name, "domain": spec.domain, "version": version.since, "types": {},
-                                     "reason": "the op is deprecated in this version: runtimes need not run it"})
+                self._skip({"op": spec.name, "domain": spec.domain, "version": version.since, "types": {},
+                            "reason": "the op is deprecated in this version: runtimes need not run it"})
                 continue
             for suite, run in (("examples", lambda: self.run_examples(spec, version)),
                                ("properties", lambda: self.run_properties(spec, version, bindings)),
