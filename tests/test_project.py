@@ -307,3 +307,16 @@ def test_init_on_a_full_disk_is_one_line_and_exit_1(tmp_path, monkeypatch, capsy
     err = capsys.readouterr().err
     assert err.startswith("opkit: ") and "No space left on device" in err and len(err.splitlines()) == 1
     assert not [p for p in tmp_path.rglob("*") if ".tmp" in p.name]
+
+
+def test_reports_name_expectation_files_without_machine_paths(tmp_path, restore_project):
+    from opkit.conformance.report import build_report
+    from opkit.project import builtin_expectations
+
+    make_project(tmp_path)
+    activate(discover(str(tmp_path)))
+    mine = str(tmp_path / "conformance" / "expectations" / "reference.yaml")
+    shipped = os.path.join(builtin_expectations(), "onnxruntime.yaml")
+    report = build_report([], {}, {"expectations": [mine, shipped]}, 0.0)
+    assert report["settings"]["expectations"] == ["conformance/expectations/reference.yaml",
+                                                  "<opkit>/conformance/expectations/onnxruntime.yaml"]

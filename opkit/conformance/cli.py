@@ -101,8 +101,9 @@ def add_test_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentPars
                         help="draws hypothesis may spend shrinking each failure to a minimal repro (default 60; "
                              "lower it for engines that compile every model, e.g. 10)")
     parser.add_argument("--memory-limit", type=float, default=4.0, metavar="GB",
-                        help="address-space limit per process (runner and backend workers), so absurd drawn "
-                             "inputs fail with MemoryError instead of exhausting the machine (default 4; 0: none)")
+                        help="resident-memory limit per backend worker and the processes it starts (a killed "
+                             "case says so), and address-space limit of the runner's own reference kernels, so "
+                             "absurd drawn inputs cannot exhaust the machine (default 4; 0: none)")
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress, no table; failures only")
     if EXIT_CODES_HELP not in (parser.epilog or ""):
         parser.epilog = f"{parser.epilog}\n\n{EXIT_CODES_HELP}" if parser.epilog else EXIT_CODES_HELP
@@ -307,7 +308,8 @@ def run_unit(job: dict, worker=None, on_start=None, sink=None) -> tuple[list[dic
     own = worker is None
     if own:
         worker = (InProcess if job["no_isolate"] else Worker)(spec_b, timeout=job["timeout"], memory_gb=memory)
-    previous = set_memory_limit(memory)
+    # --no-isolate runs the engine in this process, where an address-space limit breaks thread pools
+    previous = set_memory_limit(None if job["no_isolate"] else memory)
     try:
         info = worker.describe()
         backend = BackendRunner(worker, info)

@@ -57,13 +57,16 @@ REPORT_SCHEMA: dict = {
             "suites": {"type": "array", "items": {"enum": list(SUITES)}},
             "ops": {"type": ["array", "null"], "items": {"type": "string"}},
             "max_examples": {"type": "integer"}, "timeout_s": {"type": "number"},
-            "expectations": {"type": "array", "items": {"type": "string"}}}},
+            "expectations": {"type": "array", "items": {"type": "string"}},
+            # true when Ctrl-C or SIGTERM ended the run: the cases are those that finished
+            "interrupted": {"type": "boolean"}, "interrupted_by": {"type": "string"}}},
         "summary": {"type": "object", "required": ["total", "outcomes", "ok", "duration_s"],
                     "properties": {"total": {"type": "integer"},
                                    "outcomes": {"type": "object", "propertyNames": {"enum": list(OUTCOMES)},
                                                 "additionalProperties": {"type": "integer"}},
                                    "examples_run": {"type": "integer"},
-                                   "ok": {"type": "boolean"}, "duration_s": {"type": "number"}}},
+                                   "ok": {"type": "boolean"}, "duration_s": {"type": "number"},
+                                   "warnings": {"type": "array", "items": {"type": "string"}}}},
         "cases": {"type": "array", "items": {
             "type": "object",
             "required": ["backend", "suite", "op", "domain", "version", "types", "example", "outcome", "message",
@@ -120,6 +123,19 @@ def environment(backends: list[dict], seed: int) -> dict:
     }
 
 
+def project_path(path: str) -> str:
+    """A file a report names, as committed: relative to the project root, ``<opkit>/...`` for
+    opkit's own files, else its name only; never the folder the report was made in."""
+    from ..project import active, builtin_root
+
+    full = os.path.abspath(path)
+    for base, prefix in ((active().root, ""), (builtin_root(), "<opkit>/")):
+        rel = os.path.relpath(full, base)
+        if rel != ".." and not rel.startswith(".." + os.sep):
+            return prefix + rel.replace(os.sep, "/")
+    return os.path.basename(full)
+
+
 def build_report(cases: list[dict], target: dict, settings: dict, duration: float,
                  skipped: list[dict] | None = None, *, warnings: list[str] | None = None,
                  require_cases: bool = False) -> dict:
@@ -127,6 +143,8 @@ def build_report(cases: list[dict], target: dict, settings: dict, duration: floa
     the run was not interrupted (``settings["interrupted"]``) and, with ``require_cases``, at least
     one case ran. ``warnings`` (expectations that matched nothing, ops with nothing to run, repro
     bundles that could not be written) go to ``summary.warnings``."""
+    if settings.get("expectations"):
+        settings = {**settings, "expectations": [project_path(p) for p in settings["expectations"]]}
     counts = Counter(c["outcome"] for c in cases)
     ok = all(c["outcome"] in SUCCESS for c in cases) and not settings.get("interrupted")
     if require_cases and not cases:
