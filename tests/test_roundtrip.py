@@ -6,6 +6,8 @@ so a hand edit that re-imports or re-dumps never produces a noisy diff.
 
 from __future__ import annotations
 
+import dataclasses
+
 import glob
 import os
 import string
@@ -237,7 +239,7 @@ def _version(draw, since: int) -> OpVersion:
         rules=tuple(Rule(f"C{i + 1}", "np.ndim(0) >= 0", draw(_TEXT)) for i in range(draw(st.integers(0, 2)))),
         kernel=draw(st.sampled_from([
             None, Kernel(python="return np.zeros(())\n"),
-            Kernel(template="elementwise_unary", params=(("fn", "np.abs"),)),
+            Kernel(template="call", params=(("fn", "np.abs"),)),
             Kernel(template="reduce", params=(("axes", [0, 1]), ("keepdims", True))), Kernel(same_as=1),
         ])),
         properties=tuple(Property(f"p{i}", "True", draw(st.none() | st.just("numeric")), draw(_TEXT))
@@ -258,9 +260,17 @@ def _version(draw, since: int) -> OpVersion:
 @st.composite
 def op_specs(draw) -> OpSpec:
     sinces = sorted(draw(st.lists(st.integers(1, 30), min_size=1, max_size=2, unique=True)))
+    versions = [draw(_version(s)) for s in sinces]
+    # same_as must name another version that has a kernel of its own (validate checks it)
+    first = versions[0]
+    for i, v in enumerate(versions):
+        if v.kernel is not None and v.kernel.same_as is not None:
+            ok = i > 0 and first.kernel is not None and first.kernel.same_as is None
+            kernel = Kernel(same_as=first.since) if ok else Kernel(python="return np.zeros(())\n")
+            versions[i] = dataclasses.replace(v, kernel=kernel)
     return OpSpec(
         name=draw(_IDENT), domain=draw(st.sampled_from(["ai.onnx", "ai.onnx.ml", "com.microsoft", "directml"])),
-        versions=tuple(draw(_version(s)) for s in sinces),
+        versions=tuple(versions),
         source=tuple(draw(st.dictionaries(st.sampled_from(["onnx", "onnxruntime", "hand-written"]),
                                           _STRING, max_size=2)).items()),
         doc=draw(_TEXT),

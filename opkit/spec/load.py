@@ -326,6 +326,37 @@ def _python_problem(ctx: _Ctx, node: Node, source: str, mode: str, what: str) ->
     return True
 
 
+def _check_same_as(ctx: _Ctx, versions: list[OpVersion]) -> None:
+    """A kernel reused with ``same_as`` must exist (no dangling link, no cycle), and a reused body
+    must only use names the reusing version has: Tile-1 reused Tile-13's body, which reads
+    ``repeats``, an input Tile-1 does not have (a NameError whenever Tile-1's kernel ran)."""
+    by_since = {v.since: v for v in versions}
+    for version in versions:
+        kernel = version.kernel
+        if kernel is None or kernel.same_as is None or kernel.location is None:
+            continue
+        holder, seen = version, {version.since}
+        while holder.kernel is not None and holder.kernel.same_as is not None:
+            target = by_since.get(holder.kernel.same_as)
+            if target is None or target.kernel is None or target.since in seen:
+                ctx.error(kernel.location, f"kernel same_as {kernel.same_as}: no version {holder.kernel.same_as} with "
+                                           f"a kernel (or a cycle); versions: {', '.join(str(s) for s in by_since)}")
+                holder = None
+                break
+            seen.add(target.since)
+            holder = target
+        if holder is None or not holder.kernel.python:
+            continue
+        try:
+            missing = scopes.undefined_names(holder.kernel.python, "exec", scopes.names("kernel", version))
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            continue
+        for name in sorted({m[0] for m in missing}):
+            ctx.error(kernel.location, f"kernel same_as {kernel.same_as}: the body of version {holder.since} uses "
+                                       f"{name!r}, which version {version.since} does not have (hint: give this "
+                                       "version a kernel of its own)")
+
+
 def _check_names(ctx: _Ctx, version: OpVersion) -> None:
     """Report names the version's embedded Python loads that nothing binds: a NameError at test
     time otherwise (or, for a rule, whenever the kernel runs)."""
@@ -439,6 +470,7 @@ def _build_spec(ctx: _Ctx, node: Node) -> OpSpec | None:
                                  f"follows {previous[0]}")
             previous = (version.since, vnode)
             versions.append(version)
+    _check_same_as(ctx, versions)
     if any(v is _MISSING for v in (name, domain, source, raw_versions)) or name is None or domain is None:
         return None
     return OpSpec(
@@ -705,7 +737,12 @@ _NOT_CODE = {"out": ("same", "bool")}
 def _template(ctx: _Ctx, k: _Obj, template: str) -> None:
     """Check the template's params that are code like a kernel body (syntax now, names with the
     version): otherwise the generated module does not import (a SyntaxError), or the kernel raises
-    a NameError when it first runs. (An unknown template is left to `opkit gen` for now.)"""
+    a NameError when it first runs. An unknown template would crash `opkit gen`."""
+    if template not in TEMPLATE_CODE_PARAMS:
+        ctx.error(k.value_node("template"), f"unknown kernel template {template!r}"
+                  + (T.suggest(template, sorted(TEMPLATE_CODE_PARAMS)) or
+                     f" (templates: {', '.join(sorted(TEMPLATE_CODE_PARAMS))})"))
+        return
     code = TEMPLATE_CODE_PARAMS.get(template, ())
     params = k.value_node("params")
     for key_node, value_node in params.value if params is not None else ():

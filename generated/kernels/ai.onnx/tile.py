@@ -21,12 +21,21 @@ _TYPES_13_T1 = frozenset(['tensor(int64)'])
 
 
 def tile_1(input, tiles, axis):
-    """Tile-1 (same_as 13)."""
+    """Tile-1 (python)."""
     input, _t_T = check_type('Tile', 1, 'input', input, 'T', _TYPES_1_T, None)
     tiles, _t_T = check_type('Tile', 1, 'tiles', tiles, 'T', _TYPES_1_T, _t_T)
     axis, _t_T = check_type('Tile', 1, 'axis', axis, 'T', _TYPES_1_T, _t_T)
+    if not (np.size(tiles) == 1 and np.size(axis) == 1):
+        fail('Tile', 1, 'C1', 'tiles and axis hold one value each.')
+    if not (bool(np.all(np.isfinite(tiles)) and np.all(np.isfinite(axis)) and float(np.ravel(tiles)[0]).is_integer() and float(np.ravel(axis)[0]).is_integer())):
+        fail('Tile', 1, 'C2', 'tiles and axis are whole numbers (the schema types them T, a float type; T1, int64, is declared but unused).')
+    if not (float(np.ravel(tiles)[0]) >= 0 and 0 <= float(np.ravel(axis)[0]) < max(input.ndim, 1)):
+        fail('Tile', 1, 'C3', 'tiles is not negative and axis names a dimension of input.')
     try:
-        return np.tile(input, [int(r) for r in repeats])
+        # Tile-13's body reads `repeats`; version 1 repeats one axis `tiles` times
+        reps = [1] * input.ndim
+        reps[int(np.ravel(axis)[0])] = int(np.ravel(tiles)[0])
+        return np.tile(input, reps)
     except KernelValidationError:
         raise
     except CORE_ERRORS as exc:  # the compute core cannot take these inputs: report, don't crash
