@@ -7,6 +7,11 @@ discrepancy and exits 1 while the failure reproduces (0 once it is fixed).
 
 Arrays of ml_dtypes types (bfloat16, float8 ...) are stored as their raw unsigned bits with the
 element type recorded in ``case.json``; strings are stored as unicode arrays (no pickles).
+
+Everything that comes from outside opkit (the backend's message, its name and version, the case
+and its types, attribute strings, string tensors, paths) is data: it goes to ``case.json`` and the
+npz files, which ``repro.py`` loads at run time. The script itself is the same text for every bundle
+(a message holding ``\"\"\"`` cannot end its docstring and run code when someone runs or opens it).
 """
 
 from __future__ import annotations
@@ -27,7 +32,9 @@ _RAW = {"bfloat16", "float8e4m3fn", "float8e4m3fnuz", "float8e5m2", "float8e5m2f
 
 
 def _slug(text: str) -> str:
-    return re.sub(r"[^A-Za-z0-9_.-]+", "_", text).strip("_") or "x"
+    """One safe path component: no separators, and never ``.`` or ``..``."""
+    slug = re.sub(r"[^A-Za-z0-9_.-]+", "_", str(text)).strip("_") or "x"
+    return "_" * len(slug) if set(slug) == {"."} else slug
 
 
 def encode_arrays(arrays: dict[str, np.ndarray]) -> tuple[dict[str, np.ndarray], dict[str, str]]:
@@ -64,8 +71,8 @@ class ReproWriter:
         name = f"{types or 'notypes'}-{record['suite']}-{record['outcome']}"
         if record["suite"] != "differential":
             name += f"-{_slug(record['example'])}"
-        folder = os.path.join(self.root, _slug(record["backend"]), record["domain"],
-                              f"{record['op']}-{record['version']}", _slug(name))
+        folder = os.path.join(self.root, _slug(record["backend"]), _slug(record["domain"]),
+                              _slug(f"{record['op']}-{record['version']}"), _slug(name))
         os.makedirs(folder, exist_ok=True)
         built = build(case, version, ir_version=self.ir_version)
         with open(os.path.join(folder, "model.onnx"), "wb") as f:
@@ -119,18 +126,20 @@ class ReproWriter:
         return path
 
 
-def repro_script(meta: dict) -> str:
-    head = (f'"""Repro: {meta["domain"]}::{meta["op"]}-{meta["version"]} '
-            f'{", ".join(f"{k}={v}" for k, v in sorted(meta["types"].items()))} on {meta["backend"]["name"]} '
-            f'{meta["backend"]["version"]} ({meta["suite"]}: {meta["outcome"]}).\n\n'
-            f'Case: {meta["case"]}\n'
-            f'Seen: {meta["message"][:500]}\n\n'
-            'Needs only numpy, onnx and the backend (ml_dtypes for bfloat16/float8). Run: python repro.py\n'
-            'Exit status 1 while the discrepancy reproduces, 0 once outputs match.\n"""\n')
-    return head + _SCRIPT
+def repro_script(meta: dict | None = None) -> str:
+    """The bundle's ``repro.py``: the same text for every bundle (``meta`` is not used; it is in
+    ``case.json``, which the script reads), so nothing foreign is ever Python source."""
+    return _SCRIPT
 
 
-_SCRIPT = r'''
+_SCRIPT = r'''"""Repro bundle written by opkit: reruns one failing conformance case on its backend.
+
+What failed (op, types, backend, suite, outcome, the message seen) is in case.json beside this
+script, which prints it when it runs. Needs only numpy, onnx and the backend (ml_dtypes for
+bfloat16/float8). Run: python repro.py
+Exit status 1 while the discrepancy reproduces, 0 once outputs match.
+"""
+
 import json
 import os
 import sys
@@ -139,7 +148,8 @@ import numpy as np
 import onnx
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-META = json.load(open(os.path.join(HERE, "case.json")))
+with open(os.path.join(HERE, "case.json"), encoding="utf-8") as _f:
+    META = json.load(_f)
 RAW = {"bfloat16": "bfloat16", "float8e4m3fn": "float8_e4m3fn", "float8e4m3fnuz": "float8_e4m3fnuz",
        "float8e5m2": "float8_e5m2", "float8e5m2fnuz": "float8_e5m2fnuz", "uint4": "uint4", "int4": "int4",
        "float4e2m1": "float4_e2m1fn", "float8e8m0": "float8_e8m0fnu", "uint2": "uint2", "int2": "int2",
@@ -251,6 +261,13 @@ def compare(name, expected, actual, rtol, atol):
     return text
 
 
+def show(value):
+    """Text from case.json or the backend for the terminal: control characters (escape sequences,
+    NUL ...) shown escaped, newlines kept."""
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, sort_keys=True)
+    return "".join(c if c.isprintable() or c == "\n" else repr(c)[1:-1] for c in text)
+
+
 def main():
     model = onnx.load(os.path.join(HERE, "model.onnx"))
     feeds = load("inputs.npz", META["input_elems"])
@@ -258,12 +275,14 @@ def main():
     backend = META["backend"]
     runner = {"onnxruntime": run_onnxruntime, "onnx-reference": run_onnx_reference}.get(
         backend["name"].split("[")[0], run_backend_api)
-    print(f"{META['domain']}::{META['op']}-{META['version']} {META['types']} on {backend['name']}")
-    print(f"case: {META['case']}")
+    print(show(f"{META['domain']}::{META['op']}-{META['version']} {show(META['types'])} on {backend['name']} "
+               f"{backend.get('version', '')}"))
+    print(show(f"case: {META['case']}"))
+    print(show(f"recorded: {META['suite']}: {META['outcome']}: {META['message']}"))
     try:
         outputs = runner(model, feeds, backend.get("options") or {})
     except Exception as exc:  # the backend refuses or fails: that is the repro
-        print(f"backend raised {type(exc).__name__}: {exc}")
+        print(show(f"backend raised {type(exc).__name__}: {exc}"))
         return 1
     names = [o.name for o in model.graph.output]
     problems = []
@@ -274,7 +293,7 @@ def main():
             if problem:
                 problems.append(problem)
     for problem in problems:
-        print("MISMATCH", problem)
+        print("MISMATCH", show(problem))
     if not problems:
         print("outputs match the reference: the failure no longer reproduces")
         return 0

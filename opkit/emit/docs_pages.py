@@ -32,7 +32,7 @@ import jinja2
 
 from ..spec.model import Attribute, Example, FormalParameter, OpSpec, OpVersion, TensorValue
 from ..spec.types import INFINITE_ARITY
-from ..markdown import fence, fence_ticks, longest_backtick_run
+from ..markdown import fence, fence_ticks, longest_backtick_run, safe_inline, safe_markdown, safe_plain
 from . import GenContext, header
 from .templating import environment
 
@@ -141,17 +141,39 @@ def _wrapped_fence(text: str, lang: str) -> str:
     return f"{ticks}{{code-block}} {lang}\n:class: opkit-wrap\n\n{text}\n{ticks}"
 
 
-_MD_SPECIAL = re.compile(r"([\\*_<\[\]])")
-
-
-def plain(text: str) -> str:
+def plain(text: str, inline: bool = False, continues: bool = False) -> str:
     """Prose from opkit's extension fields (change notes, rule, property, lowering and example
     docs) is text that quotes Python (``2**31``, ``x_i``, ``a < b``): escape what markdown would
-    read as emphasis, HTML or links, outside backtick code spans."""
-    out = []
-    for i, part in enumerate(re.split(r"(`+[^`]*`+)", text)):
-        out.append(part if i % 2 else _MD_SPECIAL.sub(r"\\\1", part))
-    return "".join(out)
+    read as emphasis, HTML or links, outside backtick code spans and fenced code blocks; MyST
+    directives, roles, targets ... are shown as text too (:func:`opkit.markdown.safe_plain`).
+
+    ``inline``: the text goes on one line of the page (a table cell, a list item's line): its
+    lines are joined and nothing in it starts a block. ``continues``: its first line goes on after
+    other text, the others follow (indented) as lines of the same list item."""
+    return safe_plain(text, inline=inline, continues=continues)
+
+
+def doc_markdown(text: str) -> str:
+    """A spec's ``doc`` (ONNX's markdown, or whatever a project's specs hold) as it goes on a
+    page: the markdown ONNX's docs use is kept, MyST directives, raw HTML, file-reading roles and
+    links to local files are shown as text (:func:`opkit.markdown.safe_markdown`)."""
+    return safe_markdown(text)
+
+
+def _text(text: Any) -> str:
+    """A name or short value from a spec (an attribute, example, rule, property name, a value
+    domain) in running text: one line, MyST markup that could embed or run something made text."""
+    return safe_markdown(" ".join(str(text).split()), inline=True)
+
+
+def _span(text: Any) -> str:
+    """Text from a spec as inline code, as it is (newlines made spaces), whatever backticks it
+    holds (the span's fence is longer than any backtick run inside)."""
+    text = " ".join(str(text).splitlines())
+    if "`" not in text:
+        return f"`{text}`"
+    ticks = "`" * (longest_backtick_run(text) + 1)
+    return f"{ticks} {text} {ticks}"
 
 
 def _code(text: str) -> str:
@@ -164,8 +186,9 @@ def _code(text: str) -> str:
 
 
 def _cell(text: str) -> str:
-    """Text for a markdown table cell: one line, pipes escaped."""
-    return " ".join(str(text).split()).replace("|", "\\|")
+    """Foreign text (a report's backend, case, message) for a markdown table cell: one line, as
+    literal text (pipes, backticks, HTML, roles ... escaped)."""
+    return safe_inline(text)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -275,12 +298,12 @@ def _default_text(a: Attribute) -> str:
 def _attribute(a: Attribute, prose=None) -> dict[str, Any]:
     notes = []
     if a.domain is not None:
-        notes.append("Allowed values: " + a.domain.describe() + ".")
+        notes.append("Allowed values: " + _text(a.domain.describe()) + ".")
     return {
-        "name": a.name,
+        "name": _text(a.name),
         "type": a.type.upper(),
         "default": _default_text(a),
-        "doc": _indent((prose or _dedent)(_dedent(a.doc))),
+        "doc": _indent((prose or doc_markdown)(_dedent(a.doc))),
         "notes": notes,
     }
 
@@ -303,8 +326,8 @@ def _param(p: FormalParameter, prose=None) -> dict[str, Any]:
     flags.append(_differentiability(p))
     if p.rank is not None:
         flags.append(p.rank.describe())
-    return {"name": p.name, "type": p.type, "flags": ", ".join(flags),
-            "doc": _indent((prose or _dedent)(_dedent(p.doc)))}
+    return {"name": _text(p.name), "type": _text(p.type), "flags": ", ".join(flags),
+            "doc": _indent((prose or doc_markdown)(_dedent(p.doc)))}
 
 
 def _count(low: int, high: int, what: str) -> str:
@@ -320,10 +343,10 @@ def _examples(spec: OpSpec, v: OpVersion) -> list[dict[str, Any]]:
     out = []
     for e in v.examples:
         out.append({
-            "name": e.name,
+            "name": _text(e.name),
             "doc": plain(_dedent(e.doc)),
-            "attributes": [(k, _attr_value(val)) for k, val in e.attributes],
-            "defaults": [(a.name, _attr_value(a.default)) for a in v.attributes
+            "attributes": [_span(f"{k} = {_attr_value(val)}") for k, val in e.attributes],
+            "defaults": [_span(f"{a.name} = {_attr_value(a.default)}") for a in v.attributes
                          if a.has_default and a.name not in dict(e.attributes)],
             "inputs": [_tensor_view(name, t) for name, t in e.inputs],
             "outputs": [_tensor_view(name, t) for name, t in e.outputs],
@@ -334,11 +357,12 @@ def _examples(spec: OpSpec, v: OpVersion) -> list[dict[str, Any]]:
 
 def _tensor_view(name: str, t: TensorValue | None) -> dict[str, Any]:
     if t is None:
-        return {"name": name, "meta": "left empty: the optional input is omitted", "text": "", "tail": ""}
+        return {"name": _text(name), "meta": "left empty: the optional input is omitted", "text": "", "tail": ""}
     if not t.shape:
-        return {"name": name, "meta": f"`{t.dtype}`, scalar", "text": "", "tail": ": " + _code(format_tensor(t.value))}
+        return {"name": _text(name), "meta": f"{_span(t.dtype)}, scalar", "text": "",
+                "tail": ": " + _code(format_tensor(t.value))}
     shape = "shape `[" + ", ".join(str(d) for d in t.shape) + "]`"
-    return {"name": name, "meta": f"`{t.dtype}`, {shape}", "text": fence(format_tensor(t.value)), "tail": ":"}
+    return {"name": _text(name), "meta": f"{_span(t.dtype)}, {shape}", "text": fence(format_tensor(t.value)), "tail": ":"}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -572,7 +596,7 @@ def _conformance(reports: list[dict[str, Any]], spec: OpSpec, since: int) -> dic
                     "case": _cell(" / ".join(str(case[k]) for k in ("suite", "example") if case.get(k))) or "-",
                     "types": _cell(", ".join(f"{k}={v}" for k, v in sorted(types.items()))) or "-",
                     "outcome": _cell(outcome),
-                    "message": _cell(str(case.get("message") or ""))[:300],
+                    "message": _cell(" ".join(str(case.get("message") or "").split())[:300]),
                 })
     rows = []
     for backend in sorted(counts):
@@ -603,8 +627,8 @@ def _version_view(ctx: GenContext, spec: OpSpec, v: OpVersion, previous: OpVersi
     if v.kernel is not None:
         k = v.kernel
         kernel = {
-            "template": k.template,
-            "params": [(n, _attr_value(p)) for n, p in k.params],
+            "template": _span(k.template) if k.template else "",
+            "params": [_span(f"{n} = {_attr_value(p)}") for n, p in k.params],
             "python": fence(_block(k.python), "python") if k.python else "",
             "same_as": k.same_as,
             "same_as_label": version_label(spec, k.same_as) if k.same_as is not None and spec.version(k.same_as) else "",
@@ -623,8 +647,9 @@ def _version_view(ctx: GenContext, spec: OpSpec, v: OpVersion, previous: OpVersi
             elif target is None:
                 # a project op lowering to a built-in op: its page is not in this site, link upstream's
                 target_url = upstream_url(tdomain, tname)
-        lowerings.append({"name": lo.name, "to": lo.to, "target_label": target_label, "target_url": target_url,
-                          "doc": plain(_dedent(lo.doc)), "python": fence(_block(lo.python), "python")})
+        lowerings.append({"name": _text(lo.name), "to": lo.to, "to_code": _span(lo.to), "target_label": target_label,
+                          "target_url": target_url,
+                          "doc": plain(_dedent(lo.doc), continues=True), "python": fence(_block(lo.python), "python")})
     return {
         "since": v.since,
         "label": version_label(spec, v.since),
@@ -642,8 +667,9 @@ def _version_view(ctx: GenContext, spec: OpSpec, v: OpVersion, previous: OpVersi
         "previous": (f"{spec.name} - {previous.since}", version_label(spec, previous.since)) if previous else None,
         "newer": (f"{spec.name} - {newer.since}", version_label(spec, newer.since)) if newer else None,
         "changes": plain(_dedent(v.changes)),
-        "diff": render_version_diff(spec, previous, v) if previous is not None else "",
-        "doc": _dedent(v.doc),
+        # the diff quotes names and values from the specs in its markdown: made safe like a doc
+        "diff": doc_markdown(render_version_diff(spec, previous, v)) if previous is not None else "",
+        "doc": doc_markdown(_dedent(v.doc)),
         "semantics": _wrapped_fence(_block(v.semantics), "text") if v.semantics else "",
         "attributes": [_attribute(a, prose) for a in v.attributes],
         "inputs_count": _count(v.min_input, v.max_input, "inputs"),
@@ -652,19 +678,19 @@ def _version_view(ctx: GenContext, spec: OpSpec, v: OpVersion, previous: OpVersi
         "outputs": [_param(p, prose) for p in v.outputs],
         "arity": _arity_note(v),
         "type_constraints": [
-            {"name": t.name, "types": ", ".join(f"`{x}`" for x in sorted(t.types)),
+            {"name": _text(t.name), "types": ", ".join(_span(x) for x in sorted(t.types)),
              "doc": _indent(prose(_dedent(t.doc)))}
             for t in v.type_constraints
         ],
-        "rules": [{"label": r.label, "holds": _code(r.holds), "doc": plain(_dedent(r.doc)).replace("\n", " ")}
+        "rules": [{"label": _text(r.label), "holds": _code(r.holds), "doc": plain(_dedent(r.doc), inline=True)}
                   for r in v.rules],
         "functions": [{"opset": f.opset, "text": fence(_block(f.text))} for f in v.function],
         "context_dependent": ", ".join(str(o) for o in v.context_dependent_function),
-        "properties": [{"name": p.name, "types": p.types or "", "doc": plain(_dedent(p.doc)).replace("\n", " "),
+        "properties": [{"name": _text(p.name), "types": _text(p.types or ""), "doc": plain(_dedent(p.doc), inline=True),
                         "holds": _wrapped_fence(_block(p.holds), "python")} for p in v.properties],
         "lowerings": lowerings,
         "kernel": kernel,
-        "tolerances": [{"dtype": t.dtype, "rtol": repr(t.rtol), "atol": repr(t.atol)} for t in v.tolerances],
+        "tolerances": [{"dtype": _span(t.dtype), "rtol": repr(t.rtol), "atol": repr(t.atol)} for t in v.tolerances],
         "examples": _examples(spec, v),
         "runner": runner(spec.domain),
         "conformance": _conformance(reports, spec, v.since),
@@ -673,10 +699,10 @@ def _version_view(ctx: GenContext, spec: OpSpec, v: OpVersion, previous: OpVersi
 
 def _prose(spec: OpSpec):
     """How to print attribute, parameter and type constraint docs: imported ones (onnx,
-    onnxruntime) are markdown as upstream writes them; hand-written ones are text (``_Maybenull_``
-    is a C annotation, not emphasis)."""
+    onnxruntime) are markdown as upstream writes them (made safe: :func:`doc_markdown`);
+    hand-written ones are text (``_Maybenull_`` is a C annotation, not emphasis)."""
     imported = any(k in _UPSTREAM_DOCS for k, _ in spec.source)
-    return _dedent if imported else plain
+    return doc_markdown if imported else plain
 
 
 def _arity_note(v: OpVersion) -> str:
@@ -712,8 +738,8 @@ def render_page(ctx: GenContext, spec: OpSpec, reports: list[dict[str, Any]] | N
         domain=spec.domain,
         proto_domain=spec.proto_domain,
         spec_path=path,
-        source=", ".join(f"{k} {v}" for k, v in spec.source),
-        op_doc=_dedent(spec.doc),
+        source=", ".join(safe_markdown(f"{k} {v}", inline=True) for k, v in spec.source),
+        op_doc=doc_markdown(_dedent(spec.doc)),
         versions=views,
     )), spec.source)
 
