@@ -320,3 +320,16 @@ def test_reports_name_expectation_files_without_machine_paths(tmp_path, restore_
     report = build_report([], {}, {"expectations": [mine, shipped]}, 0.0)
     assert report["settings"]["expectations"] == ["conformance/expectations/reference.yaml",
                                                   "<opkit>/conformance/expectations/onnxruntime.yaml"]
+
+
+def test_a_site_never_includes_local_files_even_if_a_directive_slips_through(tmp_path):
+    pytest.importorskip("sphinx")
+    secret = tmp_path / "secret.txt"
+    secret.write_text("secret-7f3a")
+    make_project(tmp_path)
+    assert opkit(tmp_path, "gen", "-q")[0] == 0
+    page = tmp_path / "generated" / "docs" / "operators" / "my.domain" / "MyDiag.md"
+    page.write_text(page.read_text() + f"\n```{{include}} {secret}\n```\n")  # past opkit.markdown's escaping
+    code, out, err = opkit(tmp_path, "docs", "--no-gen", "-q")
+    assert code == 1 and 'Directive "include" disabled' in err
+    assert not any("secret-7f3a" in p.read_text(errors="ignore") for p in (tmp_path / "build").rglob("*.html"))

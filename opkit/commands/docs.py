@@ -49,7 +49,7 @@ def cmd_docs(args: argparse.Namespace) -> int:
         source = os.path.join(project.generated, "docs")
         title = f"{os.path.basename(project.root)} operators"
         config = ["-C", "-d", os.path.join(project.root, ".opkit", "doctrees"),
-                  "-D", "extensions=myst_parser", "-D", "html_theme=furo", "-D", "root_doc=index",
+                  "-D", "extensions=myst_parser,opkit.sphinx_safe", "-D", "html_theme=furo", "-D", "root_doc=index",
                   "-D", f"project={title}", "-D", f"html_title={title}", "-D", "smartquotes=0",
                   "-D", "suppress_warnings=myst.header", "-D", "html_copy_source=0", "-D", "html_show_sourcelink=0"]
         output = os.path.abspath(args.output or project.docs)
