@@ -6,6 +6,7 @@ fault-injection run (benchmarks/fault_injection.py)."""
 from __future__ import annotations
 
 import json
+import re
 import os
 import random
 import signal
@@ -152,7 +153,7 @@ def test_compare_names_a_truncated_report_and_the_position(tmp_path):
     code, err = _compare(path)
     assert code == 2
     assert "Traceback" not in err and len(err.strip().splitlines()) == 1, err
-    assert str(path) in err and "line" in err and "column" in err
+    assert re.search(rf"{re.escape(str(path))}:\d+:\d+: not valid JSON", err), err
 
 
 @pytest.mark.parametrize("content", [b"\xff\xfe{", b"", b"[1, 2]", b'{"cases": [{"op": "Abs"}]}', None])

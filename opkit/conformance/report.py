@@ -342,22 +342,12 @@ CASE_KEYS = ("backend", "op", "domain", "version", "outcome")
 def read_report(path: str) -> dict:
     """Load a report written by ``write_report``; raise ``ReportError`` (one line: the file, and
     the position in it for broken JSON) when it cannot be read or is not a conformance report."""
+    from ..jsonfiles import JSONFileError, read_json
+
     try:
-        with open(path, "rb") as f:
-            raw = f.read()
-    except OSError as exc:
-        raise ReportError(f"{path}: cannot read the report: {exc.strerror or exc}") from None
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise ReportError(f"{path}: not a JSON report: not UTF-8 text (byte {exc.start})") from None
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        end = text.rstrip()[-1:]
-        hint = " (truncated?)" if exc.pos >= len(text.rstrip()) or end not in ("}", "]") else ""
-        raise ReportError(f"{path}: broken JSON{hint}: {exc.msg} (line {exc.lineno}, column {exc.colno}, "
-                          f"char {exc.pos})") from None
+        data = read_json(path)  # one reader of committed JSON: PATH:LINE:COL: not valid JSON (...)
+    except JSONFileError as exc:
+        raise ReportError(str(exc)) from None
     if not isinstance(data, dict) or not isinstance(data.get("cases"), list):
         raise ReportError(f"{path}: not an opkit conformance report (no 'cases' list)")
     for i, case in enumerate(data["cases"]):
