@@ -523,46 +523,14 @@ class _terminating:
         if kind is None:
             self.pool.shutdown(wait=True)
             return False
+        from .worker import descendants, kill_pid
+
         for proc in list((getattr(self.pool, "_processes", None) or {}).values()):
-            for child in _descendants(proc.pid):
-                _kill(child)
-            _kill(proc.pid)
+            for child in descendants(proc.pid):
+                kill_pid(child)
+            kill_pid(proc.pid)
         self.pool.shutdown(wait=False, cancel_futures=True)
         return False
-
-
-def _children(pid: int) -> list[int]:
-    out = []
-    try:
-        tasks = os.listdir(f"/proc/{pid}/task")
-    except OSError:
-        return out
-    for tid in tasks:
-        try:
-            with open(f"/proc/{pid}/task/{tid}/children") as f:
-                out += [int(x) for x in f.read().split()]
-        except OSError:
-            pass
-    return out
-
-
-def _descendants(pid: int) -> list[int]:
-    """Every process below ``pid`` (children before their own children)."""
-    out, todo = [], [pid]
-    while todo:
-        kids = _children(todo.pop())
-        out += kids
-        todo += kids
-    return out
-
-
-def _kill(pid: int) -> None:
-    import signal
-
-    try:
-        os.kill(pid, signal.SIGKILL)
-    except OSError:
-        pass
 
 
 def _runner_error(path: str, backend: str, exc: BaseException) -> dict:
@@ -1036,8 +1004,10 @@ class _Run:
         except BaseException as exc:  # noqa: BLE001 - exit regardless
             _say(f"opkit test: could not write the partial report: {type(exc).__name__}: {exc}")
         finally:
-            for pid in _descendants(os.getpid()):
-                _kill(pid)
+            from .worker import descendants, kill_pid
+
+            for pid in descendants(os.getpid()):
+                kill_pid(pid)
             os._exit(EXIT_INTERRUPTED)
 
     def cleanup(self) -> None:

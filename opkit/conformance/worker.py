@@ -214,8 +214,9 @@ def _await_exit(proc, seconds: float) -> bool:
     return True
 
 
-def _descendants(pid: int) -> list[int]:
-    """The live descendants of ``pid`` outside its process group (Linux /proc; [] elsewhere)."""
+def descendants(pid: int) -> list[int]:
+    """Every live process below ``pid`` (Linux /proc; [] elsewhere). The one process-tree walker:
+    the worker kills what left its group, the runner what its pool started."""
     out, todo, seen = [], [pid], {pid}
     while todo:
         parent = todo.pop()
@@ -233,15 +234,23 @@ def _descendants(pid: int) -> list[int]:
                 if child not in seen:
                     seen.add(child)
                     todo.append(child)
-                    try:
-                        if os.getpgid(child) != pid:
-                            out.append(child)
-                    except OSError:
-                        pass
+                    out.append(child)
     return out
 
 
-def _kill_pid(pid: int) -> None:
+def _outside_group(pid: int) -> list[int]:
+    """The descendants of ``pid`` that left its process group (setsid, start_new_session)."""
+    out = []
+    for child in descendants(pid):
+        try:
+            if os.getpgid(child) != pid:
+                out.append(child)
+        except OSError:  # gone already
+            pass
+    return out
+
+
+def kill_pid(pid: int) -> None:
     try:
         os.kill(pid, signal.SIGKILL)
     except OSError:
@@ -369,12 +378,12 @@ class Worker:
                     pass
                 _await_exit(proc, grace)
             # the worker is not reaped yet: its pid names its group and nothing else
-            escaped = [] if _exited(proc) else _descendants(proc.pid)  # who left the group?
+            escaped = [] if _exited(proc) else _outside_group(proc.pid)  # who left the group?
             kill_group(proc.pid)  # the group outlives its leader: children the backend started
             if not _exited(proc):  # killed before it made its own group
                 proc.kill()
             for pid in escaped:  # started in a session of their own (setsid, start_new_session)
-                _kill_pid(pid)
+                kill_pid(pid)
             _await_exit(proc, 5)
             proc.is_alive()  # reap
         for end in (self._conn, self._lifeline):
