@@ -129,21 +129,12 @@ def generate(project: Project, *, check: bool = False, only: list[str] | None = 
 def stale_kernels(project: Project, specs: list) -> list[str]:
     """Project ops among ``specs`` whose generated kernel file is missing or older than the spec:
     testing them would test yesterday's kernel (or none), so ``opkit test`` asks for ``opkit gen``."""
+    from . import catalog
     from .emit import kernels
 
-    mine = [s for s in specs if not project.builtin and any(
-        os.path.dirname(os.path.dirname(os.path.abspath(s.path))) == os.path.abspath(t.specs)
-        for t in project.trees)]
+    # the catalogue knows which tree each op comes from (opkit's checkout: all built-in, checked by gen --check)
+    mine = [s for s in specs if (entry := catalog.find(s.domain, s.name)) is not None and not entry.tree.builtin]
     if not mine:
         return []
-    stale = []
-    for path, text in kernels.emit(GenContext(tuple(mine), project.root)).items():
-        target = _target(project, path)
-        try:
-            with open(target, encoding="utf-8", newline="") as fh:
-                if fh.read() == text:
-                    continue
-        except OSError:
-            pass
-        stale.append(os.path.relpath(target, project.root))
-    return stale
+    files = {_target(project, path): text for path, text in kernels.emit(GenContext(tuple(mine), project.root)).items()}
+    return [os.path.relpath(path, project.root) for path in write_files(files, check=True).written]
