@@ -262,14 +262,21 @@ def activate(project: Project) -> Project:
     return project
 
 
-def _clear_lookups() -> None:
-    """Forget everything looked up for the previous project (specs, kernels)."""
-    from . import catalog
-    from .conformance import harness
-    from .kernels import registry
+# modules that cache lookups made for the active project, each with a clear_caches()
+_LOOKUP_CACHES = ("opkit.catalog", "opkit.kernels.registry", "opkit.conformance.harness",
+                  "opkit.backends.reference")
 
-    for forget in (catalog.clear_caches, registry.clear_caches, harness.clear_caches):
-        forget()
+
+def _clear_lookups() -> None:
+    """Forget everything looked up for the previous project (specs, kernels). Only modules already
+    imported can hold anything: importing the others here would put hypothesis and onnx on every
+    command's start-up."""
+    import sys
+
+    for name in _LOOKUP_CACHES:
+        module = sys.modules.get(name)
+        if module is not None:
+            module.clear_caches()
 
 
 @contextlib.contextmanager

@@ -55,6 +55,11 @@ def attribute_value(attr: onnx.AttributeProto) -> Any:
     return value
 
 
+def clear_caches() -> None:
+    """Forget specs looked up for the previous project (opkit.project.activate calls this)."""
+    _spec.cache_clear()
+
+
 @functools.lru_cache(maxsize=None)
 def _spec(domain: str, op: str):
     from .. import catalog
