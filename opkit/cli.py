@@ -78,10 +78,10 @@ def cmd_validate(args: argparse.Namespace) -> int:
     for diag in sorted(diags, key=lambda d: (d.location.file, d.location.line, d.location.col)):
         print(_relative(diag), flush=False)
     # a project op that silently shadows a built-in one is a spec error too
-    conflicts = [line for line in _conflict_lines() if not args.paths or any(
-        line.startswith(os.path.abspath(p)) for p in paths)]
-    for line in conflicts:
-        print(_relative(line))
+    conflicts = [c for c in catalog.conflicts() if not args.paths or any(
+        os.path.abspath(c.mine.path).startswith(os.path.abspath(p)) for p in paths)]
+    for conflict in conflicts:
+        print(_relative(conflict))
     problems = len(diags) + len(conflicts)
     elapsed = time.perf_counter() - start
     versions = sum(len(s.versions) for s in specs)
