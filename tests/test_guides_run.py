@@ -55,3 +55,20 @@ def test_every_config_key_is_documented():
     table = text[text.index("### The `[tool.opkit]` table"):]
     for key in KEYS:
         assert f"| `{key}` |" in table, f"docs/install.md does not describe [tool.opkit] {key}"
+
+
+def test_readme_main_command_runs_in_a_fresh_folder(tmp_path):
+    """The README's main job, after its install step, exactly as written, in an empty folder:
+    `--report reports/...` names a folder that does not exist yet."""
+    pytest.importorskip("onnxruntime")
+    readme = open(os.path.join(ROOT, "README.md"), encoding="utf-8").read()
+    match = re.search(r"<!-- main-command -->\s*```\w*\n(.*?)```\s*<!-- /main-command -->", readme, re.S)
+    assert match, "README.md: no main-command block"
+    install, _, command = match.group(1).strip().partition(" && ")
+    assert install.startswith("python -m pip install") and command.startswith("opkit test ")
+    env = {k: v for k, v in os.environ.items() if k != "OPKIT_PROJECT"}
+    env["PATH"] = os.path.dirname(sys.executable) + os.pathsep + env.get("PATH", "")
+    done = subprocess.run(["bash", "-c", command], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    report = re.search(r"--report (\S+)", command).group(1)
+    assert (tmp_path / report).exists()

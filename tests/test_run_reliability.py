@@ -353,12 +353,19 @@ def test_jobs_must_be_at_least_one(tmp_path, capsys, jobs):
     assert not (tmp_path / "r.json").exists()
 
 
-def test_a_report_folder_that_does_not_exist_is_a_usage_error(tmp_path, capsys):
-    path = tmp_path / "missing" / "r.json"
+def test_a_missing_report_folder_is_made_before_the_run(tmp_path, capsys):
+    """The README's main command writes `--report reports/...` in a fresh clone."""
+    path = tmp_path / "missing" / "deeper" / "r.json"
+    assert _run(*ABS, "--report", str(path)) == 0
+    assert json.loads(path.read_text())["summary"]["ok"] is True
+
+
+def test_a_report_folder_that_cannot_be_made_is_a_usage_error(tmp_path, capsys):
+    (tmp_path / "file").write_text("")
+    path = tmp_path / "file" / "sub" / "r.json"  # a folder below a file
     assert _run(*ABS, "--report", str(path)) == 2
     err = capsys.readouterr().err
-    assert "does not exist" in err and str(tmp_path / "missing") in err
-    assert not (tmp_path / "missing").exists()
+    assert "cannot make the folder" in err and str(tmp_path / "file" / "sub") in err
 
 
 def _slow_trilu(tmp_path, monkeypatch):
