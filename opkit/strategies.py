@@ -7,8 +7,8 @@ their value domains (absent = default), optional inputs present or absent, edge 
 -0.0, integer min/max) and, per input, whether it is fed as a graph input or an initializer.
 
 The building blocks (``type_binding``, ``base_dims``, ``tensor``, ``scalar``, ``attribute``,
-``optional``) are public: generated tests spell their strategies out with them, and ``cases``
-composes them for the runner. Values are drawn as a (kind, seed) pair and filled by NumPy, so a
+``optional``) are public; ``opkit.cases`` composes them, with family hooks, into the one case
+generator. Values are drawn as a (kind, seed) pair and filled by NumPy, so a
 draw is cheap and shrinks towards small, simple arrays.
 """
 
@@ -450,65 +450,6 @@ def cache_by_identity(fn):
     return wrapper
 
 
-@cache_by_identity
-def _plan(spec: OpSpec, version: OpVersion, types_key: tuple, initializers: bool):
-    """Prebuilt strategies for ``cases`` (building strategies per draw is what makes hypothesis slow)."""
-    binding = type_binding(version, dict(types_key) if types_key else None)
-    attrs = tuple((a.name, st.just(ABSENT) if a.name in TYPE_ATTRIBUTES else attribute(a))
-                  for a in version.attributes)
-    defaults = tuple((a.name, a.default) for a in version.attributes if a.has_default)
-    broadcast = len([p for p in version.inputs if p.option != "variadic"]) > 1
-    return binding, attrs, defaults, broadcast
-
-
-@functools.lru_cache(maxsize=None)
-def _exact_rank(rank: int) -> RankRule:
-    return RankRule(rank, rank)
-
-
-@st.composite
-def cases(draw, spec: OpSpec, version: OpVersion, types: dict[str, Any] | None = None,
-          initializers: bool = True, siblings: int = 0, ranks: tuple | None = None) -> Case:
-    """A whole case for ``version`` of ``spec``; ``types`` pins type parameters. With
-    ``siblings`` > 0 the case also carries up to that many derived cases (``expand``): they share
-    its signature, so a backend runs them through one session in one round trip, and hypothesis
-    shrinks their number to the one that fails. ``ranks``, when given, lists the allowed rank
-    combinations (one rank per formal input, -1 for an absent optional input; see
-    ``opkit.conformance.ranks``) and each case draws one of them."""
-    types_key = tuple(sorted((k, v if isinstance(v, str) else tuple(v)) for k, v in (types or {}).items()))
-    binding_st, attr_sts, defaults, broadcast = _plan(spec, version, types_key, initializers)
-    binding = draw(binding_st)
-    attrs = bind_type_attributes(version, binding, {name: draw(strat) for name, strat in attr_sts})
-    dims = draw(_DIMS)
-    plan = draw(_pick(ranks)) if ranks else None
-    inputs: list[tuple[str, Any]] = []
-    for i, p in enumerate(version.inputs):
-        elem = param_elem(p, binding)
-        if plan is not None and p.option != "variadic":
-            r = plan[i]
-            inputs.append((p.name, None if r < 0 else _draw_tensor(draw, elem, dims, _exact_rank(r), broadcast)))
-            continue
-        if p.option == "optional":
-            inputs.append((p.name, _draw_tensor(draw, elem, dims, p.rank, broadcast) if draw(_BOOL) else None))
-        elif p.option == "variadic":
-            count = draw(_ints(max(1, p.min_arity), max(1, p.min_arity) + 2))
-            inputs += [(p.name if i == 0 else f"{p.name}_{i}", _draw_tensor(draw, elem, dims, p.rank, broadcast))
-                       for i in range(count)]
-        else:
-            inputs.append((p.name, _draw_tensor(draw, elem, dims, p.rank, broadcast)))
-    inits = set()
-    if initializers:
-        for name, arr in inputs:
-            if arr is not None and draw(_FEED) == 7:
-                inits.add(name)
-    given = tuple((k, v) for k, v in attrs.items() if v is not ABSENT)
-    given_names = {k for k, _ in given}
-    n_sib = draw(_ints(0, siblings)) if siblings else 0
-    sib_seed = draw(_SEED) if n_sib else 0
-    return Case(spec.domain, spec.name, version.since, tuple(sorted(binding.items())), given, tuple(inputs),
-                frozenset(inits), tuple((k, v) for k, v in defaults if k not in given_names), n_sib, sib_seed)
-
-
 def expand(case: Case, version: OpVersion) -> list[Case]:
     """The case followed by its siblings: same types, attributes and input presence (all graph
     inputs), new shapes of the same ranks and new values, drawn with NumPy from ``sibling_seed``."""
@@ -559,34 +500,6 @@ def all_bindings(version: OpVersion) -> list[dict[str, str]]:
     names = used_type_params(version)
     pools = [tensor_types(version.type_constraint(n).types) for n in names]
     return [dict(zip(names, combo)) for combo in itertools.product(*pools)]
-
-
-# ---------------------------------------------------------------------------------------------
-# helpers for spelled-out strategies (generated tests)
-
-
-def draw_variadic(draw, name: str, elem: str, dims, rank: RankRule | None, min_arity: int, broadcast: bool):
-    count = draw(_ints(max(1, min_arity), max(1, min_arity) + 2))
-    return [(name if i == 0 else f"{name}_{i}", _draw_tensor(draw, elem_of(elem), dims, rank, broadcast))
-            for i in range(count)]
-
-
-def finish_case(draw, spec: OpSpec, version: OpVersion, types: dict[str, str], attributes: dict[str, Any],
-                inputs: list[tuple[str, Any]], initializers: bool = True, siblings: int = 0) -> Case:
-    """Bind a drawn call into a Case: feed modes (graph input or initializer) and siblings."""
-    inits = set()
-    if initializers:
-        for name, arr in inputs:
-            if arr is not None and draw(_FEED) == 7:
-                inits.add(name)
-    n_sib = draw(_ints(0, siblings)) if siblings else 0
-    sib_seed = draw(_SEED) if n_sib else 0
-    attributes = bind_type_attributes(version, types, attributes)
-    given = tuple((k, v) for k, v in attributes.items() if v is not ABSENT)
-    names = {k for k, _ in given}
-    defaults = tuple((a.name, a.default) for a in version.attributes if a.has_default and a.name not in names)
-    return Case(spec.domain, spec.name, version.since, tuple(sorted(types.items())), given, tuple(inputs),
-                frozenset(inits), defaults, n_sib, sib_seed)
 
 
 Rank = RankRule

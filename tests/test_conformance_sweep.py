@@ -16,7 +16,8 @@ from opkit.conformance.ranks import ABSENT, rank_plan
 from opkit.conformance.report import validate_report
 from opkit.conformance.runner import BackendRunner, Runner
 from opkit.conformance.worker import InProcess, Worker
-from opkit.strategies import cases, make_case
+from opkit.cases import cases
+from opkit.strategies import make_case
 
 from test_conformance_outcomes import FAKES, TYPES
 

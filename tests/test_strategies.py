@@ -7,6 +7,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from opkit import strategies as S
+from opkit.cases import cases as case_strategy
 from opkit.conformance import harness
 from opkit.conformance.dtypes import np_dtype
 
@@ -31,10 +32,10 @@ def collect(strategy, n=400):
 
 def test_all_16_trilu_types_are_drawn_with_matching_dtypes():
     assert len(V14.type_constraint("T").types) == 16
-    unpinned = {c.type_map["T"] for c in collect(S.cases(SPEC, V14))}
+    unpinned = {c.type_map["T"] for c in collect(case_strategy(SPEC, V14))}
     assert len(unpinned) >= 12  # one strategy reaches (nearly) all types ...
     for binding in S.all_bindings(V14):  # ... and the runner pins each of the 16 in turn
-        cases = collect(S.cases(SPEC, V14, types=binding), 20)
+        cases = collect(case_strategy(SPEC, V14, types=binding), 20)
         assert {c.type_map["T"] for c in cases} == {binding["T"]}
         for c in cases:
             assert dict(c.inputs)["input"].dtype == np_dtype(binding["T"])
@@ -46,7 +47,7 @@ def test_every_binding_is_listed_and_pinnable():
 
 
 def test_k_extremes_and_absence_occur():
-    ks = [dict(c.inputs).get("k") for c in collect(S.cases(SPEC, V14, types={"T": "tensor(float)"}))]
+    ks = [dict(c.inputs).get("k") for c in collect(case_strategy(SPEC, V14, types={"T": "tensor(float)"}))]
     values = {int(k) for k in ks if k is not None}
     assert any(k is None for k in ks)
     assert INT64_MIN in values and INT64_MAX in values
@@ -63,7 +64,7 @@ def test_edge_cases_try_every_k_extreme_with_every_upper():
 
 
 def test_shapes_respect_rank_and_include_edge_shapes():
-    cases = collect(S.cases(SPEC, V14, types={"T": "tensor(int8)"}))
+    cases = collect(case_strategy(SPEC, V14, types={"T": "tensor(int8)"}))
     shapes = [dict(c.inputs)["input"].shape for c in cases]
     assert all(len(s) >= 2 for s in shapes)
     assert any(0 in s for s in shapes)  # zero-size
@@ -73,20 +74,20 @@ def test_shapes_respect_rank_and_include_edge_shapes():
 
 
 def test_attributes_absent_or_from_the_value_domain():
-    cases = collect(S.cases(SPEC, V14, types={"T": "tensor(bool)"}))
+    cases = collect(case_strategy(SPEC, V14, types={"T": "tensor(bool)"}))
     uppers = {dict(c.attributes).get("upper", "absent") for c in cases}
     assert uppers == {"absent", 0, 1}
     assert all(c.kernel_attributes()["upper"] in (0, 1) for c in cases)
 
 
 def test_inputs_fed_as_initializers_sometimes():
-    cases = collect(S.cases(SPEC, V14, types={"T": "tensor(float)"}))
+    cases = collect(case_strategy(SPEC, V14, types={"T": "tensor(float)"}))
     assert any(c.initializers for c in cases)
     assert any(not c.initializers for c in cases)
 
 
 def test_float_edge_values_reach_the_arrays():
-    cases = collect(S.cases(SPEC, V14, types={"T": "tensor(float)"}))
+    cases = collect(case_strategy(SPEC, V14, types={"T": "tensor(float)"}))
     flat = np.concatenate([dict(c.inputs)["input"].ravel() for c in cases])
     assert np.isnan(flat).any() and np.isposinf(flat).any() and np.isneginf(flat).any()
     assert any(np.signbit(v) and v == 0 for v in flat)
@@ -103,7 +104,7 @@ def test_special_dtypes_fill():
 
 
 def test_siblings_share_the_signature():
-    case = next(c for c in collect(S.cases(SPEC, V14, types={"T": "tensor(int64)"}, siblings=5)) if c.siblings == 5)
+    case = next(c for c in collect(case_strategy(SPEC, V14, types={"T": "tensor(int64)"}, siblings=5)) if c.siblings == 5)
     batch = S.expand(case, V14)
     assert len(batch) == 6
     for sib in batch[1:]:

@@ -10,7 +10,7 @@ import sys
 import numpy as np
 from hypothesis import given, settings
 
-from opkit import strategies as S
+from opkit.cases import cases
 from opkit.conformance import harness
 from opkit.spec.load import load_spec_file
 
@@ -21,7 +21,7 @@ V1 = SPEC.version(1)
 
 
 @settings(max_examples=60, deadline=None)
-@given(S.cases(SPEC, V1))
+@given(cases(SPEC, V1))
 def test_value_is_a_scalar_of_the_bound_type(case):
     value = dict(case.attributes)["Value"]
     assert isinstance(value, np.ndarray) and value.ndim == 0

@@ -18,7 +18,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
 # cell outcome precedence: the worst case outcome names the cell
-SEVERITY = ("crash", "timeout", "error", "mismatch", "xpass", "unsupported", "xfail", "pass")
+SEVERITY = ("crash", "timeout", "error", "mismatch", "xpass", "unsupported", "xfail", "pass", "untested")
 TYPE_ORDER = ["bool", "uint8", "uint16", "uint32", "uint64", "int8", "int16", "int32", "int64", "float16",
               "bfloat16", "float", "double", "complex64", "complex128", "string"]
 
@@ -45,14 +45,19 @@ class Cell:
         return sum(self.counts.values())
 
     @property
+    def tested(self) -> int:
+        """Cases that say something about the runtime (all but opkit's untested ones)."""
+        return self.total - self.counts.get("untested", 0)
+
+    @property
     def agrees(self) -> bool:
-        return self.total > 0 and self.counts.get("pass", 0) == self.total
+        return self.tested > 0 and self.counts.get("pass", 0) == self.tested
 
     def text(self) -> str:
         o = self.outcome
-        if o == "pass":
-            return "pass"
-        return f"{o} ({self.total - self.counts.get('pass', 0)}/{self.total})"
+        if o in ("pass", "untested"):
+            return o
+        return f"{o} ({self.tested - self.counts.get('pass', 0)}/{self.tested})"
 
 
 @dataclass
@@ -93,31 +98,32 @@ def build_matrix(reports: list[dict], ops: list[str] | None = None) -> Matrix:
     versions: dict[str, dict] = {}
     sources: dict[str, str] = {}
     cells: dict = defaultdict(lambda: defaultdict(dict))
+    from ..conformance.record import records
+
     for report in reports:
         infos = {b.get("name"): b for b in report.get("target", {}).get("backends", [])}
-        for case in report["cases"]:
-            runtime = case["backend"]
+        for case in records(report["cases"], report.get("_path", "report")):
+            runtime = case.backend
             if runtime == "spec":  # backend-independent lowering checks
                 continue
-            if ops and case["op"] not in ops and f"{case['domain']}::{case['op']}" not in ops:
+            if ops and case.op not in ops and f"{case.domain}::{case.op}" not in ops:
                 continue
             if runtime not in runtimes:
                 runtimes.append(runtime)
                 versions[runtime] = infos.get(runtime, {"name": runtime, "version": "?"})
                 sources[runtime] = report.get("_path", "")
-            key = (case["domain"], case["op"], case["version"])
-            label = binding_label(case.get("types", {}))
-            cell = cells[key][label].setdefault(runtime, Cell())
-            cell.counts[case["outcome"]] += 1
+            label = binding_label(case.types)
+            cell = cells[case.key][label].setdefault(runtime, Cell())
+            cell.counts[case.outcome] += 1
             # the cell shows the message and repro of a case with its worst outcome, preferring the
             # differential test and examples: their bundles rerun standalone, while a property's
             # bundle holds one input of a relation that may only fail together with the others
-            if case["outcome"] != cell.outcome:
+            if case.outcome != cell.outcome:
                 continue
-            rank = (0 if case.get("suite") in ("differential", "examples") else 1) if case.get("repro") else 2
+            rank = (0 if case.suite in ("differential", "examples") else 1) if case.repro else 2
             if cell.shown != cell.outcome or rank < cell.rank:
-                cell.message = case.get("message", "")
-                cell.repro = case.get("repro")
+                cell.message = case.message
+                cell.repro = case.repro
                 cell.shown, cell.rank = cell.outcome, rank
     return Matrix(runtimes, versions, {k: dict(v) for k, v in cells.items()}, sources)
 
@@ -146,6 +152,9 @@ def render_text(matrix: Matrix, disagree_only: bool = False) -> str:
                 cell = row.get(r)
                 if cell is None:
                     parts.append(f"{'-':<{width + 12}}")
+                    continue
+                if not cell.tested:  # opkit could not test it: no claim either way
+                    parts.append(f"{'- ' + cell.text():<{width + 12}}")
                     continue
                 seen[r] += 1
                 agree_count[r] += cell.agrees

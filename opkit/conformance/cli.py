@@ -51,8 +51,10 @@ INTERRUPT_GRACE_S = 5.0  # after the first Ctrl-C/SIGTERM the watchdog ends a ru
 SECOND_SIGNAL_GRACE_S = 1.0  # ... and this long after a further signal
 AFTER_RUN_QUIET_S = 5.0  # signals this soon after an interrupted run ended are dropped (double Ctrl-C)
 EXIT_CODES_HELP = (
-    "exit codes: 0 every case passed (or failed as an expectations file says); 1 any other outcome, "
-    "or no case ran at all (the reason is printed per op); 2 usage errors, checked before the first "
+    "exit codes: 0 every case opkit could test passed (or failed as an expectations file says); cases "
+    "opkit could not test (outcome 'untested': no valid input, a reference-kernel or property error) are "
+    "listed apart and never count against the backend; 1 any other outcome, or no case was tested at all "
+    "(the reason is printed per op); 2 usage errors, checked before the first "
     "case runs (bad options such as -j 0, a --report folder that is missing or read-only, a --repro-dir "
     "that cannot be written, an expectations file that does not load); 130 interrupted by Ctrl-C or "
     "SIGTERM: the report still holds every case that finished (settings.interrupted true, summary.ok "
@@ -543,7 +545,7 @@ def _runner_error(path: str, backend: str, exc: BaseException) -> dict:
     spec, _ = load_spec_file(path)
     return {"backend": backend, "suite": "differential", "op": spec.name if spec else os.path.basename(path)[:-5],
             "domain": spec.domain if spec else "?", "version": spec.versions[-1].since if spec else 0, "types": {},
-            "example": "runner", "outcome": "error", "message": f"runner process failed: {type(exc).__name__}: {exc}",
+            "example": "runner", "outcome": "untested", "message": f"runner process failed: {type(exc).__name__}: {exc}",
             "examples_run": 0, "duration_s": 0.0, "repro": None, "details": {"stage": "runner"}}
 
 
@@ -929,18 +931,17 @@ class _Run:
         return out
 
     def _exit_code(self, records, interrupted: bool) -> int:
-        from .outcomes import SUCCESS
+        from .outcomes import run_ok
 
         if interrupted:
             return EXIT_INTERRUPTED
-        if not records:
-            return EXIT_FAIL
-        return EXIT_OK if all(r["outcome"] in SUCCESS for r in records) else EXIT_FAIL
+        return EXIT_OK if run_ok(r["outcome"] for r in records) else EXIT_FAIL
 
     def finish(self) -> int:
         """Write the report and the terminal summary; the exit code. Safe to call again (a
         KeyboardInterrupt that landed here before ``finishing`` was set)."""
-        from .report import failures_text, summary_table, write_report
+        from .outcomes import UNTESTED
+        from .report import failures_text, summary_table, untested_text, write_report
         from .runner import stop_requested
 
         self.finishing = True
@@ -966,6 +967,9 @@ class _Run:
         failing = failures_text(records)
         if failing:
             print(failing)
+        untested = untested_text(records)
+        if untested:
+            print("\nopkit could not test these (not charged to the backend):\n" + untested)
         s = report["summary"]
         print(f"opkit test: {s['total']} cases ({s['examples_run']} examples) in {s['duration_s']:.1f} s: "
               + ", ".join(f"{n} {o}" for o, n in s["outcomes"].items())
@@ -982,6 +986,9 @@ class _Run:
         elif not records:
             print("opkit test: no case ran, so nothing was tested (see the warnings above): exit 1",
                   file=sys.stderr)
+        elif all(r["outcome"] == UNTESTED for r in records):
+            print("opkit test: opkit could not test any case (outcome 'untested'; nothing is charged to the "
+                  "backend): exit 1", file=sys.stderr)
         return self.code
 
     def emergency_exit(self, signame: str, grace: float) -> None:

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import time
 
-from ..strategies import cases, covering_bindings, edge_cases
+from ..cases import cases
+from ..strategies import covering_bindings, edge_cases
 from . import harness
 from .compare import Mismatch, compare, tolerance_for
 from .outcomes import ERROR, MISMATCH, PASS

@@ -2,7 +2,10 @@
 
 Outcomes: pass, mismatch (values, shape or dtype), unsupported (the backend refuses the op or type),
 error, crash (the backend process died), timeout, xfail / xpass (an expectations entry said the
-case fails: it did / it did not). Only pass and xfail count as success.
+case fails: it did / it did not), and untested: opkit could not test the case (no valid input
+could be drawn, the reference kernel or a property failed, a model opkit could not build). Only
+pass and xfail count as success; untested is opkit's, never the backend's, so it is neither a
+success nor a failure of the backend (``CHARGED`` lists the outcomes that are).
 
 Expectations (``conformance/expectations/<backend>.yaml``)::
 
@@ -23,14 +26,22 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
-PASS, MISMATCH, UNSUPPORTED, ERROR, CRASH, TIMEOUT, XFAIL, XPASS = (
-    "pass", "mismatch", "unsupported", "error", "crash", "timeout", "xfail", "xpass")
-OUTCOMES = (PASS, MISMATCH, UNSUPPORTED, ERROR, CRASH, TIMEOUT, XFAIL, XPASS)
+PASS, MISMATCH, UNSUPPORTED, ERROR, CRASH, TIMEOUT, XFAIL, XPASS, UNTESTED = (
+    "pass", "mismatch", "unsupported", "error", "crash", "timeout", "xfail", "xpass", "untested")
+OUTCOMES = (PASS, MISMATCH, UNSUPPORTED, ERROR, CRASH, TIMEOUT, XFAIL, XPASS, UNTESTED)
 FAILING = (MISMATCH, UNSUPPORTED, ERROR, CRASH, TIMEOUT)
 SUCCESS = (PASS, XFAIL)
+# outcomes that say something about the backend (every outcome but untested)
+CHARGED = tuple(o for o in OUTCOMES if o != UNTESTED)
 LETTERS = {PASS: ".", MISMATCH: "M", UNSUPPORTED: "U", ERROR: "E", CRASH: "C", TIMEOUT: "T", XFAIL: "x",
-           XPASS: "X"}
-SUITES = ("examples", "properties", "differential", "lowerings")
+           XPASS: "X", UNTESTED: "-"}
+
+
+def run_ok(outcomes) -> bool:
+    """A run succeeded when every case opkit could test succeeded and at least one was tested."""
+    tested = [o for o in outcomes if o != UNTESTED]
+    return bool(tested) and all(o in SUCCESS for o in tested)
+SUITES = ("examples", "properties", "differential", "lowerings", "onnx-node")
 
 
 class ExpectationsError(ValueError):
@@ -75,20 +86,17 @@ class Expectations:
 
     def apply(self, case: dict) -> dict:
         """Turn a failing case an entry expects into xfail, and an expected failure that passed into
-        xpass. Mutates and returns ``case``."""
+        xpass (``CaseRecord.with_expectation``). Mutates and returns ``case`` (a record's JSON form)."""
+        from .record import CaseRecord
+
         entry = self.find(case)
-        if entry is None:
-            return case
-        outcome = case["outcome"]
-        if outcome == PASS:
-            case["outcome"] = XPASS
-            case["message"] = f"unexpectedly passed; expected to fail because: {entry.reason}"
-            case["expected"] = {"reason": entry.reason, "outcomes": list(entry.outcomes), "source": entry.source}
-        elif outcome in FAILING and (not entry.outcomes or outcome in entry.outcomes):
-            case["expected"] = {"reason": entry.reason, "outcomes": list(entry.outcomes), "source": entry.source,
-                                "actual": outcome}
-            case["outcome"] = XFAIL
+        if entry is not None:
+            case.update(CaseRecord.from_json(case).with_expectation(entry).to_json())
         return case
+
+    def apply_record(self, record):
+        """``apply`` for a ``CaseRecord``: the record as the matching entry sees it."""
+        return record.with_expectation(self.find(record.to_json()))
 
 
 KEYS = {"op", "domain", "version", "types", "suite", "example", "outcome", "reason"}

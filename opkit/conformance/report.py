@@ -23,7 +23,7 @@ import sys
 import time
 from collections import Counter, defaultdict
 
-from .outcomes import FAILING, LETTERS, OUTCOMES, SUCCESS, SUITES
+from .outcomes import FAILING, LETTERS, OUTCOMES, SUCCESS, SUITES, UNTESTED, run_ok
 
 SCHEMA_ID = "https://opkit.dev/schemas/conformance-report-1.json"
 FORMAT = "opkit-conformance-report/1"
@@ -85,6 +85,9 @@ REPORT_SCHEMA: dict = {
                 "repro_error": {"type": "string"},
                 "minimal_example": {"type": "string"},
                 "details": {"type": "object"},
+                "rejected": {"type": "integer", "description": "drawn cases the final validity check "
+                             "(ONNX inference and the reference kernel) discarded before this result"},
+                "test": {"type": "string", "description": "the pytest node id (generated tests)"},
                 "expected": {"type": "object", "required": ["reason"],
                              "properties": {"reason": {"type": "string"}, "source": {"type": "string"},
                                             "outcomes": {"type": "array"}, "actual": {"type": "string"}}},
@@ -146,8 +149,9 @@ def build_report(cases: list[dict], target: dict, settings: dict, duration: floa
     if settings.get("expectations"):
         settings = {**settings, "expectations": [project_path(p) for p in settings["expectations"]]}
     counts = Counter(c["outcome"] for c in cases)
-    ok = all(c["outcome"] in SUCCESS for c in cases) and not settings.get("interrupted")
-    if require_cases and not cases:
+    # untested cases are opkit's, not the backend's: they neither fail nor pass a run
+    ok = (all(c["outcome"] in SUCCESS for c in cases if c["outcome"] != UNTESTED) and not settings.get("interrupted"))
+    if require_cases and not run_ok(c["outcome"] for c in cases):
         ok = False
     report = {
         "format": FORMAT,
@@ -336,7 +340,6 @@ class ReportError(ValueError):
     """A report file that cannot be read: the message is one line naming the file."""
 
 
-CASE_KEYS = ("backend", "op", "domain", "version", "outcome")
 
 
 def read_report(path: str) -> dict:
@@ -350,12 +353,12 @@ def read_report(path: str) -> dict:
         raise ReportError(str(exc)) from None
     if not isinstance(data, dict) or not isinstance(data.get("cases"), list):
         raise ReportError(f"{path}: not an opkit conformance report (no 'cases' list)")
-    for i, case in enumerate(data["cases"]):
-        if not isinstance(case, dict):
-            raise ReportError(f"{path}: cases[{i}] is not an object")
-        missing = [k for k in CASE_KEYS if k not in case]
-        if missing:
-            raise ReportError(f"{path}: cases[{i}] lacks {', '.join(repr(k) for k in missing)}")
+    from .record import RecordError, records
+
+    try:
+        records(data["cases"], path)
+    except RecordError as exc:
+        raise ReportError(str(exc)) from None
     return data
 
 
@@ -440,8 +443,28 @@ def summary_table(cases: list[dict]) -> str:
     counts = Counter(c["outcome"] for c in cases)
     lines.append("")
     lines.append("legend: " + "  ".join(f"{LETTERS[o]} {o}" for o in OUTCOMES))
-    lines.append("total: " + ", ".join(f"{counts[o]} {o}" for o in OUTCOMES if counts[o])
+    lines.append("total: " + ", ".join(f"{counts[o]} {o}" for o in OUTCOMES if counts[o] and o != UNTESTED)
                  + f"  ({sum(c.get('examples_run', 0) for c in cases)} examples run)")
+    if counts[UNTESTED]:
+        lines.append(f"untested: {counts[UNTESTED]} cases opkit could not test (not charged to the backend; "
+                     f"see untested_text / the report's cases with outcome 'untested')")
+    return "\n".join(lines)
+
+
+def untested_text(cases: list[dict], limit: int = 20) -> str:
+    """What opkit could not test, grouped by op version and reason: one line each."""
+    groups: dict[tuple, list[dict]] = {}
+    for c in cases:
+        if c["outcome"] == UNTESTED:
+            stage = (c.get("details") or {}).get("stage", "")
+            groups.setdefault((c["domain"], c["op"], c["version"], stage), []).append(c)
+    lines = []
+    for (domain, op, version, stage), items in list(groups.items())[:limit]:
+        name = op if domain == "ai.onnx" else f"{domain}::{op}"
+        lines.append(f"UNTESTED    {name}-{version} ({len(items)} case{'s' if len(items) != 1 else ''}"
+                     f"{', ' + stage if stage else ''}) {items[0]['message'][:200]}")
+    if len(groups) > limit:
+        lines.append(f"... and {len(groups) - limit} more groups (see the JSON report)")
     return "\n".join(lines)
 
 

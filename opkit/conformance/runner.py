@@ -20,18 +20,20 @@ import threading
 import time
 import traceback
 from collections import OrderedDict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable
 
 import numpy as np
 
 from ..spec.model import OpSpec, OpVersion
-from ..strategies import Case, NotGeneratable, cases, covering_bindings, edge_cases, expand
+from ..cases import cases, generatable
+from ..strategies import Case, NotGeneratable, covering_bindings, edge_cases, expand
 from . import harness
 from .compare import Mismatch, compare, tolerance_for
 from .dtypes import in_class
 from .model import BuiltModel, build, signature_key
-from .outcomes import CRASH, ERROR, FAILING, MISMATCH, PASS, TIMEOUT, UNSUPPORTED, Expectations
+from .record import CaseRecord
+from .outcomes import CRASH, FAILING, MISMATCH, PASS, TIMEOUT, UNSUPPORTED, UNTESTED, Expectations
 from .worker import OK, Result
 
 EXPENSIVE = (CRASH, TIMEOUT)
@@ -221,25 +223,24 @@ class Runner:
 
     # -- records
     def _record(self, spec: OpSpec, version: OpVersion, suite: str, example: str, types: dict, ex: Exec,
-                runs: int, duration: float, minimal: Case | None = None, backend: str | None = None) -> dict:
+                runs: int, duration: float, minimal: Case | None = None, backend: str | None = None,
+                rejected: int = 0) -> dict:
         check_stop()  # a case finished after the stop request is not recorded (see the module doc)
-        rec = {
-            "backend": backend or self.backend_name, "suite": suite, "op": spec.name, "domain": spec.domain,
-            "version": version.since, "types": dict(types), "example": example, "outcome": ex.outcome,
-            "message": ex.message, "examples_run": runs, "duration_s": round(duration, 4), "repro": None,
-        }
-        if ex.details:
-            rec["details"] = _jsonable(ex.details)
-        if minimal is not None and ex.outcome != PASS:
-            rec["minimal_example"] = minimal.describe()
+        record = CaseRecord(
+            backend=backend or self.backend_name, suite=suite, op=spec.name, domain=spec.domain,
+            version=version.since, types=dict(types), example=example, outcome=ex.outcome, message=ex.message,
+            examples_run=runs, duration_s=round(duration, 4), details=_jsonable(ex.details) if ex.details else None,
+            minimal_example=minimal.describe() if minimal is not None and ex.outcome != PASS else None,
+            rejected=rejected or None)
         if ex.outcome in FAILING and self.repro is not None and minimal is not None and backend is None:
             try:
-                rec["repro"] = self.repro(rec, minimal, ex, version)
+                record = replace(record, repro=self.repro(record.to_json(), minimal, ex, version))
             except Exception as exc:  # noqa: BLE001 - a repro failure must not lose the case
-                rec["repro_error"] = f"{type(exc).__name__}: {exc}"
+                record = replace(record, repro_error=f"{type(exc).__name__}: {exc}")
         if backend is None:  # backend-independent records (lowerings) are not the backend's expectations
-            self.expectations.apply(rec)
+            record = self.expectations.apply_record(record)
         check_stop()  # writing the repro may have taken a while
+        rec = record.to_json()
         self.results.append(rec)
         self._emit(rec)
         if self.progress:
@@ -301,7 +302,8 @@ class Runner:
         except harness.Invalid:
             raise
         except Exception as exc:  # noqa: BLE001
-            return Exec(ERROR, f"property {prop.name!r} raised {type(exc).__name__}: {exc}", {"stage": "property"})
+            # the property is opkit's spec text: its failure to evaluate says nothing about the backend
+            return Exec(UNTESTED, f"property {prop.name!r} raised {type(exc).__name__}: {exc}", {"stage": "property"})
         if not held:
             return Exec(MISMATCH, f"property {prop.name!r} does not hold: {prop.holds.strip()}",
                         {"what": "property"}, harness.expected_outputs(case))
@@ -316,6 +318,7 @@ class Runner:
 
         state = {"first": None, "last": None, "smallest": None, "expensive": 0, "runs": 0, "invalid": 0,
                  "shrink_draws": 0}
+        self.last_run = state  # its "invalid" count: drawn cases the final validity check discarded
 
         def test(case):
             from hypothesis import reject
@@ -381,7 +384,7 @@ class Runner:
                 return self._undrawable(state), None, 0
             if isinstance(exc, Flaky) and state["first"] is None:
                 return Exec(PASS), None, state["runs"]
-            return Exec(ERROR, f"runner error: {type(exc).__name__}: {exc}",
+            return Exec(UNTESTED, f"runner error: {type(exc).__name__}: {exc}",
                         {"stage": "runner", "traceback": traceback.format_exc(limit=6)}), None, state["runs"]
         # hypothesis found nothing: now the fixed edge cases (run after, not as @example, so that a
         # failure hypothesis can find is reported shrunk; these are small already)
@@ -400,7 +403,7 @@ class Runner:
 
     @staticmethod
     def _undrawable(state: dict) -> Exec:
-        return Exec(ERROR, f"could not draw valid inputs ({state['invalid']} rejected by the reference kernel "
+        return Exec(UNTESTED, f"could not draw valid inputs ({state['invalid']} rejected by the reference kernel "
                            f"or ONNX inference, e.g. {state.get('why', '')[:300]})", {"stage": "generate"})
 
     # -- suites
@@ -411,7 +414,8 @@ class Runner:
             try:
                 case, outputs = harness.example_case(spec, version, example)
             except Exception as exc:  # noqa: BLE001
-                self._record(spec, version, "examples", example.name, {}, Exec(ERROR, f"bad example: {exc}"), 0,
+                self._record(spec, version, "examples", example.name, {}, Exec(UNTESTED, f"bad example: {exc}",
+                                                                               {"stage": "example"}), 0,
                              time.perf_counter() - t0)
                 continue
             expected = tuple(outputs.get(p.name) for p in version.outputs)
@@ -422,16 +426,13 @@ class Runner:
                          case)
 
     def generatable(self, spec: OpSpec, version: OpVersion, suite: str) -> bool:
-        """False (and one error case, attributed to opkit) when strategies cannot draw this version."""
-        from ..strategies import _plan
-
-        try:
-            _plan(spec, version, (), False)
+        """False (and one untested case) when the case generator cannot draw this version."""
+        why = generatable(spec, version)
+        if why is None:
             return True
-        except NotGeneratable as exc:
-            self._record(spec, version, suite, suite, {}, Exec(ERROR, f"opkit cannot generate inputs: {exc}",
-                                                              {"stage": "generate"}), 0, 0.0, backend="opkit")
-            return False
+        self._record(spec, version, suite, suite, {}, Exec(UNTESTED, f"opkit cannot generate inputs: {why}",
+                                                          {"stage": "generate"}), 0, 0.0)
+        return False
 
     def rank_plan(self, spec: OpSpec, version: OpVersion, binding: dict, suite: str) -> tuple | None:
         """The rank combinations ONNX inference accepts for this binding (see ``ranks``); ()
@@ -466,13 +467,13 @@ class Runner:
                 strategy = cases(spec, version, types=binding, siblings=self.siblings, ranks=ranks)
             except NotGeneratable as exc:
                 self._record(spec, version, "differential", "differential", binding,
-                             Exec(ERROR, f"cannot generate: {exc}", {"stage": "generate"}), 0, 0.0)
+                             Exec(UNTESTED, f"cannot generate: {exc}", {"stage": "generate"}), 0, 0.0)
                 continue
             seed = _stable_seed(self.seed, spec.domain, spec.name, version.since, sorted(binding.items()))
             ex, minimal, runs = self.hypothesis_run(strategy, lambda c: self.execute_differential(version, c), seed,
                                                     edge_cases(spec, version, binding))
             self._record(spec, version, "differential", "differential", binding, ex, runs,
-                         time.perf_counter() - t0, minimal)
+                         time.perf_counter() - t0, minimal, rejected=self.last_run["invalid"])
 
     def run_properties(self, spec: OpSpec, version: OpVersion, bindings=None):
         if not version.properties or harness.oracle(spec.domain, spec.name, version.since) is None:
@@ -495,7 +496,7 @@ class Runner:
                     strategy, lambda c, p=prop: self.execute_property(spec, version, p, c), seed,
                     edge_cases(spec, version, binding))
                 self._record(spec, version, "properties", prop.name, binding, ex, runs,
-                             time.perf_counter() - t0, minimal)
+                             time.perf_counter() - t0, minimal, rejected=self.last_run["invalid"])
 
     def run_spec(self, spec: OpSpec, suites, versions=None, bindings=None):
         for version in spec.versions:
@@ -514,8 +515,8 @@ class Runner:
                     run()
                 except Exception as exc:  # noqa: BLE001 - one broken op must not end the run
                     self._record(spec, version, suite, suite, {}, Exec(
-                        ERROR, f"runner error: {type(exc).__name__}: {exc}",
-                        {"stage": "runner", "traceback": traceback.format_exc(limit=8)}), 0, 0.0, backend="opkit")
+                        UNTESTED, f"runner error: {type(exc).__name__}: {exc}",
+                        {"stage": "runner", "traceback": traceback.format_exc(limit=8)}), 0, 0.0)
 
 
 def _jsonable(value):

@@ -30,9 +30,16 @@ def _results(root: str) -> dict:
     if not os.path.exists(path):
         return {}
     data = read_report(path, rebuild=REBUILD)
-    if not (isinstance(data, dict) and isinstance(data.get("ops"), dict) and isinstance(data.get("cases"), dict)):
-        raise invalid(path, "not an onnx-node suite report (expected an object with \"ops\" and \"cases\")",
+    cases = data.get("cases") if isinstance(data, dict) else None
+    if not isinstance(cases, list) or any(not isinstance(c, dict) or c.get("suite") != "onnx-node" for c in cases):
+        raise invalid(path, "not an onnx-node suite report (expected a conformance report of suite 'onnx-node')",
                       rebuild=REBUILD)
+    from ..conformance.record import RecordError, records
+
+    try:
+        records(cases, path)
+    except RecordError as exc:
+        raise invalid(path, str(exc), rebuild=REBUILD) from None
     return data
 
 
@@ -63,7 +70,12 @@ def _kind(spec: OpSpec) -> str:
 
 
 def render(specs: list[OpSpec], results: dict) -> str:
-    ops = results.get("ops", {})
+    from ..suites.onnx_node import per_op_counts
+
+    ops = {k: {"passed": p, "total": t} for k, (p, t) in per_op_counts(results).items()}
+    passed = sum(p["passed"] for p in ops.values())
+    total = sum(p["total"] for p in ops.values())
+    onnx_version = (results.get("target") or {}).get("onnx", "?")
     lines = [
         header(f"specs/ and {RESULTS}", comment="<!--") + " -->",
         "",
@@ -71,8 +83,7 @@ def render(specs: list[OpSpec], results: dict) -> str:
         "",
         "Which operator versions have a generated reference kernel (versions in **bold**), and how",
         "opkit's `reference` backend does on onnx's node tests "
-        + (f"(onnx {results['onnx']}, {results.get('passed', 0)}/{results.get('total', 0)} cases pass)."
-           if results else "(no results file yet)."),
+        + (f"(onnx {onnx_version}, {passed}/{total} cases pass)." if results else "(no results file yet)."),
         "Node tests without a kernel still run when the op has an ONNX function body, which the",
         "backend expands (`via function`). Regenerate the results with",
         f"`opkit test --suite onnx-node --report {RESULTS}`, then `opkit gen`.",
@@ -112,12 +123,13 @@ def render(specs: list[OpSpec], results: dict) -> str:
               "| All node tests pass | ... with a kernel |", "|---|---|---|---|---|---|---|"]
     lines += summary
     lines += body
-    failing = sorted((name, case) for name, case in results.get("cases", {}).items() if case["status"] != "pass")
+    failing = sorted((c["example"], c) for c in results.get("cases", []) if c["outcome"] != "pass")
     if failing:
-        lines += ["", "## Node tests not passing", "", "| Case | Op | Status | Message |", "|---|---|---|---|"]
+        lines += ["", "## Node tests not passing", "", "| Case | Op | Outcome | Message |", "|---|---|---|---|"]
         for name, case in failing:
             msg = case.get("message", "").replace("|", "\\|").replace("\n", " ")
-            lines.append(f"| {name} | {case['op']} | {case['status']} | {msg} |")
+            op = case["op"] if case["domain"] == "ai.onnx" else f"{case['domain']}::{case['op']}"
+            lines.append(f"| {name} | {op} | {case['outcome']} | {msg} |")
     return "\n".join(lines) + "\n"
 
 

@@ -1,7 +1,7 @@
 """Emitter ``tests``: ``generated/tests/<domain>/test_<op>.py`` for every op with a spec kernel.
 
-Each file spells out its hypothesis strategies (one composite per version: attributes from their
-value domains, inputs from their types and rank rules) and holds, per version, one differential
+Each file draws its cases from opkit's one case generator (``opkit.cases.cases``, the same path
+``opkit test`` takes) and holds, per version, one differential
 test parametrized over the allowed type bindings, one test per example, one per property and one
 per lowering. A pure function of the specs: same specs, same bytes.
 """
@@ -35,46 +35,6 @@ def _one_line(text: str, limit: int = 300) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def _rank_src(rank) -> str:
-    if rank is None:
-        return "None"
-    return f"S.Rank({rank.min}, {rank.max})"
-
-
-def _attr_entry(var: str, attr) -> dict:
-    from ..strategies import TYPE_ATTRIBUTES
-
-    dom = attr.domain
-    if attr.name in TYPE_ATTRIBUTES and attr.type in ("int", "string"):
-        return {"name": attr.name, "source": "st.just(S.ABSENT)",
-                "comment": f"{attr.type}: set from the output's type binding by S.finish_case"}
-    default = f"default {attr.default!r}" if attr.has_default else ("required" if attr.required else "no default")
-    comment = f"{attr.type}, {default}" + (f", {dom.describe()}" if dom is not None else "")
-    if dom is not None and dom.values is not None and attr.type in ("int", "float", "string"):
-        values = f"st.sampled_from({list(dom.values)!r})"
-        source = values if attr.required else f"st.one_of(st.just(S.ABSENT), {values})"
-    else:
-        source = f"S.attribute({var}.attribute({attr.name!r}))"
-    return {"name": attr.name, "source": source, "comment": comment}
-
-
-def _elem_src(param) -> str:
-    if param.type.startswith("tensor("):
-        return repr(param.type[7:-1])
-    if "(" in param.type:
-        return repr(param.type)  # seq(...) etc: strategies raise NotGeneratable at draw time
-    return f"types[{param.type!r}]"
-
-
-def _input_entry(param, broadcast: bool) -> dict:
-    rank = _rank_src(param.rank)
-    tensor = f"S.tensor({_elem_src(param)}, dims, rank={rank}{', broadcast=True' if broadcast else ''})"
-    comment = f"{param.type}" + (f", {param.rank.describe()}" if param.rank else "")
-    if param.option == "optional":
-        return {"source": f"({param.name!r}, draw(S.optional({tensor})))", "comment": "optional " + comment}
-    return {"source": f"({param.name!r}, draw({tensor}))", "comment": comment}
-
-
 def _bindings(version: OpVersion):
     from ..strategies import covering_bindings
 
@@ -89,15 +49,7 @@ def _version_context(spec: OpSpec, version: OpVersion) -> dict:
 
     var = f"V{version.since}"
     fn = f"{snake(spec.name)}_{version.since}"
-    broadcast = len([p for p in version.inputs if p.option != "variadic"]) > 1
     bindings, ids = _bindings(version)
-    inputs, variadic = [], []
-    for p in version.inputs:
-        if p.option == "variadic":
-            variadic.append(f"S.draw_variadic(draw, {p.name!r}, {_elem_src(p)}, dims, {_rank_src(p.rank)}, "
-                            f"{p.min_arity}, {broadcast})  # variadic {p.type}")
-        else:
-            inputs.append(_input_entry(p, broadcast))
     examples = []
     for e in version.examples:
         types = {}
@@ -117,8 +69,7 @@ def _version_context(spec: OpSpec, version: OpVersion) -> dict:
     lowerings = [{"name": lw.name, "fn": _ident(lw.name), "to": lw.to, "doc": _one_line(lw.doc)}
                  for lw in version.lowerings]
     return {"since": version.since, "var": var, "fn": fn, "strategy": f"{fn}_calls", "bindings": bindings,
-            "binding_ids": ids, "attributes": [_attr_entry(var, a) for a in version.attributes],
-            "inputs": inputs, "variadic": variadic, "examples": examples, "properties": props,
+            "binding_ids": ids, "family": version.family, "examples": examples, "properties": props,
             "lowerings": lowerings, "differential": version.determinism != "nondeterministic"}
 
 

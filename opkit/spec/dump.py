@@ -134,7 +134,7 @@ def _version(v: OpVersion) -> dict[str, Any]:
         "function": {f.opset: f.text for f in v.function},
         "context_dependent_function": _Flow(v.context_dependent_function),
         "shape_inference": v.shape_inference, "data_propagation": v.data_propagation,
-        "determinism": v.determinism, "changes": v.changes, "semantics": v.semantics,
+        "determinism": v.determinism, "changes": v.changes, "semantics": v.semantics, "family": v.family,
         "rules": [_drop_defaults("Rule", {"label": r.label, "holds": r.holds, "doc": r.doc}) for r in v.rules],
         "kernel": _kernel(v),
         "properties": [_drop_defaults("Property", {"name": p.name, "holds": p.holds, "types": p.types,

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .types import ATTRIBUTE_TYPES, DETERMINISM, ELEMENT_TYPES, OPTIONS, SUPPORT_LEVELS
+from .types import ATTRIBUTE_TYPES, DETERMINISM, ELEMENT_TYPES, FAMILIES, OPTIONS, SUPPORT_LEVELS
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,6 +61,14 @@ OBJECTS: dict[str, dict[str, Field]] = {
                      extension=True),
         "semantics": F("string", "The op's meaning as one formula (what the kernel computes).",
                        extension=True),
+        "family": F("enum", "The family of ops whose generator builds this version's test cases valid by "
+                    "construction: `window` (Conv, pools: kernel, strides, pads, dilations first), `indices` "
+                    "(Gather, Scatter, TopK: indices in range), `shape` (Reshape, Pad, Slice, Resize: shape "
+                    "tensors), `einsum`, `quantization`, `strings`, `rnn`, `sequence`, `normalization` "
+                    "(per-channel scale and bias), `matmul` (contracted dims agree), `elementwise` (legacy "
+                    "broadcast attribute, non-zero integer divisors), `signal` (DFT, STFT, windows), `loss` "
+                    "(class labels in range), `attention`. Absent: the generic steps.",
+                    enum=FAMILIES, extension=True),
         "rules": F("list:obj:Rule", "Labelled constraints (C1, C2, ...) cited by kernels, tests and docs.",
                    extension=True),
         "kernel": F("obj:Kernel", "How the reference kernel computes this version.", extension=True),

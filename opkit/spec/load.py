@@ -497,7 +497,7 @@ def _build_version(ctx: _Ctx, node: Node, op: str) -> OpVersion | None:
     rules = _rules(ctx, obj)
     values: dict[str, Any] = {}
     for key in ("support_level", "deprecated", "input_range", "output_range", "context_dependent_function",
-                "shape_inference", "data_propagation", "determinism", "changes", "semantics"):
+                "shape_inference", "data_propagation", "determinism", "changes", "semantics", "family"):
         values[key] = _get(ctx, obj, key)
     kernel = _kernel(ctx, obj.value_node("kernel"))
     properties = tuple(_items(ctx, obj, "properties", "Property", _property))
@@ -518,7 +518,7 @@ def _build_version(ctx: _Ctx, node: Node, op: str) -> OpVersion | None:
         context_dependent_function=tuple(values["context_dependent_function"] or ()),
         shape_inference=values["shape_inference"], data_propagation=values["data_propagation"],
         determinism=values["determinism"], changes=values["changes"] or "",
-        semantics=values["semantics"] or "",
+        semantics=values["semantics"] or "", family=values["family"],
     )
     _check_names(ctx, version)
     examples = tuple(_items(ctx, obj, "examples", "Example", lambda c, o, n: _example(c, o, n, version, where)))

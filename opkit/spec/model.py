@@ -223,6 +223,7 @@ class OpVersion:
     # opkit extensions
     changes: str = ""
     semantics: str = ""
+    family: str | None = None  # the case generator's family hook (opkit.cases.families)
     rules: tuple[Rule, ...] = ()
     kernel: Kernel | None = None
     properties: tuple[Property, ...] = ()

@@ -3,13 +3,14 @@
 Every case is a one-node model (or its ``_expanded`` function body) with inputs and expected
 outputs. Outputs are compared as onnx's backend test runner does (same shapes and dtypes, then
 ``assert_allclose`` with the case's rtol/atol: 1e-3 / 1e-7 for every node case in onnx 1.23, two
-bfloat16 ULPs for bfloat16). The JSON report is deterministic (no timings) so it can be committed.
+bfloat16 ULPs for bfloat16). The JSON report is an ordinary conformance report (the case records
+``opkit test`` writes, suite ``onnx-node``, so ``opkit compare`` and the scoreboard read it), and
+deterministic (no timings) so it can be committed.
 """
 
 from __future__ import annotations
 
 import functools
-import json
 import re
 import sys
 import time
@@ -38,6 +39,11 @@ class CaseResult:
     status: str  # pass | fail | error | unsupported
     message: str = ""
     seconds: float = 0.0
+    opset: int = 0
+
+
+# node-suite status -> conformance outcome
+OUTCOME_OF = {"pass": "pass", "fail": "mismatch", "error": "error", "unsupported": "unsupported"}
 
 
 @dataclass
@@ -62,24 +68,42 @@ class SuiteResult:
             entry[1] += 1
         return {op: (p, t) for op, (p, t) in sorted(out.items())}
 
-    def to_json(self) -> dict[str, Any]:
+    def records(self) -> list:
+        """The cases as conformance records (``opkit.conformance.record.CaseRecord``), by name."""
+        from ..conformance.record import CaseRecord
+
+        out = []
+        for c in sorted(self.cases, key=lambda c: c.name):
+            domain, _, op = c.op.rpartition("::")
+            out.append(CaseRecord(backend=self.backend, suite=SUITE, op=op, domain=domain or "ai.onnx",
+                                  version=c.opset, types={}, example=c.name, outcome=OUTCOME_OF[c.status],
+                                  message=c.message, examples_run=1))
+        return out
+
+    def to_json(self, ops: list[str] | None = None) -> dict[str, Any]:
+        """The conformance report (deterministic: no timings, no machine facts beyond the platform)."""
         import onnx
 
-        ops = {}
-        for op, (p, t) in self.per_op().items():
-            failing = sorted(c.name for c in self.cases if c.op == op and c.status != "pass")
-            ops[op] = {"passed": p, "total": t, **({"failing": failing} if failing else {})}
-        return {
-            "suite": SUITE,
-            "onnx": onnx.__version__,
-            "backend": self.backend,
-            "passed": self.passed,
-            "total": len(self.cases),
-            "ops": ops,
-            "cases": {c.name: ({"op": c.op, "status": c.status}
-                               | ({"message": c.message} if c.status != "pass" else {}))
-                      for c in sorted(self.cases, key=lambda c: c.name)},
-        }
+        from ..conformance.report import build_report, environment
+
+        target = environment([{"name": self.backend, "version": "onnx " + onnx.__version__}], 0)
+        import platform
+
+        target.pop("python", None)  # a committed report must not change with the machine it was made on
+        target["machine"] = {"platform": platform.system(), "cpu_count": None}
+        return build_report([r.to_json() for r in self.records()], target,
+                            {"suites": [SUITE], "ops": sorted(ops) if ops else None}, 0.0)
+
+
+def per_op_counts(report: dict) -> dict[str, tuple[int, int]]:
+    """(passed, total) node cases per op key ('Abs', 'com.microsoft::Op') of a node-suite report."""
+    out: dict[str, list[int]] = {}
+    for c in report.get("cases", []):
+        key = c["op"] if c["domain"] == "ai.onnx" else f"{c['domain']}::{c['op']}"
+        entry = out.setdefault(key, [0, 0])
+        entry[0] += c["outcome"] == "pass"
+        entry[1] += 1
+    return {k: (p, t) for k, (p, t) in sorted(out.items())}
 
 
 def _op_key(node) -> str:
@@ -173,6 +197,12 @@ def compare(expected: list[Any], actual: list[Any], rtol: float, atol: float, wh
 
 
 def run_case(backend: Any, case: Case) -> CaseResult:
+    result = _run_case(backend, case)
+    result.opset = case.opset
+    return result
+
+
+def _run_case(backend: Any, case: Case) -> CaseResult:
     tc = case.testcase
     start = time.perf_counter()
     try:
@@ -193,6 +223,16 @@ def run_case(backend: Any, case: Case) -> CaseResult:
     return CaseResult(case.name, case.op, "pass", "", time.perf_counter() - start)
 
 
+def _quiet_onnxruntime() -> None:
+    """onnxruntime logs a warning per model it cannot optimise fully (hundreds of lines over the node
+    cases) on stderr: the suite's results carry every failure already."""
+    if "onnxruntime" in sys.modules:
+        try:
+            sys.modules["onnxruntime"].set_default_logger_severity(3)
+        except Exception:  # noqa: BLE001 - an old or stub onnxruntime: keep its logging
+            pass
+
+
 def _first_line(exc: BaseException) -> str:
     text = str(exc).strip()
     lines = [line for line in text.splitlines() if line.strip()]
@@ -211,6 +251,7 @@ def run(backend: Any, ops: list[str] | None = None, report_path: str | None = No
         from ..backends import get_backend
 
         backend = get_backend(backend)
+    _quiet_onnxruntime()
     cases = select(ops)
     result = SuiteResult(name)
     start = time.perf_counter()
@@ -229,7 +270,7 @@ def run(backend: Any, ops: list[str] | None = None, report_path: str | None = No
               f"{sum(p == t for p, t in result.per_op().values())}/{len(result.per_op())} ops fully "
               f"({result.seconds:.1f} s)", file=sys.stderr)
     if report_path:
-        with open(report_path, "w", encoding="utf-8") as f:
-            json.dump(result.to_json(), f, indent=1, sort_keys=False)
-            f.write("\n")
+        from ..conformance.report import write_report
+
+        write_report(result.to_json(ops), report_path)
     return result
