@@ -1,0 +1,65 @@
+"""The one case generator (opkit.cases): one path for opkit test, generated tests and the plugin."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+
+from opkit.cases import cases, generatable
+from opkit.cases.generator import clear_caches
+from opkit.cases.validity import measure
+from opkit.conformance import harness
+from opkit.strategies import NotGeneratable
+
+
+def collect(strategy, n=40):
+    out = []
+
+    @settings(max_examples=n, database=None, deadline=None, suppress_health_check=list(HealthCheck))
+    @given(strategy)
+    def run(case):
+        out.append(case)
+
+    run()
+    return out
+
+
+def test_axis_attributes_are_drawn_within_the_data_rank():
+    spec = harness.load_op("ai.onnx", "Softmax")
+    drawn = collect(cases(spec, spec.version(13), types={"T": "tensor(float)"}))
+    axes = [(dict(c.attributes).get("axis"), c.inputs[0][1].ndim) for c in drawn]
+    assert any(a is not None for a, _ in axes)
+    for axis, rank in axes:
+        if axis is not None:
+            assert -max(rank, 1) <= axis < max(rank, 1), (axis, rank)
+
+
+def test_generic_ops_draw_valid_cases():
+    spec = harness.load_op("ai.onnx", "Softmax")
+    v = measure(spec, spec.version(13), [{"T": "tensor(float)"}, {"T": "tensor(double)"}], 15)
+    assert v.drawn == 30 and v.rate >= 0.9, v
+
+
+def test_a_required_attribute_only_a_hook_can_draw_names_the_family(monkeypatch):
+    spec = harness.load_op("ai.onnx", "Relu")
+    version = spec.version(14)
+    from opkit.spec.model import Attribute
+
+    needs = dataclasses.replace(version, family="window",
+                                attributes=(Attribute(name="mystery", type="graph", required=True),))
+    monkeypatch.setattr("opkit.cases.generator.hook_for", lambda family: (lambda draw, ctx: __import__(
+        "opkit.cases.context", fromlist=["Draft"]).Draft()))
+    clear_caches()
+    with pytest.raises(NotGeneratable, match="hook did not set attribute 'mystery'"):
+        collect(cases(spec, needs, types={"T": "tensor(float)"}), 1)
+    clear_caches()
+
+
+def test_generatable_says_why_not():
+    spec = harness.load_op("ai.onnx", "SequenceLength")
+    why = generatable(spec, spec.versions[-1])
+    assert why and "no tensor type opkit can generate" in why
+    relu = harness.load_op("ai.onnx", "Relu")
+    assert generatable(relu, relu.version(14)) is None
