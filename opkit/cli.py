@@ -83,10 +83,18 @@ def cmd_validate(args: argparse.Namespace) -> int:
     for conflict in conflicts:
         print(_relative(conflict))
     problems = len(diags) + len(conflicts)
+    from .spec.lint import missing_rules
+
+    warnings = missing_rules(specs)  # never an error: the spec loads, it only leaves users guessing
+    if not args.quiet:
+        for warning in warnings:
+            print(_relative(warning))
     elapsed = time.perf_counter() - start
     versions = sum(len(s.versions) for s in specs)
     summary = (f"{len(files)} files, {len(specs)} ops, {versions} versions: "
-               f"{problems} error{'s' if problems != 1 else ''} ({elapsed:.2f} s)")
+               f"{problems} error{'s' if problems != 1 else ''}"
+               + (f", {len(warnings)} warning{'s' if len(warnings) != 1 else ''}" if warnings else "")
+               + f" ({elapsed:.2f} s)")
     if not args.quiet or problems:
         print(summary, file=sys.stderr)
     return EXIT_PROBLEMS if problems else EXIT_OK

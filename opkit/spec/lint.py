@@ -1,0 +1,56 @@
+"""Warnings about specs that load but leave users guessing (``opkit validate`` prints them).
+
+Today: an op version with inputs and a kernel but no ``rules:`` whose ONNX text states
+constraints ("must be", "should be", "in the range" ...). Without rules the kernel cannot say why
+an input is invalid, the generated cases cannot be held to them and the op page cannot tell a
+user which inputs are valid.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from .model import OpSpec
+
+# wording by which ONNX's operator text states a constraint on inputs or attributes
+CONSTRAINT_WORDS = re.compile(
+    r"\b(must|should be|should have|has to|have to|is required to|are required to|cannot|can not|needs? to be|"
+    r"in the range|valid range|only valid|is expected to|are expected to|at least|at most|no larger than|"
+    r"no greater than|must not)\b", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Warning_:
+    path: str
+    line: int
+    col: int
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.line}:{self.col}: warning: {self.message}"
+
+
+def missing_rules(specs: list[OpSpec]) -> list[Warning_]:
+    out = []
+    for spec in specs:
+        for v in spec.versions:
+            if v.rules or not v.inputs or v.kernel is None or v.deprecated:
+                continue
+            texts = [v.doc] + [p.doc for p in v.inputs] + [a.doc for a in v.attributes]
+            hit = next((m for m in (CONSTRAINT_WORDS.search(t or "") for t in texts) if m), None)
+            if hit is None:
+                continue
+            loc = v.location
+            sentence = _sentence_around(hit.string, hit.start())
+            out.append(Warning_(loc.file if loc else spec.path or "?", loc.line if loc else 1, loc.col if loc else 1,
+                                f"{spec.name}-{v.since} has a kernel but no 'rules:' although its ONNX text states "
+                                f"constraints (\"{sentence}\"); add labelled rules so the kernel, the generated "
+                                f"cases and the op page say which inputs are valid"))
+    return out
+
+
+def _sentence_around(text: str, at: int, width: int = 90) -> str:
+    start = max(text.rfind(".", 0, at) + 1, at - width // 2, 0)
+    snippet = " ".join(text[start:start + width].split())
+    return snippet.replace('"', "'")
