@@ -685,6 +685,7 @@ def _version_view(ctx: GenContext, spec: OpSpec, v: OpVersion, previous: OpVersi
         ],
         "rules": [{"label": _text(r.label), "holds": _code(r.holds), "doc": plain(_dedent(r.doc), inline=True)}
                   for r in v.rules],
+        "family": v.family,  # a closed vocabulary (spec.types.FAMILIES): safe as text
         "functions": [{"opset": f.opset, "text": fence(_block(f.text))} for f in v.function],
         "context_dependent": ", ".join(str(o) for o in v.context_dependent_function),
         "properties": [{"name": _text(p.name), "types": _text(p.types or ""), "doc": plain(_dedent(p.doc), inline=True),
