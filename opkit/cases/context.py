@@ -67,7 +67,8 @@ class Context:
 @dataclass
 class Draft:
     """What a hook decided: attribute values (``ABSENT`` leaves the default) and input arrays
-    (``None`` leaves an optional input out). Names it does not set are drawn generically."""
+    (``None`` leaves an optional input out; a list of arrays for a variadic input). Names it does
+    not set are drawn generically."""
 
     attributes: dict[str, Any] = field(default_factory=dict)
     inputs: dict[str, Any] = field(default_factory=dict)

@@ -133,7 +133,11 @@ def cases(draw, spec: OpSpec, version: OpVersion, types: dict[str, Any] | None =
         dims = draw(_DIMS)
     for i, p in enumerate(version.inputs):
         if p.name in draft.inputs:
-            inputs.append((p.name, draft.inputs[p.name]))
+            given = draft.inputs[p.name]
+            if p.option == "variadic" and isinstance(given, (list, tuple)):  # several values, named as expand() does
+                inputs += [(p.name if k == 0 else f"{p.name}_{k}", arr) for k, arr in enumerate(given)]
+            else:
+                inputs.append((p.name, given))
             continue
         elem = param_elem(p, binding)
         if choice is not None and p.option != "variadic":

@@ -1,0 +1,123 @@
+"""Elementwise family: binary ops with ONNX's legacy (opset < 7) ``broadcast``/``axis`` attributes,
+integer Div and Mod (no zero divisor), Mod's ``fmod``, and Concat.
+
+Legacy broadcasting (Add/Sub/Mul/Div/Pow/And/Or/Xor/Equal/Greater/Less before opset 7):
+``broadcast`` = 0 (the default) needs identical shapes; ``broadcast`` = 1 lets B be a 1-element
+tensor (a scalar, or all ones of rank <= A's) or a contiguous sub-shape of A's shape, starting at
+``axis`` when it is given and a suffix otherwise ("1-dim expansion doesn't work yet": B's dims
+equal A's). From opset 7 the two inputs broadcast NumPy style (ranks may differ, dims equal or 1).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import strategies as st
+
+from ...strategies import NotGeneratable
+from ..context import ABSENT, Context, Draft, values
+
+_DIM = st.one_of(st.integers(1, 3), st.just(0))
+
+
+def _shape(draw, lo: int = 0, hi: int = 4) -> list[int]:
+    return [draw(_DIM) for _ in range(draw(st.integers(lo, hi)))]
+
+
+def _numpy_pair(draw) -> tuple[list[int], list[int]]:
+    """Two shapes broadcasting NumPy style to a common shape."""
+    out = _shape(draw)
+    a, b = [], []
+    for d in out:
+        mode = draw(st.integers(0, 3))  # 0, 1: both d; 2: a is 1; 3: b is 1
+        a.append(1 if mode == 2 else d)
+        b.append(1 if mode == 3 else d)
+    if out and draw(st.booleans()):  # one side loses leading dims
+        cut = draw(st.integers(0, len(out)))
+        if draw(st.booleans()):
+            a = a[cut:]
+        else:
+            b = b[cut:]
+    return a, b
+
+
+def _legacy_pair(draw, ctx: Context, attrs: dict) -> tuple[list[int], list[int]]:
+    """Shapes for ONNX's opset < 7 broadcasting; sets ``broadcast`` and ``axis`` in ``attrs``."""
+    a = _shape(draw)
+    bc = draw(st.sampled_from([ABSENT, 0, 1, 1]))
+    attrs["broadcast"] = bc
+    has_axis = ctx.has_attribute("axis")
+    if has_axis:
+        attrs["axis"] = ABSENT
+    if bc != 1:
+        return a, list(a)
+    mode = draw(st.integers(0, 3))
+    if mode == 0:  # a one-element B: a scalar or all ones of rank <= A's
+        return a, [1] * draw(st.integers(0, len(a)))
+    if has_axis and mode == 1 and a:  # a contiguous sub-shape starting at axis
+        axis = draw(st.integers(0, len(a) - 1))
+        length = draw(st.integers(1, len(a) - axis))
+        attrs["axis"] = axis
+        return a, a[axis:axis + length]
+    return a, a[len(a) - draw(st.integers(0, len(a))):]  # a suffix
+
+
+def _nonzero(arr: np.ndarray) -> np.ndarray:
+    """Integer divisors without zeros (zeros become 1)."""
+    if arr.dtype.kind in "iu":
+        arr = np.where(arr == 0, np.ones_like(arr), arr).astype(arr.dtype)
+    return arr
+
+
+def _binary(draw, ctx: Context) -> Draft:
+    a_name, b_name = (p.name for p in ctx.version.inputs[:2])
+    attrs: dict = {}
+    if ctx.has_attribute("broadcast"):
+        if ctx.has_attribute("consumed_inputs"):
+            attrs["consumed_inputs"] = ABSENT
+        a_shape, b_shape = _legacy_pair(draw, ctx, attrs)
+    else:
+        a_shape, b_shape = _numpy_pair(draw)
+    a = values(draw, ctx.elem(a_name), a_shape)
+    b = values(draw, ctx.elem(b_name), b_shape)
+    if ctx.op in ("Div", "Mod"):
+        b = _nonzero(b)
+    if ctx.op == "Mod":
+        floating = a.dtype.kind not in "iu"
+        if floating and ctx.since < 28:
+            attrs["fmod"] = 1  # before opset 28: "if the input type is floating point, fmod must be 1"
+        else:
+            attrs["fmod"] = draw(st.sampled_from([ABSENT, 0, 1]))
+    return Draft(attrs, {a_name: a, b_name: b})
+
+
+def _concat(draw, ctx: Context) -> Draft:
+    """Concat: inputs of one rank (>= 1) agreeing on every dim but ``axis``.
+
+    The variadic ``inputs`` gets 1-3 tensors (a list in the Draft)."""
+    attr = ctx.attribute("axis")
+    axis_optional = not attr.required
+    rank = draw(st.integers(1, 4))
+    base = [draw(_DIM) for _ in range(rank)]
+    if axis_optional and rank >= 2 and draw(st.booleans()):
+        axis, a = ABSENT, 1  # opset 1: axis defaults to 1
+    else:
+        negative_ok = ctx.since >= 11
+        axis = draw(st.integers(-rank if negative_ok else 0, rank - 1))
+        a = axis + rank if axis < 0 else axis
+    count = draw(st.integers(1, 3))
+    shapes = []
+    for _ in range(count):
+        s = list(base)
+        s[a] = draw(_DIM)
+        shapes.append(s)
+    elem = ctx.elem("inputs")
+    arrays = [values(draw, elem, s) for s in shapes]
+    return Draft({"axis": axis}, {"inputs": arrays})
+
+
+def draw(draw, ctx: Context) -> Draft:
+    if ctx.op == "Concat":
+        return _concat(draw, ctx)
+    if len(ctx.version.inputs) == 2:
+        return _binary(draw, ctx)
+    raise NotGeneratable(f"the elementwise family has no builder for {ctx.op}")

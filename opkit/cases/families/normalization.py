@@ -1,0 +1,181 @@
+"""Normalization family: BatchNormalization, InstanceNormalization, GroupNormalization, LRN,
+MeanVarianceNormalization, LayerNormalization, RMSNormalization and the Global*Pool ops.
+
+The hook draws the data tensor's shape (rank >= 2 where the op reads a channel axis, N x C x D1..Dn)
+and derives every parameter tensor's shape from it: per-channel (C,) for BatchNormalization and
+InstanceNormalization, (num_groups,) or (C,) for GroupNormalization (num_groups divides C), the
+normalized shape X.shape[axis:] (or a broadcastable suffix of it) for LayerNormalization and
+RMSNormalization. Variances are drawn non-negative; the data keeps its edge values.
+"""
+
+from __future__ import annotations
+
+from hypothesis import strategies as st
+
+from ...strategies import NotGeneratable
+from ..context import ABSENT, Context, Draft, distinct_axes, finite_values, values
+
+_EPSILON = st.sampled_from([ABSENT, 1e-5, 1e-3, 0.1, 0.0])
+_MOMENTUM = st.sampled_from([ABSENT, 0.9, 0.0, 0.5, 1.0])
+
+
+def _shape(draw, lo_rank: int, hi_rank: int, lo_dim: int = 0, hi_dim: int = 3, channel_lo: int = 1) -> list[int]:
+    """N x C x D1..Dn: a rank in [lo_rank, hi_rank]; the channel axis (index 1) at least
+    ``channel_lo``, the other dims in [lo_dim, hi_dim] (1 first, 0 possible)."""
+    rank = draw(st.integers(lo_rank, hi_rank))
+    shape = [draw(st.integers(lo_dim, hi_dim)) if draw(st.integers(0, 4)) == 0 else draw(st.integers(1, hi_dim))
+             for _ in range(rank)]
+    if rank >= 2:
+        shape[1] = max(shape[1], channel_lo)
+    return shape
+
+
+def _nonneg(draw, elem: str, shape):
+    import numpy as np
+
+    arr = finite_values(draw, elem, shape)
+    with np.errstate(all="ignore"):
+        return np.abs(arr).astype(arr.dtype)
+
+
+def _batch_norm(draw, ctx: Context) -> Draft:
+    attrs: dict = {"epsilon": draw(_EPSILON), "momentum": draw(_MOMENTUM)}
+    if ctx.has_attribute("training_mode"):
+        # every output is declared on the node, and ONNX requires a single output unless
+        # training_mode = 1: only training cases can be built with all three outputs
+        attrs["training_mode"] = 1
+    spatial_free = False
+    if ctx.has_attribute("spatial"):
+        # spatial = 0 gives scale/B/mean/var the shape C x D1 .. Dn; drawn only for N x C inputs,
+        # where both readings coincide
+        spatial_free = True
+    x_shape = _shape(draw, 2, 5)
+    if spatial_free:
+        if len(x_shape) == 2:
+            attrs["spatial"] = draw(st.sampled_from([ABSENT, 0, 1]))
+        else:
+            attrs["spatial"] = draw(st.sampled_from([ABSENT, 1]))
+    if ctx.has_attribute("is_test"):
+        # is_test = 0 (the default) asks opset 1/6 for training statistics, which the reference
+        # kernel does not compute: test mode only
+        attrs["is_test"] = 1
+    if ctx.has_attribute("consumed_inputs"):  # legacy in-place hint, required in opset 1: mean and var
+        attrs["consumed_inputs"] = [0, 0, 0, 1, 1] if ctx.attribute("consumed_inputs").required else ABSENT
+    c = x_shape[1]
+    names = [p.name for p in ctx.version.inputs]  # X, scale, B, mean|input_mean, var|input_var
+    x, scale, bias, mean, var = names
+    inputs = {x: values(draw, ctx.elem(x), x_shape),
+              scale: finite_values(draw, ctx.elem(scale), (c,)),
+              bias: finite_values(draw, ctx.elem(bias), (c,)),
+              mean: finite_values(draw, ctx.elem(mean), (c,)),
+              var: _nonneg(draw, ctx.elem(var), (c,))}
+    return Draft(attrs, inputs)
+
+
+def _instance_norm(draw, ctx: Context) -> Draft:
+    x_shape = _shape(draw, 3, 5)
+    c = x_shape[1]
+    attrs = {"epsilon": draw(_EPSILON)}
+    if ctx.has_attribute("consumed_inputs"):
+        attrs["consumed_inputs"] = ABSENT
+    elem = ctx.elem("input")
+    return Draft(attrs, {"input": values(draw, elem, x_shape), "scale": finite_values(draw, elem, (c,)),
+                         "B": finite_values(draw, elem, (c,))})
+
+
+def _group_norm(draw, ctx: Context) -> Draft:
+    groups = draw(st.integers(1, 3))
+    per_group = draw(st.integers(1, 2))
+    x_shape = _shape(draw, 2, 5)
+    c = groups * per_group
+    x_shape[1] = c
+    attrs = {"num_groups": groups, "epsilon": draw(_EPSILON)}
+    if ctx.has_attribute("stash_type"):
+        attrs["stash_type"] = draw(st.sampled_from([ABSENT, 1]))
+    # opset 18: scale and bias hold one value per group; opset 21: one per channel
+    n_affine = groups if ctx.since < 21 else c
+    elem = ctx.elem("X")
+    return Draft(attrs, {"X": values(draw, elem, x_shape), "scale": finite_values(draw, elem, (n_affine,)),
+                         "bias": finite_values(draw, elem, (n_affine,))})
+
+
+def _lrn(draw, ctx: Context) -> Draft:
+    x_shape = _shape(draw, 3, 5) if draw(st.integers(0, 2)) else _shape(draw, 4, 4)
+    size = draw(st.sampled_from([1, 3, 5, 2, 4]))
+    attrs = {"size": size,
+             "alpha": draw(st.sampled_from([ABSENT, 1e-4, 0.5, 1.0])),
+             "beta": draw(st.sampled_from([ABSENT, 0.75, 0.5, 1.0])),
+             "bias": draw(st.sampled_from([ABSENT, 1.0, 2.0, 0.5]))}
+    return Draft(attrs, {"X": values(draw, ctx.elem("X"), x_shape)})
+
+
+def _mvn(draw, ctx: Context) -> Draft:
+    if draw(st.booleans()):
+        x_shape = _shape(draw, 4, 5)  # the default axes [0, 2, 3] need rank >= 4
+        # opset 13's function body reads the attribute without its default: ONNX infers nothing
+        # when axes is left out, so the default is written explicitly there
+        axes = ABSENT if ctx.since < 13 else [0, 2, 3]
+    else:
+        x_shape = _shape(draw, 1, 5)
+        axes = distinct_axes(draw, len(x_shape), min_size=1, allow_negative=True)
+    return Draft({"axes": axes}, {"X": values(draw, ctx.elem("X"), x_shape)})
+
+
+def _affine_shape(draw, norm_shape: list[int]) -> list[int]:
+    """A shape unidirectionally broadcastable to ``norm_shape``: the whole shape, a suffix, or
+    with some dims replaced by 1."""
+    k = draw(st.integers(0, len(norm_shape))) if draw(st.integers(0, 2)) == 0 else len(norm_shape)
+    out = list(norm_shape[len(norm_shape) - k:])
+    if out and draw(st.integers(0, 3)) == 0:
+        out = [1 if draw(st.booleans()) else d for d in out]
+    return out
+
+
+def _layer_norm(draw, ctx: Context) -> Draft:
+    x_shape = _shape(draw, 1, 5)
+    rank = len(x_shape)
+    axis = draw(st.integers(-rank, rank - 1))
+    a = axis + rank if axis < 0 else axis
+    attrs = {"axis": ABSENT if axis == -1 and draw(st.booleans()) else axis, "epsilon": draw(_EPSILON)}
+    if ctx.has_attribute("stash_type"):
+        attrs["stash_type"] = draw(st.sampled_from([ABSENT, 1]))
+    names = [p.name for p in ctx.version.inputs]
+    scale_name = names[1]
+    inputs = {"X": values(draw, ctx.elem("X"), x_shape),
+              scale_name: finite_values(draw, ctx.elem(scale_name), _affine_shape(draw, x_shape[a:]))}
+    if len(names) > 2:  # LayerNormalization's optional bias
+        b = names[2]
+        inputs[b] = finite_values(draw, ctx.elem(b), _affine_shape(draw, x_shape[a:])) if draw(st.booleans()) else None
+    return Draft(attrs, inputs)
+
+
+def _global_pool(draw, ctx: Context) -> Draft:
+    x_shape = _shape(draw, 3, 5)
+    attrs = {}
+    if ctx.has_attribute("p"):
+        p = draw(st.sampled_from([ABSENT, 1, 2, 3]))
+        if p is not ABSENT and ctx.attribute("p").type == "float":
+            p = float(p)
+        attrs["p"] = p
+    return Draft(attrs, {"X": values(draw, ctx.elem("X"), x_shape)})
+
+
+_BUILDERS = {
+    "BatchNormalization": _batch_norm,
+    "InstanceNormalization": _instance_norm,
+    "GroupNormalization": _group_norm,
+    "LRN": _lrn,
+    "MeanVarianceNormalization": _mvn,
+    "LayerNormalization": _layer_norm,
+    "RMSNormalization": _layer_norm,
+    "GlobalLpPool": _global_pool,
+    "GlobalAveragePool": _global_pool,
+    "GlobalMaxPool": _global_pool,
+}
+
+
+def draw(draw, ctx: Context) -> Draft:
+    builder = _BUILDERS.get(ctx.op)
+    if builder is None:
+        raise NotGeneratable(f"the normalization family has no builder for {ctx.op}")
+    return builder(draw, ctx)
