@@ -1,0 +1,207 @@
+"""Attention family: Attention, RotaryEmbedding, LinearAttention and CausalConvWithState.
+
+Every tensor's shape derives from a few drawn sizes (batch, heads, sequence lengths, head sizes), so
+the 3-D (heads packed into the last dimension, with the head-count attributes) and 4-D layouts, the
+past/present caches, the masks and the cos/sin caches all agree by construction.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import strategies as st
+
+from ...strategies import ABSENT, NotGeneratable
+from ..context import Context, Draft, finite_values, int_tensor, values
+
+_BOOL = st.booleans()
+_SEED = st.integers(0, 2**32 - 1)
+# softmax_precision: the float element types (TensorProto enums) ONNX accepts
+_PRECISIONS = (1, 10, 11, 16)
+
+
+def _small(draw, lo: int = 1, hi: int = 3) -> int:
+    return draw(st.integers(lo, hi))
+
+
+def _mask(draw, ctx: Context, b: int, hq: int, sq: int, total: int, min_len: int) -> np.ndarray:
+    """An attention mask broadcastable to (b, hq, sq, total): rank 2..4, each leading dim full or 1;
+    the last dimension ``total`` or (where the version allows) shorter, down to ``min_len``."""
+    rank = draw(st.integers(2, 4))
+    full = [b, hq, sq][4 - rank:]
+    lead = [d if draw(st.integers(0, 2)) else 1 for d in full]
+    last = total
+    if min_len < total and draw(st.integers(0, 3)) == 0:
+        last = draw(st.integers(min_len, total))
+    elem = ctx.elem("attn_mask")
+    shape = lead + [last]
+    if elem == "bool":
+        rng = np.random.default_rng(draw(_SEED))
+        share = draw(st.sampled_from((1.0, 0.7, 0.0)))
+        return (rng.random(shape) < share)
+    return values(draw, elem, shape)
+
+
+def _attention(draw, ctx: Context) -> Draft:
+    b = _small(draw, 1, 2)
+    hkv = _small(draw, 1, 2)
+    group = draw(st.sampled_from((1, 1, 2, 3)))  # MHA, GQA / MQA
+    hq = hkv * group
+    sq = _small(draw, 1, 3)
+    skv = _small(draw, 1, 3)
+    d = _small(draw, 1, 4)
+    dv = d if draw(_BOOL) else _small(draw, 1, 4)
+    three_d = draw(_BOOL)
+    attrs: dict = {}
+    inputs: dict = {}
+    if three_d:
+        inputs["Q"] = values(draw, ctx.elem("Q"), (b, sq, hq * d))
+        inputs["K"] = values(draw, ctx.elem("K"), (b, skv, hkv * d))
+        inputs["V"] = values(draw, ctx.elem("V"), (b, skv, hkv * dv))
+        attrs["q_num_heads"] = hq
+        attrs["kv_num_heads"] = hkv
+    else:
+        inputs["Q"] = values(draw, ctx.elem("Q"), (b, hq, sq, d))
+        inputs["K"] = values(draw, ctx.elem("K"), (b, hkv, skv, d))
+        inputs["V"] = values(draw, ctx.elem("V"), (b, hkv, skv, dv))
+        attrs["q_num_heads"] = ABSENT
+        attrs["kv_num_heads"] = ABSENT
+
+    # a KV cache: past_key and past_value together, or the external-cache lengths (not both)
+    # nonpad_kv_seqlen excludes the past and present caches; opkit's model always declares the
+    # present_key/present_value outputs, which ONNX's inference rejects together with it from opset 25
+    nonpad = ctx.has_input("nonpad_kv_seqlen") and ctx.since < 25
+    cache = draw(st.sampled_from(("none", "past", "nonpad") if nonpad else ("none", "past")))
+    past = 0
+    if cache == "past":
+        past = draw(st.integers(0, 3))
+        inputs["past_key"] = values(draw, ctx.elem("past_key"), (b, hkv, past, d))
+        inputs["past_value"] = values(draw, ctx.elem("past_value"), (b, hkv, past, dv))
+    else:
+        inputs["past_key"] = None
+        inputs["past_value"] = None
+    total = past + skv
+    min_len = total
+    if ctx.has_input("nonpad_kv_seqlen"):
+        if cache == "nonpad":
+            lens = [draw(st.integers(0, skv)) for _ in range(b)]
+            inputs["nonpad_kv_seqlen"] = int_tensor("int64", lens)
+            min_len = max(1, max(lens))
+        else:
+            inputs["nonpad_kv_seqlen"] = None
+    # the last mask dimension may be shorter than total_sequence_length (padded with -inf) only
+    # where the version says so
+    shorter = "shorter" in (ctx.input("attn_mask").doc or "") or "shorter" in (ctx.version.doc or "")
+    inputs["attn_mask"] = (_mask(draw, ctx, b, hq, sq, total, min_len if shorter else total)
+                           if draw(_BOOL) else None)
+
+    attrs["is_causal"] = draw(st.sampled_from((ABSENT, 0, 1)))
+    attrs["scale"] = draw(st.sampled_from((ABSENT, ABSENT, 0.5, 1.0, 0.125, 2.0)))
+    attrs["softcap"] = draw(st.sampled_from((ABSENT, ABSENT, 0.0, 1.0, 5.0, 30.0)))
+    attrs["qk_matmul_output_mode"] = draw(st.sampled_from((ABSENT, 0, 1, 2, 3)))
+    attrs["softmax_precision"] = draw(st.sampled_from((ABSENT, ABSENT) + _PRECISIONS))
+    if ctx.has_attribute("left_window_size"):
+        attrs["left_window_size"] = draw(st.sampled_from((ABSENT, -1, 0, 1, 2)))
+        # a positive right window goes with is_causal=0
+        right = (ABSENT, -1, 0) if attrs["is_causal"] == 1 else (ABSENT, -1, 0, 1, 2)
+        attrs["right_window_size"] = draw(st.sampled_from(right))
+    return Draft(attributes=attrs, inputs=inputs)
+
+
+def _rotary(draw, ctx: Context) -> Draft:
+    b = _small(draw, 1, 2)
+    s = _small(draw, 1, 3)
+    h = _small(draw, 1, 3)
+    half = _small(draw, 1, 3)
+    d = 2 * half  # head_size is even
+    # rotary_embedding_dim: 0 (= head_size) or an even value <= head_size
+    rd_half = draw(st.integers(1, half))
+    rd = 2 * rd_half
+    attrs = {"interleaved": draw(st.sampled_from((ABSENT, 0, 1))),
+             "rotary_embedding_dim": ABSENT if rd == d and draw(_BOOL) else (0 if rd == d and draw(_BOOL) else rd)}
+    if attrs["rotary_embedding_dim"] in (ABSENT, 0):
+        rd_half = half
+    elem = ctx.elem("X")
+    if draw(_BOOL):
+        x = values(draw, elem, (b, s, h * d))
+        attrs["num_heads"] = h
+    else:
+        x = values(draw, elem, (b, h, s, d))
+        attrs["num_heads"] = ABSENT
+    inputs = {"X": x}
+    if draw(_BOOL):
+        max_pos = _small(draw, 1, 6)
+        rng = np.random.default_rng(draw(_SEED))
+        inputs["position_ids"] = int_tensor(ctx.elem("position_ids"), rng.integers(0, max_pos, (b, s)).tolist())
+        cache = (max_pos, rd_half)
+    else:
+        inputs["position_ids"] = None
+        cache = (b, s, rd_half)
+    inputs["cos_cache"] = values(draw, elem, cache)
+    inputs["sin_cache"] = values(draw, elem, cache)
+    return Draft(attributes=attrs, inputs=inputs)
+
+
+def _linear_attention(draw, ctx: Context) -> Draft:
+    b = _small(draw, 1, 2)
+    t = _small(draw, 1, 3)
+    hkv = _small(draw, 1, 2)
+    hq = hkv * draw(st.sampled_from((1, 2)))
+    dk = _small(draw, 1, 3)
+    dv = _small(draw, 1, 3)
+    rule = draw(st.sampled_from((ABSENT, "linear", "gated", "delta", "gated_delta")))
+    eff = "gated_delta" if rule is ABSENT else rule
+    elem = ctx.elem("query")
+    inputs = {
+        "query": values(draw, elem, (b, t, hq * dk)),
+        "key": values(draw, elem, (b, t, hkv * dk)),
+        "value": values(draw, elem, (b, t, hkv * dv)),
+        # without past_state ONNX infers present_state's type from T: a state type S other than T
+        # needs past_state
+        "past_state": (values(draw, ctx.elem("past_state"), (b, hkv, dk, dv))
+                       if ctx.elem("past_state") != elem or draw(_BOOL) else None),
+    }
+    gated = eff in ("gated", "gated_delta")
+    delta = eff in ("delta", "gated_delta")
+    # decay is log-space (exp(g) multiplies the state): finite values keep it meaningful
+    # ONNX's inference requires decay for the gated rules and beta for the delta rules, and forbids
+    # them otherwise
+    if gated:
+        inputs["decay"] = finite_values(draw, elem, (b, t, draw(st.sampled_from((hkv * dk, hkv)))))
+    else:
+        inputs["decay"] = None
+    if delta:
+        inputs["beta"] = finite_values(draw, elem, (b, t, draw(st.sampled_from((hkv, 1)))))
+    else:
+        inputs["beta"] = None
+    attrs = {"q_num_heads": hq, "kv_num_heads": hkv, "update_rule": rule,
+             "scale": draw(st.sampled_from((ABSENT, 0.0, 0.5, 1.0))),
+             "chunk_size": draw(st.sampled_from((ABSENT, 1, 2, 64)))}
+    return Draft(attributes=attrs, inputs=inputs)
+
+
+def _causal_conv(draw, ctx: Context) -> Draft:
+    b = _small(draw, 1, 2)
+    c = _small(draw, 1, 3)
+    length = _small(draw, 1, 4)
+    k = _small(draw, 1, 4)
+    elem = ctx.elem("input")
+    inputs = {
+        "input": values(draw, elem, (b, c, length)),
+        "weight": values(draw, elem, (c, 1, k)),
+        "bias": values(draw, elem, (c,)) if draw(_BOOL) else None,
+        "past_state": values(draw, elem, (b, c, k - 1)) if draw(_BOOL) else None,
+    }
+    return Draft(attributes={"activation": draw(st.sampled_from((ABSENT, "none", "silu", "swish")))},
+                 inputs=inputs)
+
+
+def draw(draw, ctx: Context) -> Draft:
+    if ctx.op == "Attention":
+        return _attention(draw, ctx)
+    if ctx.op == "RotaryEmbedding":
+        return _rotary(draw, ctx)
+    if ctx.op == "LinearAttention":
+        return _linear_attention(draw, ctx)
+    if ctx.op == "CausalConvWithState":
+        return _causal_conv(draw, ctx)
+    raise NotGeneratable(f"the attention family has no builder for {ctx.op}")
