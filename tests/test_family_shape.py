@@ -1,0 +1,219 @@
+"""The shape family hook draws valid cases (opkit.cases.families.shape): Reshape, Expand, Tile, Pad,
+Slice, Resize, Upsample, Range, ConstantOfShape, Split, Squeeze, Unsqueeze, CenterCropPad, Flatten,
+SpaceToDepth, DepthToSpace, Transpose, GridSample and the reductions whose axes is an input."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, Phase, given, seed, settings
+
+from opkit.cases.generator import cases
+from opkit.cases.validity import measure, rejection
+from opkit.conformance import harness
+from opkit.strategies import covering_bindings
+
+OPS = ["Reshape", "Expand", "Tile", "Pad", "Slice", "Resize", "Upsample", "Range", "ConstantOfShape", "Split",
+       "Squeeze", "Unsqueeze", "CenterCropPad", "Flatten", "SpaceToDepth", "DepthToSpace", "Transpose", "GridSample"]
+REDUCE = ["ReduceSum", "ReduceL1", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp", "ReduceMax", "ReduceMean", "ReduceMin",
+          "ReduceProd", "ReduceSumSquare"]
+
+
+def _versions():
+    for op in OPS + REDUCE:
+        spec = harness.load_op("ai.onnx", op)
+        for v in spec.versions:
+            if v.kernel is None or v.deprecated:
+                continue
+            if op in REDUCE and v.family is None and not any(p.name == "axes" for p in v.inputs):
+                continue  # axes attribute versions draw valid cases generically (ReduceMean's are hooked)
+            yield pytest.param(spec, v, id=f"{op}-{v.since}")
+
+
+def test_family_set():
+    params = list(_versions())
+    assert len(params) >= 100
+    assert all(p.values[1].family == "shape" for p in params), [p.id for p in params if p.values[1].family != "shape"]
+
+
+@pytest.mark.parametrize("spec,version", list(_versions()))
+def test_valid_rate(spec, version):
+    bindings = covering_bindings(version)
+    result = measure(spec, version, bindings[::max(1, len(bindings) // 3)][:3], 10)
+    assert result.drawn and result.rate >= 0.9, result
+
+
+def _drawn(op, since, n=60, types=None):
+    spec = harness.load_op("ai.onnx", op)
+    version = spec.version(since)
+    out = []
+
+    @seed(3)
+    @settings(max_examples=n, database=None, deadline=None, suppress_health_check=list(HealthCheck),
+              phases=(Phase.generate,))
+    @given(cases(spec, version, types=types, initializers=False))
+    def collect(case):
+        out.append(case)
+
+    collect()
+    return out
+
+
+def _attrs(case):
+    return {**dict(case.defaults), **dict(case.attributes)}
+
+
+def _in(case, name):
+    return dict(case.inputs)[name]
+
+
+def test_reshape_zero_minus_one_and_allowzero():
+    drawn = _drawn("Reshape", 14, 150)
+    copy_zero = minus_one = literal_zero = empty = False
+    for c in drawn:
+        data, shape, allowzero = _in(c, "data"), _in(c, "shape").tolist(), _attrs(c)["allowzero"]
+        out = data.reshape([data.shape[i] if s == 0 and not allowzero else s for i, s in enumerate(shape)])
+        assert out.size == data.size
+        copy_zero |= not allowzero and 0 in shape
+        literal_zero |= bool(allowzero) and 0 in shape
+        minus_one |= -1 in shape
+        empty |= data.size == 0
+        assert not (allowzero and 0 in shape and -1 in shape)
+    assert copy_zero and literal_zero and minus_one and empty
+
+
+def test_expand_shape_both_directions():
+    drawn = _drawn("Expand", 13, 100)
+    ranks = [(_in(c, "input").ndim, _in(c, "shape").size) for c in drawn]
+    assert any(s < r for r, s in ranks) and any(s > r for r, s in ranks)
+    # a 1 in shape against a larger input dim keeps the input's dim
+    assert any(any(s == 1 and d > 1 for d, s in zip(_in(c, "input").shape[::-1], _in(c, "shape")[::-1].tolist()))
+               for c in drawn)
+
+
+def test_pad_modes_negative_pads_axes():
+    drawn = _drawn("Pad", 19, 200)
+    assert {_attrs(c)["mode"] for c in drawn} == {"constant", "reflect", "edge", "wrap"}
+    assert any((_in(c, "pads") < 0).any() for c in drawn)  # cropping
+    assert any(_in(c, "axes") is not None and (_in(c, "axes") < 0).any() for c in drawn)
+    assert any(_in(c, "constant_value") is not None for c in drawn)
+    for c in drawn:
+        data, pads, mode = _in(c, "data"), _in(c, "pads").tolist(), _attrs(c)["mode"]
+        axes = range(data.ndim) if _in(c, "axes") is None else [int(a) % data.ndim for a in _in(c, "axes")]
+        for i, a in enumerate(axes):
+            b, e = pads[i], pads[i + len(axes)]
+            assert -min(b, 0) - min(e, 0) <= data.shape[a]  # never removes more than the axis holds
+            if mode == "reflect" and max(b, e) > 0:
+                assert max(b, e) < data.shape[a]
+    # the older versions: no wrap, pads as an attribute
+    assert {_attrs(c)["mode"] for c in _drawn("Pad", 2, 100)} == {"constant", "reflect", "edge"}
+
+
+def test_slice_negative_steps_and_clamped_bounds():
+    drawn = _drawn("Slice", 13, 150)
+    steps = [s for c in drawn if _in(c, "steps") is not None for s in _in(c, "steps").tolist()]
+    assert min(steps) < 0 and 0 not in steps
+    big = np.iinfo(np.int32).max
+    assert any((np.abs(_in(c, "starts").astype(np.int64)) >= big).any() or
+               (np.abs(_in(c, "ends").astype(np.int64)) >= big).any() for c in drawn)  # clamped out-of-range
+    assert any(_in(c, "axes") is not None and (_in(c, "axes") < 0).any() for c in drawn)
+    assert {_in(c, "starts").dtype for c in drawn} == {np.dtype(np.int32), np.dtype(np.int64)}
+    assert all(len(set(np.asarray(_in(c, "axes")) % _in(c, "data").ndim)) == _in(c, "axes").size
+               for c in drawn if _in(c, "axes") is not None)  # unique axes
+
+
+def test_resize_modes_and_options():
+    drawn = _drawn("Resize", 19, 400, types={"T1": "tensor(float)", "T2": "tensor(float)"})
+    attrs = [_attrs(c) for c in drawn]
+    assert {a["mode"] for a in attrs} == {"nearest", "linear", "cubic"}
+    assert {a["coordinate_transformation_mode"] for a in attrs} == {
+        "half_pixel", "half_pixel_symmetric", "pytorch_half_pixel", "align_corners", "asymmetric", "tf_crop_and_resize"}
+    assert {a["nearest_mode"] for a in attrs} == {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"}
+    assert {a["antialias"] for a in attrs} == {0, 1} and {a["exclude_outside"] for a in attrs} == {0, 1}
+    assert any(a.get("axes") for a in attrs)
+    assert any(_in(c, "sizes") is not None for c in drawn) and any(_in(c, "scales") is not None for c in drawn)
+    assert {a["keep_aspect_ratio_policy"] for c, a in zip(drawn, attrs) if _in(c, "sizes") is not None} >= {"stretch"}
+    for c, a in zip(drawn, attrs):
+        n = len(a["axes"]) if a.get("axes") else _in(c, "X").ndim
+        assert (_in(c, "scales") is None) != (_in(c, "sizes") is None)  # exactly one
+        if _in(c, "scales") is not None:
+            assert _in(c, "scales").shape == (n,) and (_in(c, "scales") > 0).all()
+        if a["coordinate_transformation_mode"] == "tf_crop_and_resize":
+            assert _in(c, "roi").shape == (2 * n,)
+    # Resize-11: tf_half_pixel_for_nn exists there (only); scales is required (empty with sizes)
+    drawn = _drawn("Resize", 11, 150, types={"T1": "tensor(float)", "T2": "tensor(float)"})
+    assert "tf_half_pixel_for_nn" in {_attrs(c)["coordinate_transformation_mode"] for c in drawn}
+    assert all(_in(c, "scales") is not None for c in drawn)
+
+
+def test_resize_strings_copy_with_nearest():
+    spec = harness.load_op("ai.onnx", "Resize")
+    version = spec.version(13)
+    drawn = _drawn("Resize", 13, 40, types={"T1": "tensor(string)", "T2": "tensor(float)"})
+    assert all(_attrs(c)["mode"] == "nearest" for c in drawn)
+    # (a `sizes` graph input trips onnx 1.23's inference, whose symbolic length it reads as 0)
+    assert all(rejection(c, version) is None for c in drawn if _in(c, "sizes") is None)
+
+
+def test_upsample_scales_at_least_one():
+    for since in (7, 9):
+        for c in _drawn("Upsample", since, 60):
+            scales = _attrs(c).get("scales") if since == 7 else _in(c, "scales")
+            assert np.all(np.asarray(scales) >= 1) and len(scales) == _in(c, "X").ndim
+    assert {_attrs(c)["mode"] for c in _drawn("Upsample", 1, 60)} == {"nearest", "bilinear"}
+
+
+def test_range_counts_small_and_delta_nonzero():
+    for types in ({"T": "tensor(int32)"}, {"T": "tensor(float)"}):
+        for c in _drawn("Range", 11, 60, types=types):
+            s, lim, d = (float(_in(c, k)) for k in ("start", "limit", "delta"))
+            assert d != 0 and max(np.ceil((lim - s) / d), 0) <= 12
+
+
+def test_constant_of_shape_value_matches_output_type():
+    drawn = _drawn("ConstantOfShape", 20, 80)
+    for c in drawn:
+        value = dict(c.attributes).get("value")
+        out = dict(c.types)["T2"]
+        if value is None:
+            assert out == "tensor(float)"
+        else:
+            assert value.shape == (1,)
+    assert any(_in(c, "input").size == 0 for c in drawn)  # a scalar output
+
+
+def test_squeeze_unsqueeze_axes():
+    for c in _drawn("Squeeze", 13, 80):
+        axes = _in(c, "axes")
+        if axes is not None:
+            assert axes.size and all(_in(c, "data").shape[int(a)] == 1 for a in axes)
+    drawn = _drawn("Unsqueeze", 13, 80)
+    assert any((_in(c, "axes") < 0).any() for c in drawn)
+    for c in drawn:
+        r = _in(c, "data").ndim + _in(c, "axes").size
+        assert len({int(a) % r for a in _in(c, "axes")}) == _in(c, "axes").size  # unique in the output rank
+    assert all(min(_attrs(c)["axes"]) >= 0 for c in _drawn("Unsqueeze", 1, 40))  # non-negative in version 1
+
+
+def test_flatten_transpose_blocks_grid():
+    assert any(_attrs(c)["axis"] == _in(c, "input").ndim for c in _drawn("Flatten", 13, 60))  # axis = rank
+    assert all(_attrs(c)["axis"] >= 0 for c in _drawn("Flatten", 9, 40))
+    for c in _drawn("Transpose", 13, 40):
+        perm = _attrs(c).get("perm")
+        assert perm is None or sorted(perm) == list(range(_in(c, "data").ndim))
+    drawn = _drawn("DepthToSpace", 13, 60)
+    assert {_attrs(c)["mode"] for c in drawn} == {"DCR", "CRD"} and {_attrs(c)["blocksize"] for c in drawn} >= {2, 3}
+    drawn = _drawn("GridSample", 20, 80, types={"T1": "tensor(float)", "T2": "tensor(float)"})
+    assert {_in(c, "X").ndim for c in drawn} == {4, 5}
+    assert {_attrs(c)["mode"] for c in drawn} == {"linear", "nearest", "cubic"}
+    assert {_attrs(c)["padding_mode"] for c in drawn} == {"zeros", "border", "reflection"}
+    assert {_in(c, "X").ndim for c in _drawn("GridSample", 16, 40)} == {4}
+
+
+def test_reduce_axes_input_forms():
+    drawn = _drawn("ReduceSum", 13, 120)
+    forms = {("none" if _in(c, "axes") is None else "empty" if _in(c, "axes").size == 0 else "given") for c in drawn}
+    assert forms == {"none", "empty", "given"}
+    assert {_attrs(c)["noop_with_empty_axes"] for c in drawn} == {0, 1}
+    assert any(_in(c, "axes") is not None and (_in(c, "axes") < 0).any() for c in drawn)
+    assert all(_in(c, "data").size for c in _drawn("ReduceMean", 18, 60))  # ReduceMean's rule V1
