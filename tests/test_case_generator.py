@@ -63,3 +63,18 @@ def test_generatable_says_why_not():
     assert why and "no tensor type opkit can generate" in why
     relu = harness.load_op("ai.onnx", "Relu")
     assert generatable(relu, relu.version(14)) is None
+
+
+def test_shape_tensors_fed_as_graph_inputs_pass_onnx_inference():
+    """Resize's ``sizes`` as a graph input: a symbolic length made ONNX inference reject every case."""
+    import numpy as np
+
+    from opkit.conformance.model import build
+    from opkit.strategies import make_case
+
+    spec = harness.load_op("ai.onnx", "Resize")
+    version = spec.version(19)
+    case = make_case(spec, version, {"T1": "tensor(float)", "T2": "tensor(float)"}, {"mode": "nearest"},
+                     [("X", np.ones((1, 1, 2, 2), np.float32)), ("roi", None), ("scales", None),
+                      ("sizes", np.array([1, 1, 4, 4], np.int64))])
+    assert build(case, version).inference_error is None

@@ -68,10 +68,24 @@ def tensor_proto(array: np.ndarray, name: str, elem: str) -> TensorProto:
     return numpy_helper.from_array(np.asarray(array), name)
 
 
+def _shape_like(arr) -> bool:
+    """A 1-D integer input (Resize's sizes, Reshape's shape, axes, pads ...): declared with its
+    concrete length, since ONNX inference cannot check a shape tensor of symbolic length (onnx 1.23
+    rejects Resize's ``sizes`` as "Number of elements of input 'sizes' (0)...")."""
+    return arr is not None and np.ndim(arr) == 1 and np.asarray(arr).dtype.kind in "iu"
+
+
+def _input_dims(name: str, arr) -> list:
+    if _shape_like(arr):
+        return [int(np.shape(arr)[0])]
+    return [f"{name}_{i}" for i in range(np.ndim(arr))]  # ranked, symbolic: one session per rank
+
+
 def signature_key(case: Case, ir_version: int, opset: int) -> str:
     h = hashlib.sha1()
     h.update(repr((case.domain, case.op, case.since, case.types, case.attributes, case.n_outputs,
-                   tuple((n, None if a is None else np.ndim(a)) for n, a in case.inputs), sorted(case.initializers),
+                   tuple((n, None if a is None else (np.shape(a) if _shape_like(a) else np.ndim(a)))
+                         for n, a in case.inputs), sorted(case.initializers),
                    ir_version, opset)).encode())
     for name, arr in case.inputs:
         if name in case.initializers and arr is not None:
@@ -96,7 +110,7 @@ def build(case: Case, version: OpVersion, *, ir_version: int = 13, opset: int | 
         if name in case.initializers:
             inits.append(tensor_proto(arr, name, elem))
         else:
-            dims = [f"{name}_{i}" for i in range(np.ndim(arr))]  # ranked, symbolic: one session per rank
+            dims = _input_dims(name, arr)
             graph_inputs.append(helper.make_tensor_value_info(name, onnx_code(elem), dims))
             feeds[name] = arr
     while node_inputs and node_inputs[-1] == "":
