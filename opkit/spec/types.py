@@ -29,7 +29,8 @@ SUPPORT_LEVELS: tuple[str, ...] = ("common", "experimental")
 DETERMINISM: tuple[str, ...] = ("deterministic", "nondeterministic", "unknown")
 # families of ops whose cases one hook builds valid by construction (opkit.cases.families)
 FAMILIES: tuple[str, ...] = ("window", "indices", "shape", "einsum", "quantization", "strings", "rnn", "sequence",
-                             "normalization", "matmul", "elementwise", "signal", "loss", "attention")
+                             "normalization", "matmul", "elementwise", "signal", "loss", "attention", "constant",
+                             "detection", "reduction")
 OPTIONS: tuple[str, ...] = ("single", "optional", "variadic")
 
 # OpSchema reports "unbounded" arity as INT_MAX.

@@ -27,6 +27,9 @@ FAMILIES = {
     "signal": "signal",
     "loss": "loss",
     "attention": "attention",
+    "constant": "constant",
+    "detection": "detection",
+    "reduction": "reduction",
 }
 
 

@@ -1,0 +1,40 @@
+"""Family hooks constant (Constant), detection (NonMaxSuppression), reduction (Hardmax)."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+
+from opkit.cases import cases
+from opkit.cases.validity import measure
+from opkit.conformance import harness
+from opkit.strategies import covering_bindings
+
+
+@pytest.mark.parametrize("op", ["Constant", "NonMaxSuppression", "Hardmax"])
+def test_every_version_draws_valid_cases(op):
+    spec = harness.load_op("ai.onnx", op)
+    for version in spec.versions:
+        if version.kernel is None:
+            continue
+        assert version.family in ("constant", "detection", "reduction")
+        bindings = covering_bindings(version)[:3]
+        result = measure(spec, version, bindings, 10)
+        assert result.drawn and result.rate >= 0.9, result
+
+
+def test_constant_sets_exactly_one_value_attribute_matching_the_output_type():
+    spec = harness.load_op("ai.onnx", "Constant")
+    version = spec.version(13)
+    seen = set()
+
+    @settings(max_examples=60, database=None, deadline=None, suppress_health_check=list(HealthCheck))
+    @given(cases(spec, version, types={"T": "tensor(float)"}))
+    def check(case):
+        given_attrs = [k for k, _ in case.attributes]
+        assert len(given_attrs) == 1
+        seen.add(given_attrs[0])
+        assert given_attrs[0] in ("value", "value_float", "value_floats")
+
+    check()
+    assert {"value", "value_float", "value_floats"} <= seen
