@@ -1,0 +1,136 @@
+"""The strings family hook draws valid cases (opkit.cases.families.strings), and string
+attributes with a fixed set of values declare them (``values:``)."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, Phase, given, seed, settings
+
+from opkit.cases.families.strings import PATTERNS
+from opkit.cases.generator import cases
+from opkit.cases.validity import measure
+from opkit.conformance import harness
+from opkit.strategies import covering_bindings
+
+FAMILY = "strings"
+OPS = ["StringNormalizer", "StringSplit", "StringConcat", "RegexFullMatch", "BitShift"]
+
+
+def _versions():
+    for op in OPS:
+        spec = harness.load_op("ai.onnx", op)
+        for v in spec.versions:
+            if v.kernel is not None:
+                yield pytest.param(spec, v, id=f"{op}-{v.since}")
+
+
+@pytest.mark.parametrize("spec,version", list(_versions()))
+def test_valid_rate(spec, version):
+    assert version.family == FAMILY
+    bindings = covering_bindings(version)
+    result = measure(spec, version, bindings[::max(1, len(bindings) // 4)][:4], 10)
+    assert result.drawn and result.rate >= 0.9, result
+
+
+def _drawn(op, since, n=100, types=None):
+    spec = harness.load_op("ai.onnx", op)
+    version = spec.version(since)
+    out = []
+
+    @seed(1)
+    @settings(max_examples=n, database=None, deadline=None, suppress_health_check=list(HealthCheck),
+              phases=(Phase.generate,))
+    @given(cases(spec, version, types=types, initializers=False))
+    def collect(case):
+        out.append((dict(case.attributes), dict(case.inputs)))
+
+    collect()
+    return out
+
+
+def test_string_normalizer():
+    drawn = _drawn("StringNormalizer", 10, 120)
+    assert {a.get("case_change_action") for a, _ in drawn} >= {None, "LOWER", "UPPER", "NONE"}
+    assert {a.get("is_case_sensitive") for a, _ in drawn} >= {0, 1}
+    with_stop = [(a, i) for a, i in drawn if a.get("stopwords")]
+    assert with_stop
+    # some stopword matches an input word only when case is ignored
+    assert any(any(s not in list(i["X"]) and s.lower() in [w.lower() for w in i["X"]] for s in a["stopwords"])
+               for a, i in with_stop)
+    assert all(i["X"].ndim == 1 and i["X"].size >= 1 for _, i in drawn)
+
+
+def test_string_split():
+    drawn = _drawn("StringSplit", 20, 120)
+    delims = [a.get("delimiter") for a, _ in drawn]
+    assert None in delims and "" in delims and any(d for d in delims)
+    assert any(a.get("maxsplit") is not None for a, _ in drawn)
+    assert any(i["X"].ndim == 0 for _, i in drawn) and any(i["X"].ndim >= 2 for _, i in drawn)
+    # empty fields: a doubled, leading or trailing delimiter
+    assert any(a.get("delimiter") and any(s.startswith(a["delimiter"]) or s.endswith(a["delimiter"])
+                                          for s in np.ravel(i["X"])) for a, i in drawn)
+
+
+def test_regex_patterns_match_and_miss():
+    for p in PATTERNS:
+        re.compile(p)
+    drawn = _drawn("RegexFullMatch", 20, 120)
+    assert len({a["pattern"] for a, _ in drawn}) >= 5
+    fn = harness.oracle("ai.onnx", "RegexFullMatch", 20)
+    results = np.concatenate([np.ravel(fn(i["X"], pattern=a["pattern"])[0]) for a, i in drawn])
+    assert results.any() and not results.all()
+
+
+def test_string_concat_broadcasts():
+    drawn = _drawn("StringConcat", 20, 80)
+    for _, i in drawn:
+        np.broadcast_shapes(i["X"].shape, i["Y"].shape)
+    assert any(i["X"].shape != i["Y"].shape for _, i in drawn)
+
+
+def test_bitshift_amounts():
+    for since, types in ((11, ("uint8", "uint64")), (28, ("int8", "uint32", "int64"))):
+        for t in types:
+            drawn = _drawn("BitShift", since, 60, {"T": f"tensor({t})"})
+            bits = np.dtype(t).itemsize * 8
+            assert {a["direction"] for a, _ in drawn} == {"LEFT", "RIGHT"}
+            for _, i in drawn:
+                np.broadcast_shapes(i["X"].shape, i["Y"].shape)
+            ys = np.concatenate([np.ravel(i["Y"]).astype(np.int64) for _, i in drawn])
+            if since == 11:  # shifting by the bit width or more is undefined there
+                assert ys.min() >= 0 and ys.max() < bits
+            else:  # defined since 28: some occur
+                assert ys.max() >= bits or ys.min() < 0
+
+
+# string attributes whose ONNX doc lists the values they may take
+ENUMS = {
+    ("AveragePool", "auto_pad"), ("Conv", "auto_pad"), ("ConvInteger", "auto_pad"), ("ConvTranspose", "auto_pad"),
+    ("LpPool", "auto_pad"), ("MaxPool", "auto_pad"), ("QLinearConv", "auto_pad"), ("BitShift", "direction"),
+    ("Cast", "round_mode"), ("CastLike", "round_mode"), ("CausalConvWithState", "activation"),
+    ("DepthToSpace", "mode"), ("SpaceToDepth", "mode"), ("Gelu", "approximate"), ("GridSample", "mode"),
+    ("GridSample", "padding_mode"), ("ImageDecoder", "pixel_format"), ("LinearAttention", "update_rule"),
+    ("NegativeLogLikelihoodLoss", "reduction"), ("SoftmaxCrossEntropyLoss", "reduction"), ("Pad", "mode"),
+    ("Resize", "mode"), ("Resize", "coordinate_transformation_mode"), ("Resize", "nearest_mode"),
+    ("Resize", "keep_aspect_ratio_policy"), ("RoiAlign", "mode"), ("RoiAlign", "coordinate_transformation_mode"),
+    ("ScatterElements", "reduction"), ("ScatterND", "reduction"), ("TensorScatter", "mode"),
+    ("TfIdfVectorizer", "mode"), ("Upsample", "mode"), ("StringNormalizer", "case_change_action"),
+    ("RNN", "direction"), ("LSTM", "direction"),
+}
+
+
+@pytest.mark.parametrize("op,attr", sorted(ENUMS))
+def test_string_enums_declare_values(op, attr):
+    found = 0
+    for v in harness.load_op("ai.onnx", op).versions:
+        a = v.attribute(attr)
+        if a is not None:
+            found += 1
+            assert a.domain is not None and a.domain.values, f"{op}-{v.since}.{attr} has no values"
+            assert a.default is None or a.default in a.domain.values
+    assert found
+    resize19 = harness.load_op("ai.onnx", "Resize").version(19).attribute("coordinate_transformation_mode")
+    assert "half_pixel_symmetric" in resize19.domain.values
