@@ -96,7 +96,8 @@ def gather_nd(data: np.ndarray, indices: np.ndarray, batch_dims: int) -> np.ndar
     n_batch = int(np.prod(batch_shape, dtype=np.int64))
     q = indices.shape[-1]
     d = data.reshape((n_batch,) + data.shape[b:])
-    idx = indices.reshape((n_batch, -1, q)).astype(np.int64)
+    n_tuples = int(np.prod(indices.shape[b:-1], dtype=np.int64))  # not -1: ambiguous for an empty batch
+    idx = indices.reshape((n_batch, n_tuples, q)).astype(np.int64)
     dims = np.array(data.shape[b:b + q], dtype=np.int64)
     idx = np.where(idx < 0, idx + dims, idx)
     out = np.stack([d[i][tuple(idx[i].T)] for i in range(n_batch)]) if n_batch else \
@@ -153,7 +154,16 @@ def slice_core(data, starts, ends, axes, steps) -> np.ndarray:
     key = [slice(None)] * data.ndim
     for a, s, e, st in zip(axes, starts, ends, steps):
         a = a + data.ndim if a < 0 else a
-        key[a] = slice(s, e, st)
+        # ONNX's clamping (not Python's): negative indices count from the end, then starts clamp
+        # to [0, dim] (forward) or [0, dim - 1] (backward) and ends to [0, dim] or [-1, dim - 1],
+        # so a backward start below -dim still selects element 0 where Python selects nothing
+        dim = data.shape[a]
+        s, e = (s + dim if s < 0 else s), (e + dim if e < 0 else e)
+        if st > 0:
+            s, e = min(max(s, 0), dim), min(max(e, 0), dim)
+        else:
+            s, e = min(max(s, 0), dim - 1), min(max(e, -1), dim - 1)
+        key[a] = slice(s, None if e < 0 else e, st)
     return data[tuple(key)]
 
 
@@ -172,8 +182,12 @@ def pad_core(data, pads, value, mode, axes) -> np.ndarray:
                 for i, (b, a) in enumerate(zip(before, after)))
     x = data[key]
     width = [(max(b, 0), max(a, 0)) for b, a in zip(before, after)]
+    if not width:  # a 0-D tensor has nothing to pad (np.pad rejects an empty pad_width)
+        return x.copy()
     if mode == "constant":
-        v = 0 if value is None else np.asarray(value).reshape(-1)[0] if np.asarray(value).size else 0
+        # the default constant is 0, the empty string or False
+        v = np.asarray(value).reshape(-1)[0] if value is not None and np.asarray(value).size else \
+            "" if data.dtype == object else 0
         return np.pad(x, width, mode="constant", constant_values=v).astype(data.dtype, copy=False)
     if mode == "reflect":
         return np.pad(x, width, mode="reflect")
@@ -189,7 +203,7 @@ def cumulative(x, axis, exclusive, reverse, fn, identity) -> np.ndarray:
     a = a + x.ndim if a < 0 else a
     y = np.flip(x, a) if reverse else x
     r = fn(y, axis=a, dtype=x.dtype)
-    if exclusive:
+    if exclusive and r.shape[a]:  # an empty axis stays empty
         r = np.concatenate([np.full_like(np.take(r, [0], axis=a), identity),
                             np.take(r, np.arange(r.shape[a] - 1), axis=a)], axis=a)
     if reverse:
@@ -214,12 +228,16 @@ def topk_core(x, k, axis, largest, sorted_) -> tuple[np.ndarray, np.ndarray]:
 
 
 def softmax(x, axis):
+    if x.size == 0:  # a zero-size input gives a zero-size output
+        return x.copy()
     m = np.max(x, axis=axis, keepdims=True)
     e = np.exp(x - m)
     return as_dtype(e / np.sum(e, axis=axis, keepdims=True), x.dtype)
 
 
 def log_softmax(x, axis):
+    if x.size == 0:  # a zero-size input gives a zero-size output
+        return x.copy()
     m = np.max(x, axis=axis, keepdims=True)
     s = x - m
     return as_dtype(s - np.log(np.sum(np.exp(s), axis=axis, keepdims=True)), x.dtype)
@@ -237,7 +255,8 @@ def softmax_2d(x, axis, fn):
     """Opset < 13: coerce to 2-D at ``axis``, apply ``fn`` along axis 1, restore the shape."""
     axis = axis + x.ndim if axis < 0 else axis
     outer = int(np.prod(x.shape[:axis], dtype=np.int64))
-    return fn(x.reshape(outer, -1), 1).reshape(x.shape)
+    inner = int(np.prod(x.shape[axis:], dtype=np.int64))  # not -1: a zero-size input cannot infer it
+    return fn(x.reshape(outer, inner), 1).reshape(x.shape)
 
 
 def dropout_core(data, ratio, training_mode, seed):
@@ -252,11 +271,28 @@ def dropout_core(data, ratio, training_mode, seed):
     return as_dtype(mask * data / (1 - r), data.dtype), mask
 
 
+def _unique_object_slices(x, axis):
+    """``np.unique(x, axis=axis, return_index=True, return_inverse=True, return_counts=True)`` for an
+    object (string) array: the distinct slices along ``axis``, sorted lexicographically by their
+    flattened values as NumPy sorts them."""
+    moved = np.moveaxis(x, axis, 0)
+    rows = [tuple(np.asarray(moved[i], dtype=object).reshape(-1).tolist()) for i in range(moved.shape[0])]
+    keys = sorted(set(rows))
+    pos = {k: i for i, k in enumerate(keys)}
+    inverse = np.array([pos[r] for r in rows], dtype=np.int64)
+    first = np.array([rows.index(k) for k in keys], dtype=np.int64)
+    counts = np.bincount(inverse, minlength=len(keys))
+    return np.moveaxis(moved[first], 0, axis), first, inverse, counts
+
+
 def unique_core(x, axis, sorted_):
     if axis is None:
         flat = x.reshape(-1)
         values, first, inverse, counts = np.unique(flat, return_index=True, return_inverse=True,
                                                    return_counts=True)
+    elif x.dtype == object:  # strings: np.unique takes no axis for object arrays
+        axis = axis + x.ndim if axis < 0 else axis
+        values, first, inverse, counts = _unique_object_slices(x, axis)
     else:
         axis = axis + x.ndim if axis < 0 else axis
         values, first, inverse, counts = np.unique(x, axis=axis, return_index=True, return_inverse=True,
@@ -392,7 +428,10 @@ def pool(x, mode, kernel_shape, strides, pads, dilations, auto_pad, ceil_mode=0,
         y = np.max(win, axis=axes)
         if not with_indices:
             return as_dtype(y, x.dtype)
-        flat = win.reshape(win.shape[:2 + n] + (-1,))
+        # the padding ranks below every real element (-inf included), so a window whose real
+        # elements are all -inf still points at one of them; NaN stays the maximum
+        rank = np.where(valid, np.maximum(win.astype(np.float64), -np.finfo(np.float64).max), -np.inf)
+        flat = rank.reshape(win.shape[:2 + n] + (int(np.prod(kernel)),))  # not -1: zero-size batches
         arg = np.argmax(flat, axis=-1)
         coords = np.unravel_index(arg, kernel)
         spatial = x.shape[2:]
@@ -412,7 +451,10 @@ def pool(x, mode, kernel_shape, strides, pads, dilations, auto_pad, ceil_mode=0,
             .reshape(x.shape[:2] + (1,) * n)
         lin = lin + nc * int(np.prod(spatial))
         return as_dtype(y, x.dtype), lin.astype(np.int64)
-    win, valid, index = _windows(x, kernel, out, begin, strides, dilations, 0)
+    # float16 / bfloat16 sums and powers in float32, rounded once: in their own type they overflow
+    # (and underflow) long before the result does; runtimes accumulate them in float32
+    xw = x.astype(np.float32) if x.dtype in (np.float16, ml_dtypes.bfloat16) else x
+    win, valid, index = _windows(xw, kernel, out, begin, strides, dilations, 0)
     if mode == "lp":
         return as_dtype(np.power(np.sum(np.power(np.abs(np.where(valid, win, 0)), p), axis=axes), 1.0 / p),
                         x.dtype)
@@ -430,7 +472,17 @@ def pool(x, mode, kernel_shape, strides, pads, dilations, auto_pad, ceil_mode=0,
     return as_dtype(total / np.maximum(count, 1), x.dtype)
 
 
+def _half_as_f32(fn, x, w, b, *rest):
+    """float16 / bfloat16 convolutions in float32, rounded once: numpy's einsum has no bfloat16, and
+    float16 products and sums overflow (inf - inf: NaN) long before the result does; runtimes
+    accumulate them in float32."""
+    f32 = [None if a is None else a.astype(np.float32) for a in (x, w, b)]
+    return as_dtype(fn(*f32, *rest), x.dtype)
+
+
 def conv(x, w, b, kernel_shape, strides, pads, dilations, auto_pad, group):
+    if x.dtype in (np.float16, ml_dtypes.bfloat16):
+        return _half_as_f32(conv, x, w, b, kernel_shape, strides, pads, dilations, auto_pad, group)
     n = x.ndim - 2
     kernel = [int(k) for k in kernel_shape] if kernel_shape else list(w.shape[2:])
     out, begin, end, strides, dilations = window_geometry(x.shape[2:], kernel, strides, pads, dilations, auto_pad)
@@ -450,6 +502,9 @@ def conv(x, w, b, kernel_shape, strides, pads, dilations, auto_pad, group):
 
 def conv_transpose(x, w, b, kernel_shape, strides, pads, dilations, auto_pad, group, output_padding,
                    output_shape):
+    if x.dtype in (np.float16, ml_dtypes.bfloat16):
+        return _half_as_f32(conv_transpose, x, w, b, kernel_shape, strides, pads, dilations, auto_pad, group,
+                            output_padding, output_shape)
     n = x.ndim - 2
     N, C = x.shape[:2]
     g = int(group)
@@ -555,7 +610,7 @@ def _zp_rows(zp, rows_axis_len, as_column):
     if zp is None:
         return 0
     z = np.asarray(zp).astype(np.int64)
-    if z.ndim == 1 and z.size > 1:
+    if z.ndim == 1 and z.size != 1:
         return z.reshape(-1, 1) if as_column else z.reshape(1, -1)
     return z.reshape(()) if z.size == 1 else z
 
@@ -577,10 +632,17 @@ def conv_integer(x, w, x_zero_point=None, w_zero_point=None, **attrs):
     return np.rint(y).astype(np.int32)
 
 
+def _per_row(p):
+    """a's scale / zero point against a: a vector of M values is per row ([M, 1]); N-D ([..., M, 1])
+    and 1-element ones broadcast as they are."""
+    p = np.asarray(p).astype(np.float64)
+    if p.ndim == 1 and p.size != 1:
+        return p.reshape(-1, 1)
+    return p.reshape(()) if p.ndim <= 1 else p
+
+
 def qlinear_matmul(a, a_scale, a_zero_point, b, b_scale, b_zero_point, y_scale, y_zero_point):
-    af = (a.astype(np.float64) - np.asarray(a_zero_point).astype(np.float64).reshape(
-        (-1, 1) if np.size(a_zero_point) > 1 else ())) * np.asarray(a_scale, np.float64).reshape(
-        (-1, 1) if np.size(a_scale) > 1 else ())
+    af = (a.astype(np.float64) - _per_row(a_zero_point)) * _per_row(a_scale)
     bf = (b.astype(np.float64) - np.asarray(b_zero_point).astype(np.float64)) * np.asarray(b_scale, np.float64)
     y = np.matmul(af, bf)
     return quantize(y.astype(np.float32), np.asarray(y_scale).astype(np.float32), y_zero_point)
@@ -676,6 +738,8 @@ def col2im(input, image_shape, block_shape, dilations=None, pads=None, strides=N
     out_sizes = [(img[i] + pd[i] + pd[i + n] - (dil[i] * (blk[i] - 1) + 1)) // st[i] + 1 for i in range(n)]
     padded = [img[i] + pd[i] + pd[i + n] for i in range(n)]
     y = np.zeros((N, C) + tuple(padded), dtype=input.dtype)
+    if input.dtype == object:  # strings: the empty string is the zero the blocks are added to
+        y[...] = ""
     cols = input.reshape((N, C) + tuple(blk) + tuple(out_sizes))
     for koff in np.ndindex(*blk):
         for ooff in np.ndindex(*out_sizes):
@@ -741,13 +805,15 @@ def rnn_core(kind, X, W, R, B=None, sequence_lens=None, initial_h=None, initial_
     acts = list(activations) if activations else default_acts * dirs
     if len(acts) == n_act and dirs == 2:
         acts = acts * 2
-    alphas = list(activation_alpha or [])
-    betas = list(activation_beta or [])
+    # alphas (betas) are consumed in the order of the functions, one by each function that takes
+    # one (the keys of _DEFAULT_ALPHA / _DEFAULT_BETA); a function left without one takes its default
+    alphas = iter(activation_alpha or [])
+    betas = iter(activation_beta or [])
     funcs = []
-    for i, a in enumerate(acts):
+    for a in acts:
         key = a.lower()
-        al = alphas[i] if i < len(alphas) else _DEFAULT_ALPHA.get(key, 0.0)
-        be = betas[i] if i < len(betas) else _DEFAULT_BETA.get(key, 0.0)
+        al = next(alphas, _DEFAULT_ALPHA[key]) if key in _DEFAULT_ALPHA else 0.0
+        be = next(betas, _DEFAULT_BETA[key]) if key in _DEFAULT_BETA else 0.0
         funcs.append(_activation(a, al, be))
     h0 = np.zeros((dirs, batch, hidden), dtype=X.dtype) if initial_h is None else \
         (np.swapaxes(initial_h, 0, 1) if layout else initial_h)
@@ -917,6 +983,8 @@ def _resize_matrix(in_len, out_len, scale, mode, coord_mode, nearest_mode, A, ex
         src = x * (in_len - 1) / (in_len * scale - 1) if in_len * scale != 1 else np.zeros_like(x)
     elif coord_mode == "asymmetric":
         src = x / scale
+    elif coord_mode == "tf_half_pixel_for_nn":  # Resize-11
+        src = (x + 0.5) / scale
     elif coord_mode == "tf_crop_and_resize":
         if out_len > 1:
             src = roi_start * (in_len - 1) + x * (roi_end - roi_start) * (in_len - 1) / (out_len - 1)
@@ -998,7 +1066,10 @@ def resize(X, roi=None, scales=None, sizes=None, *, antialias=0, axes=None, coor
             sc = [sz[i] / in_shape[i] for i in range(len(axes))]
             out_sizes = sz
     roi_v = None if roi is None or np.size(roi) == 0 else np.asarray(roi, dtype=np.float64).reshape(-1)
-    y = X.astype(np.float64)
+    # nearest copies elements (exact for every type: strings, int64 extremes, inf next to finite
+    # values); linear and cubic weigh them in float (complex stays complex)
+    nearest = mode == "nearest"
+    y = X if nearest else X.astype(np.complex128 if X.dtype.kind == "c" else np.float64)
     mask = None
     for i, a in enumerate(axes):
         n = len(axes)
@@ -1010,15 +1081,22 @@ def resize(X, roi=None, scales=None, sizes=None, *, antialias=0, axes=None, coor
             continue
         m, outside = _resize_matrix(in_shape[i], out_sizes[i], sc[i], mode, coordinate_transformation_mode,
                                     nearest_mode, cubic_coeff_a, exclude_outside, antialias, start, end)
-        y = np.moveaxis(np.tensordot(m, np.moveaxis(y, a, 0), axes=(1, 0)), 0, a)
+        if nearest:
+            y = np.take(y, np.argmax(m, axis=1), axis=a)
+        else:
+            y = np.moveaxis(np.tensordot(m, np.moveaxis(y, a, 0), axes=(1, 0)), 0, a)
         if coordinate_transformation_mode == "tf_crop_and_resize":
             shape = [1] * rank
             shape[a] = out_sizes[i]
             o = outside.reshape(shape)
             mask = o if mask is None else (mask | o)
     if mask is not None:
-        y = np.where(mask, extrapolation_value, y)
-    if X.dtype.kind in "iu":
+        fill = extrapolation_value
+        if nearest and X.dtype.kind in "iu":  # keep the copied integers exact
+            info = np.iinfo(X.dtype)
+            fill = X.dtype.type(min(max(np.rint(fill), info.min), info.max))
+        y = np.where(mask, fill, y)
+    if X.dtype.kind in "iu" and y.dtype.kind not in "iu":
         y = np.clip(np.rint(y), np.iinfo(X.dtype).min, np.iinfo(X.dtype).max)
     return y.astype(X.dtype)
 
@@ -1051,13 +1129,16 @@ def grid_sample(X, grid, *, align_corners=0, mode="linear", padding_mode="zeros"
         g = grid[..., n - 1 - i].astype(np.float64)
         s = sizes[i]
         c = (g + 1) / 2 * (s - 1) if align_corners else ((g + 1) * s - 1) / 2
-        if padding_mode == "border":
-            c = np.clip(c, 0, s - 1)
+        if padding_mode == "border":  # only coordinates outside the border move (to [0, s - 1]):
+            # with align_corners=0 the border is [-0.5, s - 0.5], which cubic taps can tell apart
+            lo, hi = (0.0, s - 1.0) if align_corners else (-0.5, s - 0.5)
+            c = np.where((c < lo) | (c > hi), np.clip(c, 0, s - 1), c)
         elif padding_mode == "reflection":
             c = _reflect(c, 0, s - 1) if align_corners else _reflect(c, -0.5, s - 0.5)
         coords.append(c)
     bidx = np.arange(N).reshape((N,) + (1,) * len(out_sp))
-    xf = X.astype(np.float64)
+    # nearest copies elements (exact for every type); linear and cubic weigh them in float
+    xf = X if mode == "nearest" else X.astype(np.complex128 if X.dtype.kind == "c" else np.float64)
 
     def fetch(idx):
         valid = np.ones(idx[0].shape, dtype=bool)
@@ -1071,7 +1152,7 @@ def grid_sample(X, grid, *, align_corners=0, mode="linear", padding_mode="zeros"
                     else np.rint(_reflect(k.astype(np.float64), -0.5, sizes[i] - 0.5)).astype(np.int64)
             fixed.append(np.clip(k, 0, sizes[i] - 1))
         vals = xf[(bidx, slice(None)) + tuple(fixed)]  # (N, *out, C)
-        return np.where(valid[..., None], vals, 0.0)
+        return np.where(valid[..., None], vals, np.zeros((), dtype=xf.dtype)) if padding_mode == "zeros" else vals
 
     if mode == "nearest":
         out = fetch([np.rint(c).astype(np.int64) for c in coords])
@@ -1280,7 +1361,7 @@ def group_norm(X, scale, bias, *, num_groups, epsilon=1e-5, stash_type=1, per_gr
     N, C = X.shape[:2]
     g = int(num_groups)
     dt = np.float32 if stash_type == 1 and X.dtype != np.float64 else X.dtype
-    x = X.astype(dt).reshape((N, g, -1))
+    x = X.astype(dt).reshape((N, g, (C // g) * int(np.prod(X.shape[2:], dtype=np.int64))))  # -1 is ambiguous when N = 0
     mean = x.mean(axis=-1, keepdims=True)
     var = np.square(x - mean).mean(axis=-1, keepdims=True)
     y = ((x - mean) / np.sqrt(var + epsilon)).reshape(X.shape)
@@ -1375,7 +1456,8 @@ def nll_loss(input, target, weight=None, *, ignore_index=None, reduction="mean")
     if reduction == "sum":
         return np.array(loss.sum(), dtype=input.dtype)
     total = wt.sum()
-    return np.array(loss.sum() / total if total != 0 else 0, dtype=input.dtype)
+    with np.errstate(divide="ignore", invalid="ignore"):  # no (weighted) sample: 0 / 0 = NaN, as in ONNX
+        return np.array(np.divide(loss.sum(), total), dtype=input.dtype)
 
 
 def softmax_cross_entropy(scores, labels, weights=None, *, ignore_index=None, reduction="mean"):
@@ -1570,4 +1652,5 @@ def linear_attention(query, key, value, past_state=None, decay=None, beta=None, 
             S = decayed + np.einsum("bhk,bhv->bhkv", kt, vt)
         qt = q[:, t].reshape(B, hkv, group, dk)
         out[:, t] = (s * np.einsum("bhgk,bhkv->bhgv", qt, S)).reshape(B, hq, dv)
-    return out.reshape(B, T, hq * dv).astype(query.dtype), S.astype(query.dtype)
+    state_t = query.dtype if past_state is None else past_state.dtype  # present_state is of type S
+    return out.reshape(B, T, hq * dv).astype(query.dtype), S.astype(state_t)

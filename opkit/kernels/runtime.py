@@ -180,7 +180,8 @@ _erf = np.frompyfunc(math.erf, 1, 1)
 
 
 def erf(x: np.ndarray) -> np.ndarray:
-    return as_dtype(_erf(x.astype(np.float64)).astype(np.float64), x.dtype)
+    # np.frompyfunc returns a Python float for 0-d input
+    return as_dtype(np.asarray(_erf(np.asarray(x, dtype=np.float64)), dtype=np.float64), np.asarray(x).dtype)
 
 
 def round_half_even(x):

@@ -21,6 +21,10 @@ _TYPES_13_T = frozenset(['tensor(uint8)', 'tensor(uint16)', 'tensor(uint32)', 't
 def arg_max_1(data, *, keepdims=1, axis=0):
     """ArgMax-1 (same_as 13)."""
     data, _t_T = check_type('ArgMax', 1, 'data', data, 'T', _TYPES_1_T, None)
+    if not (data.ndim == 0 or not -data.ndim <= axis < data.ndim or data.shape[axis] > 0):
+        fail('ArgMax', 1, 'V1', 'The reduced axis is not empty (an empty axis has no index of its extreme value).')
+    if not (-data.ndim <= axis < data.ndim):
+        fail('ArgMax', 1, 'V2', 'axis is in [-r, r-1].')
     try:
         _axis = axis + data.ndim if axis < 0 else axis
         return np.asarray(np.argmax(data, axis=_axis, keepdims=bool(keepdims)), dtype=np.int64)
@@ -33,6 +37,10 @@ def arg_max_1(data, *, keepdims=1, axis=0):
 def arg_max_11(data, *, keepdims=1, axis=0):
     """ArgMax-11 (same_as 13)."""
     data, _t_T = check_type('ArgMax', 11, 'data', data, 'T', _TYPES_11_T, None)
+    if not (data.ndim == 0 or not -data.ndim <= axis < data.ndim or data.shape[axis] > 0):
+        fail('ArgMax', 11, 'V1', 'The reduced axis is not empty (an empty axis has no index of its extreme value).')
+    if not (-data.ndim <= axis < data.ndim):
+        fail('ArgMax', 11, 'V2', 'axis is in [-r, r-1].')
     try:
         _axis = axis + data.ndim if axis < 0 else axis
         return np.asarray(np.argmax(data, axis=_axis, keepdims=bool(keepdims)), dtype=np.int64)
@@ -45,6 +53,10 @@ def arg_max_11(data, *, keepdims=1, axis=0):
 def arg_max_12(data, *, select_last_index=0, keepdims=1, axis=0):
     """ArgMax-12 (same_as 13)."""
     data, _t_T = check_type('ArgMax', 12, 'data', data, 'T', _TYPES_12_T, None)
+    if not (data.ndim == 0 or not -data.ndim <= axis < data.ndim or data.shape[axis] > 0):
+        fail('ArgMax', 12, 'V1', 'The reduced axis is not empty (an empty axis has no index of its extreme value).')
+    if not (-data.ndim <= axis < data.ndim):
+        fail('ArgMax', 12, 'V2', 'axis is in [-r, r-1].')
     try:
         _axis = axis + data.ndim if axis < 0 else axis
         if select_last_index:
@@ -60,6 +72,10 @@ def arg_max_12(data, *, select_last_index=0, keepdims=1, axis=0):
 def arg_max_13(data, *, select_last_index=0, keepdims=1, axis=0):
     """ArgMax-13 (template arg_reduce)."""
     data, _t_T = check_type('ArgMax', 13, 'data', data, 'T', _TYPES_13_T, None)
+    if not (data.ndim == 0 or not -data.ndim <= axis < data.ndim or data.shape[axis] > 0):
+        fail('ArgMax', 13, 'V1', 'The reduced axis is not empty (an empty axis has no index of its extreme value).')
+    if not (-data.ndim <= axis < data.ndim):
+        fail('ArgMax', 13, 'V2', 'axis is in [-r, r-1].')
     try:
         _axis = axis + data.ndim if axis < 0 else axis
         if select_last_index:

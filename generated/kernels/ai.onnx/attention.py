@@ -36,6 +36,12 @@ def attention_23(Q, K, V, attn_mask=None, past_key=None, past_value=None, *, qk_
         past_key, _t_T1 = check_type('Attention', 23, 'past_key', past_key, 'T1', _TYPES_23_T1, _t_T1)
     if past_value is not None:
         past_value, _t_T2 = check_type('Attention', 23, 'past_value', past_value, 'T2', _TYPES_23_T2, _t_T2)
+    if not (Q.ndim in (3, 4) and K.ndim in (3, 4) and V.ndim in (3, 4)):
+        fail('Attention', 23, 'V1', 'Q, K and V are 4-D (batch, heads, sequence, head size) or 3-D (batch, sequence, heads * head size).')
+    if not (Q.ndim == 4 or (q_num_heads is not None and kv_num_heads is not None and q_num_heads > 0 and kv_num_heads > 0)):
+        fail('Attention', 23, 'V2', '3-D inputs come with the head counts q_num_heads and kv_num_heads (positive).')
+    if not ((past_key is None) == (past_value is None)):
+        fail('Attention', 23, 'V3', 'past_key and past_value are given together or not at all.')
     try:
         return attention(Q, K, V, attn_mask, past_key, past_value, qk_matmul_output_mode=qk_matmul_output_mode, softcap=softcap, softmax_precision=softmax_precision, kv_num_heads=kv_num_heads, q_num_heads=q_num_heads, scale=scale, is_causal=is_causal)
     except KernelValidationError:
@@ -59,6 +65,14 @@ def attention_24(Q, K, V, attn_mask=None, past_key=None, past_value=None, nonpad
         past_value, _t_T2 = check_type('Attention', 24, 'past_value', past_value, 'T2', _TYPES_24_T2, _t_T2)
     if nonpad_kv_seqlen is not None:
         nonpad_kv_seqlen, _ = check_type('Attention', 24, 'nonpad_kv_seqlen', nonpad_kv_seqlen, 'tensor(int64)', frozenset({'tensor(int64)'}), None)
+    if not (Q.ndim in (3, 4) and K.ndim in (3, 4) and V.ndim in (3, 4)):
+        fail('Attention', 24, 'V1', 'Q, K and V are 4-D (batch, heads, sequence, head size) or 3-D (batch, sequence, heads * head size).')
+    if not (Q.ndim == 4 or (q_num_heads is not None and kv_num_heads is not None and q_num_heads > 0 and kv_num_heads > 0)):
+        fail('Attention', 24, 'V2', '3-D inputs come with the head counts q_num_heads and kv_num_heads (positive).')
+    if not ((past_key is None) == (past_value is None)):
+        fail('Attention', 24, 'V3', 'past_key and past_value are given together or not at all.')
+    if not (nonpad_kv_seqlen is None or past_key is None):
+        fail('Attention', 24, 'V4', 'nonpad_kv_seqlen (an external KV cache) is not combined with past_key/past_value.')
     try:
         return attention(Q, K, V, attn_mask, past_key, past_value, nonpad_kv_seqlen, qk_matmul_output_mode=qk_matmul_output_mode, softcap=softcap, softmax_precision=softmax_precision, kv_num_heads=kv_num_heads, q_num_heads=q_num_heads, scale=scale, is_causal=is_causal)
     except KernelValidationError:
@@ -82,6 +96,14 @@ def attention_25(Q, K, V, attn_mask=None, past_key=None, past_value=None, nonpad
         past_value, _t_T2 = check_type('Attention', 25, 'past_value', past_value, 'T2', _TYPES_25_T2, _t_T2)
     if nonpad_kv_seqlen is not None:
         nonpad_kv_seqlen, _ = check_type('Attention', 25, 'nonpad_kv_seqlen', nonpad_kv_seqlen, 'tensor(int64)', frozenset({'tensor(int64)'}), None)
+    if not (Q.ndim in (3, 4) and K.ndim in (3, 4) and V.ndim in (3, 4)):
+        fail('Attention', 25, 'V1', 'Q, K and V are 4-D (batch, heads, sequence, head size) or 3-D (batch, sequence, heads * head size).')
+    if not (Q.ndim == 4 or (q_num_heads is not None and kv_num_heads is not None and q_num_heads > 0 and kv_num_heads > 0)):
+        fail('Attention', 25, 'V2', '3-D inputs come with the head counts q_num_heads and kv_num_heads (positive).')
+    if not ((past_key is None) == (past_value is None)):
+        fail('Attention', 25, 'V3', 'past_key and past_value are given together or not at all.')
+    if not (nonpad_kv_seqlen is None or past_key is None):
+        fail('Attention', 25, 'V4', 'nonpad_kv_seqlen (an external KV cache) is not combined with past_key/past_value.')
     try:
         return attention(Q, K, V, attn_mask, past_key, past_value, nonpad_kv_seqlen, right_window_size=right_window_size, left_window_size=left_window_size, qk_matmul_output_mode=qk_matmul_output_mode, softcap=softcap, softmax_precision=softmax_precision, kv_num_heads=kv_num_heads, q_num_heads=q_num_heads, scale=scale, is_causal=is_causal)
     except KernelValidationError:

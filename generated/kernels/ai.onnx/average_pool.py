@@ -23,8 +23,16 @@ _TYPES_22_T = frozenset(['tensor(bfloat16)', 'tensor(float16)', 'tensor(float)',
 def average_pool_1(X, *, pads=None, auto_pad='NOTSET', strides=None, kernel_shape=None):
     """AveragePool-1 (python)."""
     X, _t_T = check_type('AveragePool', 1, 'X', X, 'T', _TYPES_1_T, None)
+    if auto_pad is not None:
+        check_domain('AveragePool', 1, 'auto_pad', auto_pad, ('NOTSET', 'SAME_UPPER', 'SAME_LOWER', 'VALID'), None, None)
     if kernel_shape is None:
         fail('AveragePool', 1, 'required-attribute:kernel_shape', "attribute 'kernel_shape' is required")
+    if not (X.ndim >= 3):
+        fail('AveragePool', 1, 'V1', 'X is (N, C, D1, ..., Dn) with n >= 1 spatial axes.')
+    if not (all(a is None or len(a) == X.ndim - 2 for a in (kernel_shape, strides)) and (pads is None or len(pads) == 2 * (X.ndim - 2))):
+        fail('AveragePool', 1, 'V2', 'kernel_shape and strides hold one value per spatial axis, pads two: [x1_begin, ..., xn_begin, x1_end, ..., xn_end].')
+    if not (pads is None or (min(pads, default=0) >= 0 and auto_pad in ('NOTSET', b'NOTSET'))):
+        fail('AveragePool', 1, 'V3', 'pads are >= 0 and not given with an auto_pad other than NOTSET (the two "cannot be used simultaneously").')
     try:
         return pool(X, "avg", kernel_shape, strides, pads, None, auto_pad, 0, 0)
     except KernelValidationError:
@@ -36,8 +44,16 @@ def average_pool_1(X, *, pads=None, auto_pad='NOTSET', strides=None, kernel_shap
 def average_pool_7(X, *, count_include_pad=0, pads=None, auto_pad='NOTSET', strides=None, kernel_shape=None):
     """AveragePool-7 (python)."""
     X, _t_T = check_type('AveragePool', 7, 'X', X, 'T', _TYPES_7_T, None)
+    if auto_pad is not None:
+        check_domain('AveragePool', 7, 'auto_pad', auto_pad, ('NOTSET', 'SAME_UPPER', 'SAME_LOWER', 'VALID'), None, None)
     if kernel_shape is None:
         fail('AveragePool', 7, 'required-attribute:kernel_shape', "attribute 'kernel_shape' is required")
+    if not (X.ndim >= 3):
+        fail('AveragePool', 7, 'V1', 'X is (N, C, D1, ..., Dn) with n >= 1 spatial axes.')
+    if not (all(a is None or len(a) == X.ndim - 2 for a in (kernel_shape, strides)) and (pads is None or len(pads) == 2 * (X.ndim - 2))):
+        fail('AveragePool', 7, 'V2', 'kernel_shape and strides hold one value per spatial axis, pads two: [x1_begin, ..., xn_begin, x1_end, ..., xn_end].')
+    if not (pads is None or (min(pads, default=0) >= 0 and auto_pad in ('NOTSET', b'NOTSET'))):
+        fail('AveragePool', 7, 'V3', 'pads are >= 0 and not given with an auto_pad other than NOTSET (the two "cannot be used simultaneously").')
     try:
         return pool(X, "avg", kernel_shape, strides, pads, None, auto_pad, 0, count_include_pad)
     except KernelValidationError:
@@ -49,8 +65,16 @@ def average_pool_7(X, *, count_include_pad=0, pads=None, auto_pad='NOTSET', stri
 def average_pool_10(X, *, count_include_pad=0, ceil_mode=0, pads=None, auto_pad='NOTSET', strides=None, kernel_shape=None):
     """AveragePool-10 (python)."""
     X, _t_T = check_type('AveragePool', 10, 'X', X, 'T', _TYPES_10_T, None)
+    if auto_pad is not None:
+        check_domain('AveragePool', 10, 'auto_pad', auto_pad, ('NOTSET', 'SAME_UPPER', 'SAME_LOWER', 'VALID'), None, None)
     if kernel_shape is None:
         fail('AveragePool', 10, 'required-attribute:kernel_shape', "attribute 'kernel_shape' is required")
+    if not (X.ndim >= 3):
+        fail('AveragePool', 10, 'V1', 'X is (N, C, D1, ..., Dn) with n >= 1 spatial axes.')
+    if not (all(a is None or len(a) == X.ndim - 2 for a in (kernel_shape, strides)) and (pads is None or len(pads) == 2 * (X.ndim - 2))):
+        fail('AveragePool', 10, 'V2', 'kernel_shape and strides hold one value per spatial axis, pads two: [x1_begin, ..., xn_begin, x1_end, ..., xn_end].')
+    if not (pads is None or (min(pads, default=0) >= 0 and auto_pad in ('NOTSET', b'NOTSET'))):
+        fail('AveragePool', 10, 'V3', 'pads are >= 0 and not given with an auto_pad other than NOTSET (the two "cannot be used simultaneously").')
     try:
         return pool(X, "avg", kernel_shape, strides, pads, None, auto_pad, ceil_mode, count_include_pad)
     except KernelValidationError:
@@ -62,8 +86,16 @@ def average_pool_10(X, *, count_include_pad=0, ceil_mode=0, pads=None, auto_pad=
 def average_pool_11(X, *, count_include_pad=0, ceil_mode=0, pads=None, auto_pad='NOTSET', strides=None, kernel_shape=None):
     """AveragePool-11 (same_as 10)."""
     X, _t_T = check_type('AveragePool', 11, 'X', X, 'T', _TYPES_11_T, None)
+    if auto_pad is not None:
+        check_domain('AveragePool', 11, 'auto_pad', auto_pad, ('NOTSET', 'SAME_UPPER', 'SAME_LOWER', 'VALID'), None, None)
     if kernel_shape is None:
         fail('AveragePool', 11, 'required-attribute:kernel_shape', "attribute 'kernel_shape' is required")
+    if not (X.ndim >= 3):
+        fail('AveragePool', 11, 'V1', 'X is (N, C, D1, ..., Dn) with n >= 1 spatial axes.')
+    if not (all(a is None or len(a) == X.ndim - 2 for a in (kernel_shape, strides)) and (pads is None or len(pads) == 2 * (X.ndim - 2))):
+        fail('AveragePool', 11, 'V2', 'kernel_shape and strides hold one value per spatial axis, pads two: [x1_begin, ..., xn_begin, x1_end, ..., xn_end].')
+    if not (pads is None or (min(pads, default=0) >= 0 and auto_pad in ('NOTSET', b'NOTSET'))):
+        fail('AveragePool', 11, 'V3', 'pads are >= 0 and not given with an auto_pad other than NOTSET (the two "cannot be used simultaneously").')
     try:
         return pool(X, "avg", kernel_shape, strides, pads, None, auto_pad, ceil_mode, count_include_pad)
     except KernelValidationError:
@@ -75,8 +107,16 @@ def average_pool_11(X, *, count_include_pad=0, ceil_mode=0, pads=None, auto_pad=
 def average_pool_19(X, *, count_include_pad=0, dilations=None, ceil_mode=0, pads=None, auto_pad='NOTSET', strides=None, kernel_shape=None):
     """AveragePool-19 (python)."""
     X, _t_T = check_type('AveragePool', 19, 'X', X, 'T', _TYPES_19_T, None)
+    if auto_pad is not None:
+        check_domain('AveragePool', 19, 'auto_pad', auto_pad, ('NOTSET', 'SAME_UPPER', 'SAME_LOWER', 'VALID'), None, None)
     if kernel_shape is None:
         fail('AveragePool', 19, 'required-attribute:kernel_shape', "attribute 'kernel_shape' is required")
+    if not (X.ndim >= 3):
+        fail('AveragePool', 19, 'V1', 'X is (N, C, D1, ..., Dn) with n >= 1 spatial axes.')
+    if not (all(a is None or len(a) == X.ndim - 2 for a in (kernel_shape, strides, dilations)) and (pads is None or len(pads) == 2 * (X.ndim - 2))):
+        fail('AveragePool', 19, 'V2', 'kernel_shape, strides and dilations hold one value per spatial axis, pads two: [x1_begin, ..., xn_begin, x1_end, ..., xn_end].')
+    if not (pads is None or (min(pads, default=0) >= 0 and auto_pad in ('NOTSET', b'NOTSET'))):
+        fail('AveragePool', 19, 'V3', 'pads are >= 0 and not given with an auto_pad other than NOTSET (the two "cannot be used simultaneously").')
     try:
         return pool(X, "avg", kernel_shape, strides, pads, dilations, auto_pad, ceil_mode, count_include_pad)
     except KernelValidationError:
@@ -88,8 +128,16 @@ def average_pool_19(X, *, count_include_pad=0, dilations=None, ceil_mode=0, pads
 def average_pool_22(X, *, count_include_pad=0, dilations=None, ceil_mode=0, pads=None, auto_pad='NOTSET', strides=None, kernel_shape=None):
     """AveragePool-22 (same_as 19)."""
     X, _t_T = check_type('AveragePool', 22, 'X', X, 'T', _TYPES_22_T, None)
+    if auto_pad is not None:
+        check_domain('AveragePool', 22, 'auto_pad', auto_pad, ('NOTSET', 'SAME_UPPER', 'SAME_LOWER', 'VALID'), None, None)
     if kernel_shape is None:
         fail('AveragePool', 22, 'required-attribute:kernel_shape', "attribute 'kernel_shape' is required")
+    if not (X.ndim >= 3):
+        fail('AveragePool', 22, 'V1', 'X is (N, C, D1, ..., Dn) with n >= 1 spatial axes.')
+    if not (all(a is None or len(a) == X.ndim - 2 for a in (kernel_shape, strides, dilations)) and (pads is None or len(pads) == 2 * (X.ndim - 2))):
+        fail('AveragePool', 22, 'V2', 'kernel_shape, strides and dilations hold one value per spatial axis, pads two: [x1_begin, ..., xn_begin, x1_end, ..., xn_end].')
+    if not (pads is None or (min(pads, default=0) >= 0 and auto_pad in ('NOTSET', b'NOTSET'))):
+        fail('AveragePool', 22, 'V3', 'pads are >= 0 and not given with an auto_pad other than NOTSET (the two "cannot be used simultaneously").')
     try:
         return pool(X, "avg", kernel_shape, strides, pads, dilations, auto_pad, ceil_mode, count_include_pad)
     except KernelValidationError:

@@ -22,6 +22,8 @@ def bit_shift_11(X, Y, *, direction=None):
     Y, _t_T = check_type('BitShift', 11, 'Y', Y, 'T', _TYPES_11_T, _t_T)
     if direction is None:
         fail('BitShift', 11, 'required-attribute:direction', "attribute 'direction' is required")
+    if direction is not None:
+        check_domain('BitShift', 11, 'direction', direction, ('LEFT', 'RIGHT'), None, None)
     try:
         if direction == "LEFT":
             return as_dtype(np.left_shift(X, Y), X.dtype)
@@ -38,6 +40,8 @@ def bit_shift_28(X, Y, *, direction=None):
     Y, _t_T = check_type('BitShift', 28, 'Y', Y, 'T', _TYPES_28_T, _t_T)
     if direction is None:
         fail('BitShift', 28, 'required-attribute:direction', "attribute 'direction' is required")
+    if direction is not None:
+        check_domain('BitShift', 28, 'direction', direction, ('LEFT', 'RIGHT'), None, None)
     try:
         if direction == "LEFT":
             return as_dtype(np.left_shift(X, Y), X.dtype)

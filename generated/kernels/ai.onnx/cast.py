@@ -135,6 +135,8 @@ def cast_23(input, *, saturate=1, to=None):
 def cast_24(input, *, round_mode='up', saturate=1, to=None):
     """Cast-24 (same_as 28)."""
     input, _t_T1 = check_type('Cast', 24, 'input', input, 'T1', _TYPES_24_T1, None)
+    if round_mode is not None:
+        check_domain('Cast', 24, 'round_mode', round_mode, ('up', 'down', 'nearest'), None, None)
     if to is None:
         fail('Cast', 24, 'required-attribute:to', "attribute 'to' is required")
     try:
@@ -149,6 +151,8 @@ def cast_24(input, *, round_mode='up', saturate=1, to=None):
 def cast_25(input, *, round_mode='up', saturate=1, to=None):
     """Cast-25 (same_as 28)."""
     input, _t_T1 = check_type('Cast', 25, 'input', input, 'T1', _TYPES_25_T1, None)
+    if round_mode is not None:
+        check_domain('Cast', 25, 'round_mode', round_mode, ('up', 'down', 'nearest'), None, None)
     if to is None:
         fail('Cast', 25, 'required-attribute:to', "attribute 'to' is required")
     try:
@@ -163,6 +167,8 @@ def cast_25(input, *, round_mode='up', saturate=1, to=None):
 def cast_28(input, *, round_mode='up', saturate=1, to=None):
     """Cast-28 (template cast)."""
     input, _t_T1 = check_type('Cast', 28, 'input', input, 'T1', _TYPES_28_T1, None)
+    if round_mode is not None:
+        check_domain('Cast', 28, 'round_mode', round_mode, ('up', 'down', 'nearest'), None, None)
     if to is None:
         fail('Cast', 28, 'required-attribute:to', "attribute 'to' is required")
     try:

@@ -82,6 +82,8 @@ def cast_like_24(input, target_type, *, round_mode='up', saturate=1):
     """CastLike-24 (same_as 25)."""
     input, _t_T1 = check_type('CastLike', 24, 'input', input, 'T1', _TYPES_24_T1, None)
     target_type, _t_T2 = check_type('CastLike', 24, 'target_type', target_type, 'T2', _TYPES_24_T2, None)
+    if round_mode is not None:
+        check_domain('CastLike', 24, 'round_mode', round_mode, ('up', 'down', 'nearest'), None, None)
     try:
         _target = element_type(target_type)
         return cast_to(input, _target, saturate=saturate, round_mode=round_mode)
@@ -95,6 +97,8 @@ def cast_like_25(input, target_type, *, round_mode='up', saturate=1):
     """CastLike-25 (template cast)."""
     input, _t_T1 = check_type('CastLike', 25, 'input', input, 'T1', _TYPES_25_T1, None)
     target_type, _t_T2 = check_type('CastLike', 25, 'target_type', target_type, 'T2', _TYPES_25_T2, None)
+    if round_mode is not None:
+        check_domain('CastLike', 25, 'round_mode', round_mode, ('up', 'down', 'nearest'), None, None)
     try:
         _target = element_type(target_type)
         return cast_to(input, _target, saturate=saturate, round_mode=round_mode)

@@ -23,6 +23,14 @@ def causal_conv_with_state_27(input, weight, bias=None, past_state=None, *, acti
         bias, _t_T = check_type('CausalConvWithState', 27, 'bias', bias, 'T', _TYPES_27_T, _t_T)
     if past_state is not None:
         past_state, _t_T = check_type('CausalConvWithState', 27, 'past_state', past_state, 'T', _TYPES_27_T, _t_T)
+    if activation is not None:
+        check_domain('CausalConvWithState', 27, 'activation', activation, ('silu', 'swish', 'none'), None, None)
+    if not (input.ndim == 3 and weight.ndim == 3 and weight.shape[0] == input.shape[1] and weight.shape[1] == 1 and weight.shape[2] >= 1):
+        fail('CausalConvWithState', 27, 'V1', 'input is (batch, channels, length) and weight the depthwise kernel (channels, 1, k) with k >= 1.')
+    if not (bias is None or tuple(bias.shape) == (input.shape[1],)):
+        fail('CausalConvWithState', 27, 'V2', 'bias, when given, has one value per channel: shape (channels,).')
+    if not (past_state is None or tuple(past_state.shape) == (input.shape[0], input.shape[1], weight.shape[2] - 1)):
+        fail('CausalConvWithState', 27, 'V3', 'past_state, when given, is (batch, channels, k - 1).')
     try:
         return causal_conv_with_state(input, weight, bias, past_state, activation=activation)
     except KernelValidationError:

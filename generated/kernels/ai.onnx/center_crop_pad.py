@@ -20,6 +20,12 @@ def center_crop_pad_18(input_data, shape, *, axes=None):
     """CenterCropPad-18 (python)."""
     input_data, _t_T = check_type('CenterCropPad', 18, 'input_data', input_data, 'T', _TYPES_18_T, None)
     shape, _t_Tind = check_type('CenterCropPad', 18, 'shape', shape, 'Tind', _TYPES_18_Tind, None)
+    if not (shape.ndim == 1 and shape.size == (len(axes) if axes else input_data.ndim)):
+        fail('CenterCropPad', 18, 'V1', 'shape is 1-D with one entry per cropped/padded axis (axes, or every axis of input_data).')
+    if not (not axes or all(-input_data.ndim <= int(a) < input_data.ndim for a in axes) and len({int(a) % input_data.ndim for a in axes}) == len(axes)):
+        fail('CenterCropPad', 18, 'V2', 'axes are within [-r, r-1] and name each axis once.')
+    if not (all(int(s) >= 0 for s in np.ravel(shape))):
+        fail('CenterCropPad', 18, 'V3', 'shape holds no negative dimension.')
     try:
         return center_crop_pad(input_data, shape, axes)
     except KernelValidationError:

@@ -20,6 +20,18 @@ def col2_im_18(input, image_shape, block_shape, *, strides=None, pads=None, dila
     input, _t_T = check_type('Col2Im', 18, 'input', input, 'T', _TYPES_18_T, None)
     image_shape, _ = check_type('Col2Im', 18, 'image_shape', image_shape, 'tensor(int64)', frozenset({'tensor(int64)'}), None)
     block_shape, _ = check_type('Col2Im', 18, 'block_shape', block_shape, 'tensor(int64)', frozenset({'tensor(int64)'}), None)
+    if not (input.ndim == 3):
+        fail('Col2Im', 18, 'V1', 'input is 3-D: (N, C * prod(block_shape), L).')
+    if not (np.ndim(image_shape) == 1 and np.ndim(block_shape) == 1 and image_shape.shape[0] == block_shape.shape[0] >= 2):
+        fail('Col2Im', 18, 'V2', 'image_shape and block_shape are 1-D, of the same size (at least 2): one value per spatial axis.')
+    if not (all(a is None or len(a) == len(image_shape) for a in (strides, dilations)) and (pads is None or len(pads) == 2 * len(image_shape))):
+        fail('Col2Im', 18, 'V3', 'strides and dilations hold one value per spatial axis, pads two: [x1_begin, ..., xn_begin, x1_end, ..., xn_end].')
+    if not (pads is None or min(pads, default=0) >= 0):
+        fail('Col2Im', 18, 'V4', 'pads are >= 0.')
+    if not (np.all(block_shape >= 1) and input.shape[1] % int(np.prod(block_shape)) == 0):
+        fail('Col2Im', 18, 'V5', 'The block is not empty and input.shape[1] is C * prod(block_shape).')
+    if not (input.shape[2] == int(np.prod([(int(image_shape[i]) + ((pads[i] + pads[i + len(image_shape)]) if pads else 0) - ((dilations[i] if dilations else 1) * (int(block_shape[i]) - 1) + 1)) // (strides[i] if strides else 1) + 1 for i in range(len(image_shape))]))):
+        fail('Col2Im', 18, 'V6', 'L = input.shape[2] is the number of blocks: the product over the spatial axes of (image + pads - dilated block) // stride + 1.')
     try:
         return col2im(input, image_shape, block_shape, strides=strides, pads=pads, dilations=dilations)
     except KernelValidationError:

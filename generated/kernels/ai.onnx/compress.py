@@ -24,6 +24,10 @@ def compress_9(input, condition, *, axis=None):
     """Compress-9 (same_as 28)."""
     input, _t_T = check_type('Compress', 9, 'input', input, 'T', _TYPES_9_T, None)
     condition, _t_T1 = check_type('Compress', 9, 'condition', condition, 'T1', _TYPES_9_T1, None)
+    if not (input.ndim >= 1 and condition.ndim == 1):
+        fail('Compress', 9, 'V1', 'input has rank r >= 1; condition is 1-D.')
+    if not (axis is None or -input.ndim <= axis < input.ndim):
+        fail('Compress', 9, 'V2', 'axis, when given, is in [-r, r-1].')
     try:
         cond = np.asarray(condition, dtype=bool).reshape(-1)
         if axis is None:
@@ -42,6 +46,10 @@ def compress_11(input, condition, *, axis=None):
     """Compress-11 (same_as 28)."""
     input, _t_T = check_type('Compress', 11, 'input', input, 'T', _TYPES_11_T, None)
     condition, _t_T1 = check_type('Compress', 11, 'condition', condition, 'T1', _TYPES_11_T1, None)
+    if not (input.ndim >= 1 and condition.ndim == 1):
+        fail('Compress', 11, 'V1', 'input has rank r >= 1; condition is 1-D.')
+    if not (axis is None or -input.ndim <= axis < input.ndim):
+        fail('Compress', 11, 'V2', 'axis, when given, is in [-r, r-1].')
     try:
         cond = np.asarray(condition, dtype=bool).reshape(-1)
         if axis is None:
@@ -60,6 +68,10 @@ def compress_28(input, condition, *, axis=None):
     """Compress-28 (python)."""
     input, _t_T = check_type('Compress', 28, 'input', input, 'T', _TYPES_28_T, None)
     condition, _t_T1 = check_type('Compress', 28, 'condition', condition, 'T1', _TYPES_28_T1, None)
+    if not (input.ndim >= 1 and condition.ndim == 1):
+        fail('Compress', 28, 'V1', 'input has rank r >= 1; condition is 1-D.')
+    if not (axis is None or -input.ndim <= axis < input.ndim):
+        fail('Compress', 28, 'V2', 'axis, when given, is in [-r, r-1].')
     try:
         cond = np.asarray(condition, dtype=bool).reshape(-1)
         if axis is None:

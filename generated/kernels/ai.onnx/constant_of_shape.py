@@ -29,6 +29,12 @@ _TYPES_25_T2 = frozenset(['tensor(float16)', 'tensor(float)', 'tensor(double)', 
 def constant_of_shape_9(input, *, value=None):
     """ConstantOfShape-9 (same_as 25)."""
     input, _t_T1 = check_type('ConstantOfShape', 9, 'input', input, 'T1', _TYPES_9_T1, None)
+    if not (input.ndim == 1):
+        fail('ConstantOfShape', 9, 'V1', 'input is a 1-D tensor.')
+    if not (all(int(s) >= 0 for s in input)):
+        fail('ConstantOfShape', 9, 'V2', 'All values of input are >= 0.')
+    if not (value is None or np.size(value) == 1):
+        fail('ConstantOfShape', 9, 'V3', 'value is a one-element tensor.')
     try:
         v = np.zeros((1,), dtype=np.float32) if value is None else np.asarray(value)
         return np.full(tuple(int(s) for s in input), v.reshape(-1)[0], dtype=v.dtype)
@@ -41,6 +47,12 @@ def constant_of_shape_9(input, *, value=None):
 def constant_of_shape_20(input, *, value=None):
     """ConstantOfShape-20 (same_as 25)."""
     input, _t_T1 = check_type('ConstantOfShape', 20, 'input', input, 'T1', _TYPES_20_T1, None)
+    if not (input.ndim == 1):
+        fail('ConstantOfShape', 20, 'V1', 'input is a 1-D tensor.')
+    if not (all(int(s) >= 0 for s in input)):
+        fail('ConstantOfShape', 20, 'V2', 'All values of input are >= 0.')
+    if not (value is None or np.size(value) == 1):
+        fail('ConstantOfShape', 20, 'V3', 'value is a one-element tensor.')
     try:
         v = np.zeros((1,), dtype=np.float32) if value is None else np.asarray(value)
         return np.full(tuple(int(s) for s in input), v.reshape(-1)[0], dtype=v.dtype)
@@ -53,6 +65,12 @@ def constant_of_shape_20(input, *, value=None):
 def constant_of_shape_21(input, *, value=None):
     """ConstantOfShape-21 (same_as 25)."""
     input, _t_T1 = check_type('ConstantOfShape', 21, 'input', input, 'T1', _TYPES_21_T1, None)
+    if not (input.ndim == 1):
+        fail('ConstantOfShape', 21, 'V1', 'input is a 1-D tensor.')
+    if not (all(int(s) >= 0 for s in input)):
+        fail('ConstantOfShape', 21, 'V2', 'All values of input are >= 0.')
+    if not (value is None or np.size(value) == 1):
+        fail('ConstantOfShape', 21, 'V3', 'value is a one-element tensor.')
     try:
         v = np.zeros((1,), dtype=np.float32) if value is None else np.asarray(value)
         return np.full(tuple(int(s) for s in input), v.reshape(-1)[0], dtype=v.dtype)
@@ -65,6 +83,12 @@ def constant_of_shape_21(input, *, value=None):
 def constant_of_shape_23(input, *, value=None):
     """ConstantOfShape-23 (same_as 25)."""
     input, _t_T1 = check_type('ConstantOfShape', 23, 'input', input, 'T1', _TYPES_23_T1, None)
+    if not (input.ndim == 1):
+        fail('ConstantOfShape', 23, 'V1', 'input is a 1-D tensor.')
+    if not (all(int(s) >= 0 for s in input)):
+        fail('ConstantOfShape', 23, 'V2', 'All values of input are >= 0.')
+    if not (value is None or np.size(value) == 1):
+        fail('ConstantOfShape', 23, 'V3', 'value is a one-element tensor.')
     try:
         v = np.zeros((1,), dtype=np.float32) if value is None else np.asarray(value)
         return np.full(tuple(int(s) for s in input), v.reshape(-1)[0], dtype=v.dtype)
@@ -77,6 +101,12 @@ def constant_of_shape_23(input, *, value=None):
 def constant_of_shape_24(input, *, value=None):
     """ConstantOfShape-24 (same_as 25)."""
     input, _t_T1 = check_type('ConstantOfShape', 24, 'input', input, 'T1', _TYPES_24_T1, None)
+    if not (input.ndim == 1):
+        fail('ConstantOfShape', 24, 'V1', 'input is a 1-D tensor.')
+    if not (all(int(s) >= 0 for s in input)):
+        fail('ConstantOfShape', 24, 'V2', 'All values of input are >= 0.')
+    if not (value is None or np.size(value) == 1):
+        fail('ConstantOfShape', 24, 'V3', 'value is a one-element tensor.')
     try:
         v = np.zeros((1,), dtype=np.float32) if value is None else np.asarray(value)
         return np.full(tuple(int(s) for s in input), v.reshape(-1)[0], dtype=v.dtype)
@@ -89,6 +119,12 @@ def constant_of_shape_24(input, *, value=None):
 def constant_of_shape_25(input, *, value=None):
     """ConstantOfShape-25 (python)."""
     input, _t_T1 = check_type('ConstantOfShape', 25, 'input', input, 'T1', _TYPES_25_T1, None)
+    if not (input.ndim == 1):
+        fail('ConstantOfShape', 25, 'V1', 'input is a 1-D tensor.')
+    if not (all(int(s) >= 0 for s in input)):
+        fail('ConstantOfShape', 25, 'V2', 'All values of input are >= 0.')
+    if not (value is None or np.size(value) == 1):
+        fail('ConstantOfShape', 25, 'V3', 'value is a one-element tensor.')
     try:
         v = np.zeros((1,), dtype=np.float32) if value is None else np.asarray(value)
         return np.full(tuple(int(s) for s in input), v.reshape(-1)[0], dtype=v.dtype)

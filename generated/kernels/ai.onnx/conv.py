@@ -23,8 +23,20 @@ def conv_1(X, W, B=None, *, group=1, pads=None, auto_pad='NOTSET', strides=None,
     W, _t_T = check_type('Conv', 1, 'W', W, 'T', _TYPES_1_T, _t_T)
     if B is not None:
         B, _t_T = check_type('Conv', 1, 'B', B, 'T', _TYPES_1_T, _t_T)
+    if auto_pad is not None:
+        check_domain('Conv', 1, 'auto_pad', auto_pad, ('NOTSET', 'SAME_UPPER', 'SAME_LOWER', 'VALID'), None, None)
     if not (B is None or (np.ndim(B) == 1 and B.shape[0] == W.shape[0])):
         fail('Conv', 1, 'V1', 'B is 1-D with one bias per output channel: size M = W.shape[0].')
+    if not (X.ndim >= 3 and W.ndim == X.ndim):
+        fail('Conv', 1, 'V2', 'X is (N, C, D1, ..., Dn) with n >= 1 spatial axes and W has the same rank.')
+    if not (group >= 1 and X.shape[1] == W.shape[1] * group and W.shape[0] % group == 0):
+        fail('Conv', 1, 'V3', 'X.shape[1] == W.shape[1] * group == C, and the M = W.shape[0] feature maps split evenly into the groups.')
+    if not (kernel_shape is None or list(kernel_shape) == list(W.shape[2:])):
+        fail('Conv', 1, 'V4', "kernel_shape, when given, is W's spatial shape (k1, ..., kn).")
+    if not (all(a is None or len(a) == X.ndim - 2 for a in (kernel_shape, strides, dilations)) and (pads is None or len(pads) == 2 * (X.ndim - 2))):
+        fail('Conv', 1, 'V5', 'kernel_shape, strides and dilations hold one value per spatial axis, pads two: [x1_begin, ..., xn_begin, x1_end, ..., xn_end].')
+    if not (pads is None or (min(pads, default=0) >= 0 and auto_pad in ('NOTSET', b'NOTSET'))):
+        fail('Conv', 1, 'V6', 'pads are >= 0 and not given with an auto_pad other than NOTSET (the two "cannot be used simultaneously").')
     try:
         return conv(X, W, B, kernel_shape, strides, pads, dilations, auto_pad, group)
     except KernelValidationError:
@@ -39,8 +51,20 @@ def conv_11(X, W, B=None, *, group=1, pads=None, auto_pad='NOTSET', strides=None
     W, _t_T = check_type('Conv', 11, 'W', W, 'T', _TYPES_11_T, _t_T)
     if B is not None:
         B, _t_T = check_type('Conv', 11, 'B', B, 'T', _TYPES_11_T, _t_T)
+    if auto_pad is not None:
+        check_domain('Conv', 11, 'auto_pad', auto_pad, ('NOTSET', 'SAME_UPPER', 'SAME_LOWER', 'VALID'), None, None)
     if not (B is None or (np.ndim(B) == 1 and B.shape[0] == W.shape[0])):
         fail('Conv', 11, 'V1', 'B is 1-D with one bias per output channel: size M = W.shape[0].')
+    if not (X.ndim >= 3 and W.ndim == X.ndim):
+        fail('Conv', 11, 'V2', 'X is (N, C, D1, ..., Dn) with n >= 1 spatial axes and W has the same rank.')
+    if not (group >= 1 and X.shape[1] == W.shape[1] * group and W.shape[0] % group == 0):
+        fail('Conv', 11, 'V3', 'X.shape[1] == W.shape[1] * group == C, and the M = W.shape[0] feature maps split evenly into the groups.')
+    if not (kernel_shape is None or list(kernel_shape) == list(W.shape[2:])):
+        fail('Conv', 11, 'V4', "kernel_shape, when given, is W's spatial shape (k1, ..., kn).")
+    if not (all(a is None or len(a) == X.ndim - 2 for a in (kernel_shape, strides, dilations)) and (pads is None or len(pads) == 2 * (X.ndim - 2))):
+        fail('Conv', 11, 'V5', 'kernel_shape, strides and dilations hold one value per spatial axis, pads two: [x1_begin, ..., xn_begin, x1_end, ..., xn_end].')
+    if not (pads is None or (min(pads, default=0) >= 0 and auto_pad in ('NOTSET', b'NOTSET'))):
+        fail('Conv', 11, 'V6', 'pads are >= 0 and not given with an auto_pad other than NOTSET (the two "cannot be used simultaneously").')
     try:
         return conv(X, W, B, kernel_shape, strides, pads, dilations, auto_pad, group)
     except KernelValidationError:
@@ -55,8 +79,20 @@ def conv_22(X, W, B=None, *, group=1, pads=None, auto_pad='NOTSET', strides=None
     W, _t_T = check_type('Conv', 22, 'W', W, 'T', _TYPES_22_T, _t_T)
     if B is not None:
         B, _t_T = check_type('Conv', 22, 'B', B, 'T', _TYPES_22_T, _t_T)
+    if auto_pad is not None:
+        check_domain('Conv', 22, 'auto_pad', auto_pad, ('NOTSET', 'SAME_UPPER', 'SAME_LOWER', 'VALID'), None, None)
     if not (B is None or (np.ndim(B) == 1 and B.shape[0] == W.shape[0])):
         fail('Conv', 22, 'V1', 'B is 1-D with one bias per output channel: size M = W.shape[0].')
+    if not (X.ndim >= 3 and W.ndim == X.ndim):
+        fail('Conv', 22, 'V2', 'X is (N, C, D1, ..., Dn) with n >= 1 spatial axes and W has the same rank.')
+    if not (group >= 1 and X.shape[1] == W.shape[1] * group and W.shape[0] % group == 0):
+        fail('Conv', 22, 'V3', 'X.shape[1] == W.shape[1] * group == C, and the M = W.shape[0] feature maps split evenly into the groups.')
+    if not (kernel_shape is None or list(kernel_shape) == list(W.shape[2:])):
+        fail('Conv', 22, 'V4', "kernel_shape, when given, is W's spatial shape (k1, ..., kn).")
+    if not (all(a is None or len(a) == X.ndim - 2 for a in (kernel_shape, strides, dilations)) and (pads is None or len(pads) == 2 * (X.ndim - 2))):
+        fail('Conv', 22, 'V5', 'kernel_shape, strides and dilations hold one value per spatial axis, pads two: [x1_begin, ..., xn_begin, x1_end, ..., xn_end].')
+    if not (pads is None or (min(pads, default=0) >= 0 and auto_pad in ('NOTSET', b'NOTSET'))):
+        fail('Conv', 22, 'V6', 'pads are >= 0 and not given with an auto_pad other than NOTSET (the two "cannot be used simultaneously").')
     try:
         return conv(X, W, B, kernel_shape, strides, pads, dilations, auto_pad, group)
     except KernelValidationError:

@@ -25,6 +25,22 @@ def conv_integer_10(x, w, x_zero_point=None, w_zero_point=None, *, group=1, pads
         x_zero_point, _t_T1 = check_type('ConvInteger', 10, 'x_zero_point', x_zero_point, 'T1', _TYPES_10_T1, _t_T1)
     if w_zero_point is not None:
         w_zero_point, _t_T2 = check_type('ConvInteger', 10, 'w_zero_point', w_zero_point, 'T2', _TYPES_10_T2, _t_T2)
+    if auto_pad is not None:
+        check_domain('ConvInteger', 10, 'auto_pad', auto_pad, ('NOTSET', 'SAME_UPPER', 'SAME_LOWER', 'VALID'), None, None)
+    if not (x.ndim >= 3 and w.ndim == x.ndim):
+        fail('ConvInteger', 10, 'V1', 'x is (N, C, D1, ..., Dn) with n >= 1 spatial axes and w has the same rank.')
+    if not (group >= 1 and x.shape[1] == w.shape[1] * group and w.shape[0] % group == 0):
+        fail('ConvInteger', 10, 'V2', 'x.shape[1] == w.shape[1] * group == C, and the M = w.shape[0] feature maps split evenly into the groups.')
+    if not (kernel_shape is None or list(kernel_shape) == list(w.shape[2:])):
+        fail('ConvInteger', 10, 'V3', "kernel_shape, when given, is w's spatial shape (k1, ..., kn).")
+    if not (all(a is None or len(a) == x.ndim - 2 for a in (kernel_shape, strides, dilations)) and (pads is None or len(pads) == 2 * (x.ndim - 2))):
+        fail('ConvInteger', 10, 'V4', 'kernel_shape, strides and dilations hold one value per spatial axis, pads two: [x1_begin, ..., xn_begin, x1_end, ..., xn_end].')
+    if not (pads is None or (min(pads, default=0) >= 0 and auto_pad in ('NOTSET', b'NOTSET'))):
+        fail('ConvInteger', 10, 'V5', 'pads are >= 0 and not given with an auto_pad other than NOTSET (the two "cannot be used simultaneously").')
+    if not (x_zero_point is None or np.size(x_zero_point) == 1):
+        fail('ConvInteger', 10, 'V6', 'x_zero_point is a scalar (per-tensor quantization).')
+    if not (w_zero_point is None or np.size(w_zero_point) == 1 or (np.ndim(w_zero_point) == 1 and w_zero_point.shape[0] == w.shape[0])):
+        fail('ConvInteger', 10, 'V7', 'w_zero_point is a scalar, or 1-D with one value per output channel M (per-channel quantization).')
     try:
         return conv_integer(x, w, x_zero_point, w_zero_point, group=group, pads=pads, strides=strides, dilations=dilations, kernel_shape=kernel_shape, auto_pad=auto_pad)
     except KernelValidationError:

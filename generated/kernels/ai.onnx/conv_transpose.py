@@ -23,6 +23,22 @@ def conv_transpose_1(X, W, B=None, *, group=1, auto_pad='NOTSET', strides=None, 
     W, _t_T = check_type('ConvTranspose', 1, 'W', W, 'T', _TYPES_1_T, _t_T)
     if B is not None:
         B, _t_T = check_type('ConvTranspose', 1, 'B', B, 'T', _TYPES_1_T, _t_T)
+    if auto_pad is not None:
+        check_domain('ConvTranspose', 1, 'auto_pad', auto_pad, ('NOTSET', 'SAME_UPPER', 'SAME_LOWER', 'VALID'), None, None)
+    if not (X.ndim >= 3 and W.ndim == X.ndim):
+        fail('ConvTranspose', 1, 'V1', 'X is (N, C, D1, ..., Dn) with n >= 1 spatial axes and W has the same rank.')
+    if not (group >= 1 and W.shape[0] == X.shape[1] and X.shape[1] % group == 0):
+        fail('ConvTranspose', 1, 'V2', "W is (C, M/group, k1, ..., kn): W.shape[0] is X's channel count C, which the groups split evenly; the output has M = W.shape[1] * group channels.")
+    if not (B is None or (np.ndim(B) == 1 and B.shape[0] == W.shape[1] * group)):
+        fail('ConvTranspose', 1, 'V3', 'B is 1-D with one bias per output channel: size M = W.shape[1] * group.')
+    if not (kernel_shape is None or list(kernel_shape) == list(W.shape[2:])):
+        fail('ConvTranspose', 1, 'V4', "kernel_shape, when given, is W's spatial shape (k1, ..., kn).")
+    if not (all(a is None or len(a) == X.ndim - 2 for a in (kernel_shape, strides, dilations, output_padding, output_shape)) and (pads is None or len(pads) == 2 * (X.ndim - 2))):
+        fail('ConvTranspose', 1, 'V5', 'kernel_shape, strides, dilations, output_padding and output_shape hold one value per spatial axis, pads two: [x1_begin, ..., xn_begin, x1_end, ..., xn_end].')
+    if not (pads is None or (min(pads, default=0) >= 0 and auto_pad in ('NOTSET', b'NOTSET'))):
+        fail('ConvTranspose', 1, 'V6', 'pads are >= 0 and not given with an auto_pad other than NOTSET (the two "cannot be used simultaneously").')
+    if not (output_padding is None or all(0 <= p < max(s, d) for p, s, d in zip(output_padding, strides or [1] * len(output_padding), dilations or [1] * len(output_padding)))):
+        fail('ConvTranspose', 1, 'V7', 'Each output_padding value is >= 0 and below its stride or its dilation ("must be less than the corresponding stride/dilation dimension").')
     try:
         return conv_transpose(X, W, B, kernel_shape, strides, pads, dilations, auto_pad, group, output_padding, output_shape)
     except KernelValidationError:
@@ -37,6 +53,22 @@ def conv_transpose_11(X, W, B=None, *, group=1, auto_pad='NOTSET', strides=None,
     W, _t_T = check_type('ConvTranspose', 11, 'W', W, 'T', _TYPES_11_T, _t_T)
     if B is not None:
         B, _t_T = check_type('ConvTranspose', 11, 'B', B, 'T', _TYPES_11_T, _t_T)
+    if auto_pad is not None:
+        check_domain('ConvTranspose', 11, 'auto_pad', auto_pad, ('NOTSET', 'SAME_UPPER', 'SAME_LOWER', 'VALID'), None, None)
+    if not (X.ndim >= 3 and W.ndim == X.ndim):
+        fail('ConvTranspose', 11, 'V1', 'X is (N, C, D1, ..., Dn) with n >= 1 spatial axes and W has the same rank.')
+    if not (group >= 1 and W.shape[0] == X.shape[1] and X.shape[1] % group == 0):
+        fail('ConvTranspose', 11, 'V2', "W is (C, M/group, k1, ..., kn): W.shape[0] is X's channel count C, which the groups split evenly; the output has M = W.shape[1] * group channels.")
+    if not (B is None or (np.ndim(B) == 1 and B.shape[0] == W.shape[1] * group)):
+        fail('ConvTranspose', 11, 'V3', 'B is 1-D with one bias per output channel: size M = W.shape[1] * group.')
+    if not (kernel_shape is None or list(kernel_shape) == list(W.shape[2:])):
+        fail('ConvTranspose', 11, 'V4', "kernel_shape, when given, is W's spatial shape (k1, ..., kn).")
+    if not (all(a is None or len(a) == X.ndim - 2 for a in (kernel_shape, strides, dilations, output_padding, output_shape)) and (pads is None or len(pads) == 2 * (X.ndim - 2))):
+        fail('ConvTranspose', 11, 'V5', 'kernel_shape, strides, dilations, output_padding and output_shape hold one value per spatial axis, pads two: [x1_begin, ..., xn_begin, x1_end, ..., xn_end].')
+    if not (pads is None or (min(pads, default=0) >= 0 and auto_pad in ('NOTSET', b'NOTSET'))):
+        fail('ConvTranspose', 11, 'V6', 'pads are >= 0 and not given with an auto_pad other than NOTSET (the two "cannot be used simultaneously").')
+    if not (output_padding is None or all(0 <= p < max(s, d) for p, s, d in zip(output_padding, strides or [1] * len(output_padding), dilations or [1] * len(output_padding)))):
+        fail('ConvTranspose', 11, 'V7', 'Each output_padding value is >= 0 and below its stride or its dilation ("must be less than the corresponding stride/dilation dimension").')
     try:
         return conv_transpose(X, W, B, kernel_shape, strides, pads, dilations, auto_pad, group, output_padding, output_shape)
     except KernelValidationError:
@@ -51,6 +83,22 @@ def conv_transpose_22(X, W, B=None, *, group=1, auto_pad='NOTSET', strides=None,
     W, _t_T = check_type('ConvTranspose', 22, 'W', W, 'T', _TYPES_22_T, _t_T)
     if B is not None:
         B, _t_T = check_type('ConvTranspose', 22, 'B', B, 'T', _TYPES_22_T, _t_T)
+    if auto_pad is not None:
+        check_domain('ConvTranspose', 22, 'auto_pad', auto_pad, ('NOTSET', 'SAME_UPPER', 'SAME_LOWER', 'VALID'), None, None)
+    if not (X.ndim >= 3 and W.ndim == X.ndim):
+        fail('ConvTranspose', 22, 'V1', 'X is (N, C, D1, ..., Dn) with n >= 1 spatial axes and W has the same rank.')
+    if not (group >= 1 and W.shape[0] == X.shape[1] and X.shape[1] % group == 0):
+        fail('ConvTranspose', 22, 'V2', "W is (C, M/group, k1, ..., kn): W.shape[0] is X's channel count C, which the groups split evenly; the output has M = W.shape[1] * group channels.")
+    if not (B is None or (np.ndim(B) == 1 and B.shape[0] == W.shape[1] * group)):
+        fail('ConvTranspose', 22, 'V3', 'B is 1-D with one bias per output channel: size M = W.shape[1] * group.')
+    if not (kernel_shape is None or list(kernel_shape) == list(W.shape[2:])):
+        fail('ConvTranspose', 22, 'V4', "kernel_shape, when given, is W's spatial shape (k1, ..., kn).")
+    if not (all(a is None or len(a) == X.ndim - 2 for a in (kernel_shape, strides, dilations, output_padding, output_shape)) and (pads is None or len(pads) == 2 * (X.ndim - 2))):
+        fail('ConvTranspose', 22, 'V5', 'kernel_shape, strides, dilations, output_padding and output_shape hold one value per spatial axis, pads two: [x1_begin, ..., xn_begin, x1_end, ..., xn_end].')
+    if not (pads is None or (min(pads, default=0) >= 0 and auto_pad in ('NOTSET', b'NOTSET'))):
+        fail('ConvTranspose', 22, 'V6', 'pads are >= 0 and not given with an auto_pad other than NOTSET (the two "cannot be used simultaneously").')
+    if not (output_padding is None or all(0 <= p < max(s, d) for p, s, d in zip(output_padding, strides or [1] * len(output_padding), dilations or [1] * len(output_padding)))):
+        fail('ConvTranspose', 22, 'V7', 'Each output_padding value is >= 0 and below its stride or its dilation ("must be less than the corresponding stride/dilation dimension").')
     try:
         return conv_transpose(X, W, B, kernel_shape, strides, pads, dilations, auto_pad, group, output_padding, output_shape)
     except KernelValidationError:

@@ -22,6 +22,10 @@ def cum_sum_11(x, axis, *, reverse=0, exclusive=0):
     """CumSum-11 (same_as 14)."""
     x, _t_T = check_type('CumSum', 11, 'x', x, 'T', _TYPES_11_T, None)
     axis, _t_T2 = check_type('CumSum', 11, 'axis', axis, 'T2', _TYPES_11_T2, None)
+    if not (np.size(axis) == 1):
+        fail('CumSum', 11, 'V1', 'axis holds a single value (a 0-D tensor).')
+    if not (-x.ndim <= int(np.asarray(axis).reshape(-1)[0]) < x.ndim):
+        fail('CumSum', 11, 'V2', 'axis is in [-rank(x), rank(x)-1].')
     try:
         return cumulative(x, axis, exclusive, reverse, np.cumsum, 0)
     except KernelValidationError:
@@ -34,6 +38,10 @@ def cum_sum_14(x, axis, *, reverse=0, exclusive=0):
     """CumSum-14 (python)."""
     x, _t_T = check_type('CumSum', 14, 'x', x, 'T', _TYPES_14_T, None)
     axis, _t_T2 = check_type('CumSum', 14, 'axis', axis, 'T2', _TYPES_14_T2, None)
+    if not (np.size(axis) == 1):
+        fail('CumSum', 14, 'V1', 'axis holds a single value (a 0-D tensor).')
+    if not (-x.ndim <= int(np.asarray(axis).reshape(-1)[0]) < x.ndim):
+        fail('CumSum', 14, 'V2', 'axis is in [-rank(x), rank(x)-1].')
     try:
         return cumulative(x, axis, exclusive, reverse, np.cumsum, 0)
     except KernelValidationError:

@@ -25,6 +25,22 @@ def deform_conv_19(X, W, offset, B=None, mask=None, *, strides=None, pads=None, 
         B, _t_T = check_type('DeformConv', 19, 'B', B, 'T', _TYPES_19_T, _t_T)
     if mask is not None:
         mask, _t_T = check_type('DeformConv', 19, 'mask', mask, 'T', _TYPES_19_T, _t_T)
+    if not (X.ndim >= 3 and W.ndim == X.ndim):
+        fail('DeformConv', 19, 'V1', 'X is (N, C, D1, ..., Dn) with n >= 1 spatial axes and W has the same rank.')
+    if not (group >= 1 and offset_group >= 1 and X.shape[1] == W.shape[1] * group and W.shape[0] % group == 0 and X.shape[1] % offset_group == 0):
+        fail('DeformConv', 19, 'V2', 'W is (oC, C/group, k1, ..., kn): C = W.shape[1] * group; C and oC are divisible by group, C by offset_group.')
+    if not (B is None or (np.ndim(B) == 1 and B.shape[0] == W.shape[0])):
+        fail('DeformConv', 19, 'V3', 'B is 1-D with one bias per output channel: size oC = W.shape[0].')
+    if not (kernel_shape is None or list(kernel_shape) == list(W.shape[2:])):
+        fail('DeformConv', 19, 'V4', "kernel_shape, when given, is W's spatial shape (k1, ..., kn).")
+    if not (all(a is None or len(a) == X.ndim - 2 for a in (kernel_shape, strides, dilations)) and (pads is None or len(pads) == 2 * (X.ndim - 2))):
+        fail('DeformConv', 19, 'V5', 'kernel_shape, strides and dilations hold one value per spatial axis, pads two: [x1_begin, ..., xn_begin, x1_end, ..., xn_end].')
+    if not (pads is None or min(pads, default=0) >= 0):
+        fail('DeformConv', 19, 'V6', 'pads are >= 0.')
+    if not (offset.ndim == X.ndim and offset.shape[0] == X.shape[0] and offset.shape[1] == offset_group * int(np.prod(W.shape[2:])) * (X.ndim - 2)):
+        fail('DeformConv', 19, 'V7', 'offset is (N, offset_group * k1 * ... * kn * n, o1, ..., on): one displacement per kernel tap, offset group and spatial axis.')
+    if not (mask is None or (mask.ndim == X.ndim and mask.shape[0] == X.shape[0] and mask.shape[2:] == offset.shape[2:] and (X.ndim != 4 or mask.shape[1] == offset_group * int(np.prod(W.shape[2:]))))):
+        fail('DeformConv', 19, 'V8', 'mask is (N, offset_group * kH * kW, oH, oW) for 2-D data: one weight per kernel tap and offset group at each output position, like offset.')
     try:
         return deform_conv(X, W, offset, B, mask, strides=strides, pads=pads, offset_group=offset_group, kernel_shape=kernel_shape, group=group, dilations=dilations)
     except KernelValidationError:
@@ -42,6 +58,22 @@ def deform_conv_22(X, W, offset, B=None, mask=None, *, strides=None, pads=None, 
         B, _t_T = check_type('DeformConv', 22, 'B', B, 'T', _TYPES_22_T, _t_T)
     if mask is not None:
         mask, _t_T = check_type('DeformConv', 22, 'mask', mask, 'T', _TYPES_22_T, _t_T)
+    if not (X.ndim >= 3 and W.ndim == X.ndim):
+        fail('DeformConv', 22, 'V1', 'X is (N, C, D1, ..., Dn) with n >= 1 spatial axes and W has the same rank.')
+    if not (group >= 1 and offset_group >= 1 and X.shape[1] == W.shape[1] * group and W.shape[0] % group == 0 and X.shape[1] % offset_group == 0):
+        fail('DeformConv', 22, 'V2', 'W is (oC, C/group, k1, ..., kn): C = W.shape[1] * group; C and oC are divisible by group, C by offset_group.')
+    if not (B is None or (np.ndim(B) == 1 and B.shape[0] == W.shape[0])):
+        fail('DeformConv', 22, 'V3', 'B is 1-D with one bias per output channel: size oC = W.shape[0].')
+    if not (kernel_shape is None or list(kernel_shape) == list(W.shape[2:])):
+        fail('DeformConv', 22, 'V4', "kernel_shape, when given, is W's spatial shape (k1, ..., kn).")
+    if not (all(a is None or len(a) == X.ndim - 2 for a in (kernel_shape, strides, dilations)) and (pads is None or len(pads) == 2 * (X.ndim - 2))):
+        fail('DeformConv', 22, 'V5', 'kernel_shape, strides and dilations hold one value per spatial axis, pads two: [x1_begin, ..., xn_begin, x1_end, ..., xn_end].')
+    if not (pads is None or min(pads, default=0) >= 0):
+        fail('DeformConv', 22, 'V6', 'pads are >= 0.')
+    if not (offset.ndim == X.ndim and offset.shape[0] == X.shape[0] and offset.shape[1] == offset_group * int(np.prod(W.shape[2:])) * (X.ndim - 2)):
+        fail('DeformConv', 22, 'V7', 'offset is (N, offset_group * k1 * ... * kn * n, o1, ..., on): one displacement per kernel tap, offset group and spatial axis.')
+    if not (mask is None or (mask.ndim == X.ndim and mask.shape[0] == X.shape[0] and mask.shape[2:] == offset.shape[2:] and (X.ndim != 4 or mask.shape[1] == offset_group * int(np.prod(W.shape[2:]))))):
+        fail('DeformConv', 22, 'V8', 'mask is (N, offset_group * kH * kW, oH, oW) for 2-D data: one weight per kernel tap and offset group at each output position, like offset.')
     try:
         return deform_conv(X, W, offset, B, mask, strides=strides, pads=pads, offset_group=offset_group, kernel_shape=kernel_shape, group=group, dilations=dilations)
     except KernelValidationError:

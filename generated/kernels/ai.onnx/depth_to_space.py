@@ -23,6 +23,12 @@ def depth_to_space_1(input, *, blocksize=None):
     input, _t_T = check_type('DepthToSpace', 1, 'input', input, 'T', _TYPES_1_T, None)
     if blocksize is None:
         fail('DepthToSpace', 1, 'required-attribute:blocksize', "attribute 'blocksize' is required")
+    if not (input.ndim == 4):
+        fail('DepthToSpace', 1, 'V1', 'input is 4-D: [N, C, H, W].')
+    if not (blocksize >= 1):
+        fail('DepthToSpace', 1, 'V2', 'blocksize is positive.')
+    if not (input.shape[1] % (blocksize * blocksize) == 0):
+        fail('DepthToSpace', 1, 'V3', 'blocksize * blocksize divides C.')
     try:
         return depth_to_space(input, blocksize, "DCR")
     except KernelValidationError:
@@ -34,8 +40,16 @@ def depth_to_space_1(input, *, blocksize=None):
 def depth_to_space_11(input, *, mode='DCR', blocksize=None):
     """DepthToSpace-11 (python)."""
     input, _t_T = check_type('DepthToSpace', 11, 'input', input, 'T', _TYPES_11_T, None)
+    if mode is not None:
+        check_domain('DepthToSpace', 11, 'mode', mode, ('DCR', 'CRD'), None, None)
     if blocksize is None:
         fail('DepthToSpace', 11, 'required-attribute:blocksize', "attribute 'blocksize' is required")
+    if not (input.ndim == 4):
+        fail('DepthToSpace', 11, 'V1', 'input is 4-D: [N, C, H, W].')
+    if not (blocksize >= 1):
+        fail('DepthToSpace', 11, 'V2', 'blocksize is positive.')
+    if not (input.shape[1] % (blocksize * blocksize) == 0):
+        fail('DepthToSpace', 11, 'V3', 'blocksize * blocksize divides C.')
     try:
         return depth_to_space(input, blocksize, mode)
     except KernelValidationError:
@@ -47,8 +61,16 @@ def depth_to_space_11(input, *, mode='DCR', blocksize=None):
 def depth_to_space_13(input, *, mode='DCR', blocksize=None):
     """DepthToSpace-13 (same_as 11)."""
     input, _t_T = check_type('DepthToSpace', 13, 'input', input, 'T', _TYPES_13_T, None)
+    if mode is not None:
+        check_domain('DepthToSpace', 13, 'mode', mode, ('DCR', 'CRD'), None, None)
     if blocksize is None:
         fail('DepthToSpace', 13, 'required-attribute:blocksize', "attribute 'blocksize' is required")
+    if not (input.ndim == 4):
+        fail('DepthToSpace', 13, 'V1', 'input is 4-D: [N, C, H, W].')
+    if not (blocksize >= 1):
+        fail('DepthToSpace', 13, 'V2', 'blocksize is positive.')
+    if not (input.shape[1] % (blocksize * blocksize) == 0):
+        fail('DepthToSpace', 13, 'V3', 'blocksize * blocksize divides C.')
     try:
         return depth_to_space(input, blocksize, mode)
     except KernelValidationError:
@@ -60,8 +82,16 @@ def depth_to_space_13(input, *, mode='DCR', blocksize=None):
 def depth_to_space_28(input, *, mode='DCR', blocksize=None):
     """DepthToSpace-28 (same_as 11)."""
     input, _t_T = check_type('DepthToSpace', 28, 'input', input, 'T', _TYPES_28_T, None)
+    if mode is not None:
+        check_domain('DepthToSpace', 28, 'mode', mode, ('DCR', 'CRD'), None, None)
     if blocksize is None:
         fail('DepthToSpace', 28, 'required-attribute:blocksize', "attribute 'blocksize' is required")
+    if not (input.ndim == 4):
+        fail('DepthToSpace', 28, 'V1', 'input is 4-D: [N, C, H, W].')
+    if not (blocksize >= 1):
+        fail('DepthToSpace', 28, 'V2', 'blocksize is positive.')
+    if not (input.shape[1] % (blocksize * blocksize) == 0):
+        fail('DepthToSpace', 28, 'V3', 'blocksize * blocksize divides C.')
     try:
         return depth_to_space(input, blocksize, mode)
     except KernelValidationError:

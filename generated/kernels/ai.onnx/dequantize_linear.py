@@ -38,6 +38,12 @@ def dequantize_linear_10(x, x_scale, x_zero_point=None):
     x_scale, _ = check_type('DequantizeLinear', 10, 'x_scale', x_scale, 'tensor(float)', frozenset({'tensor(float)'}), None)
     if x_zero_point is not None:
         x_zero_point, _t_T = check_type('DequantizeLinear', 10, 'x_zero_point', x_zero_point, 'T', _TYPES_10_T, _t_T)
+    if not (np.ndim(x_scale) <= 1 and np.size(x_scale) == 1):
+        fail('DequantizeLinear', 10, 'V1', 'x_scale is a scalar (per-tensor quantization).')
+    if not (x_zero_point is None or (np.ndim(x_zero_point) <= 1 and np.size(x_zero_point) == 1)):
+        fail('DequantizeLinear', 10, 'V2', 'x_zero_point is a scalar, like x_scale.')
+    if not (x_zero_point is None or x.dtype != np.int32 or not np.any(x_zero_point)):
+        fail('DequantizeLinear', 10, 'V3', 'An int32 x has no zero point (it is supposed to be 0).')
     try:
         return dequantize(x, x_scale, x_zero_point)
     except KernelValidationError:
@@ -52,6 +58,14 @@ def dequantize_linear_13(x, x_scale, x_zero_point=None, *, axis=1):
     x_scale, _ = check_type('DequantizeLinear', 13, 'x_scale', x_scale, 'tensor(float)', frozenset({'tensor(float)'}), None)
     if x_zero_point is not None:
         x_zero_point, _t_T = check_type('DequantizeLinear', 13, 'x_zero_point', x_zero_point, 'T', _TYPES_13_T, _t_T)
+    if not (np.ndim(x_scale) <= 1):
+        fail('DequantizeLinear', 13, 'V1', 'x_scale is a scalar (per-tensor quantization) or a 1-D tensor (per-axis quantization).')
+    if not (x_zero_point is None or np.shape(x_zero_point) == np.shape(x_scale) or np.size(x_zero_point) == np.size(x_scale) == 1):
+        fail('DequantizeLinear', 13, 'V2', 'x_zero_point has the shape of x_scale (per-tensor, either may be a scalar or a 1-element vector).')
+    if not (np.size(x_scale) == 1 or (-x.ndim <= axis < x.ndim and np.shape(x_scale) == (x.shape[axis],))):
+        fail('DequantizeLinear', 13, 'V3', 'Per-axis quantization: axis is in [-r, r-1] and x_scale holds dim(axis) values.')
+    if not (x_zero_point is None or x.dtype != np.int32 or not np.any(x_zero_point)):
+        fail('DequantizeLinear', 13, 'V4', 'An int32 x has no zero point (it is supposed to be 0).')
     try:
         return dequantize(x, x_scale, x_zero_point, axis=axis)
     except KernelValidationError:
@@ -66,6 +80,14 @@ def dequantize_linear_19(x, x_scale, x_zero_point=None, *, axis=1):
     x_scale, _t_T2 = check_type('DequantizeLinear', 19, 'x_scale', x_scale, 'T2', _TYPES_19_T2, None)
     if x_zero_point is not None:
         x_zero_point, _t_T1 = check_type('DequantizeLinear', 19, 'x_zero_point', x_zero_point, 'T1', _TYPES_19_T1, _t_T1)
+    if not (np.ndim(x_scale) <= 1):
+        fail('DequantizeLinear', 19, 'V1', 'x_scale is a scalar (per-tensor quantization) or a 1-D tensor (per-axis quantization).')
+    if not (x_zero_point is None or np.shape(x_zero_point) == np.shape(x_scale) or np.size(x_zero_point) == np.size(x_scale) == 1):
+        fail('DequantizeLinear', 19, 'V2', 'x_zero_point has the shape of x_scale (per-tensor, either may be a scalar or a 1-element vector).')
+    if not (np.size(x_scale) == 1 or (-x.ndim <= axis < x.ndim and np.shape(x_scale) == (x.shape[axis],))):
+        fail('DequantizeLinear', 19, 'V3', 'Per-axis quantization: axis is in [-r, r-1] and x_scale holds dim(axis) values.')
+    if not (x_zero_point is None or x.dtype != np.int32 or not np.any(x_zero_point)):
+        fail('DequantizeLinear', 19, 'V4', 'An int32 x has no zero point (it is supposed to be 0).')
     try:
         return dequantize(x, x_scale, x_zero_point, axis=axis)
     except KernelValidationError:
@@ -80,6 +102,18 @@ def dequantize_linear_21(x, x_scale, x_zero_point=None, *, block_size=0, axis=1)
     x_scale, _t_T2 = check_type('DequantizeLinear', 21, 'x_scale', x_scale, 'T2', _TYPES_21_T2, None)
     if x_zero_point is not None:
         x_zero_point, _t_T1 = check_type('DequantizeLinear', 21, 'x_zero_point', x_zero_point, 'T1', _TYPES_21_T1, _t_T1)
+    if not (block_size >= 0):
+        fail('DequantizeLinear', 21, 'V1', 'block_size is 0 (per-tensor or per-axis quantization) or positive (blocked quantization).')
+    if not (x_zero_point is None or np.shape(x_zero_point) == np.shape(x_scale) or np.size(x_zero_point) == np.size(x_scale) == 1):
+        fail('DequantizeLinear', 21, 'V2', 'x_zero_point has the shape of x_scale (per-tensor, either may be a scalar or a 1-element vector).')
+    if not (block_size > 0 or np.ndim(x_scale) <= 1):
+        fail('DequantizeLinear', 21, 'V3', 'Without block_size, x_scale is a scalar (per-tensor) or a 1-D tensor (per-axis).')
+    if not (block_size > 0 or np.size(x_scale) == 1 or (-x.ndim <= axis < x.ndim and np.shape(x_scale) == (x.shape[axis],))):
+        fail('DequantizeLinear', 21, 'V4', 'Per-axis quantization: axis is in [-r, r-1] and x_scale holds dim(axis) values.')
+    if not (block_size <= 0 or (-x.ndim <= axis < x.ndim and np.ndim(x_scale) == x.ndim and all(n == (-(-d // block_size) if i == axis % x.ndim else d) for i, (n, d) in enumerate(zip(np.shape(x_scale), x.shape))))):
+        fail('DequantizeLinear', 21, 'V5', 'Blocked quantization: axis is in [-r, r-1] and x_scale has the shape of x except dim(axis), which is ceil(dim(axis) / block_size).')
+    if not (x_zero_point is None or x.dtype != np.int32 or not np.any(x_zero_point)):
+        fail('DequantizeLinear', 21, 'V6', 'An int32 x has no zero point (it is supposed to be 0).')
     try:
         return dequantize(x, x_scale, x_zero_point, block_size=block_size, axis=axis)
     except KernelValidationError:
@@ -94,6 +128,18 @@ def dequantize_linear_23(x, x_scale, x_zero_point=None, *, output_dtype=0, block
     x_scale, _t_T2 = check_type('DequantizeLinear', 23, 'x_scale', x_scale, 'T2', _TYPES_23_T2, None)
     if x_zero_point is not None:
         x_zero_point, _t_T1 = check_type('DequantizeLinear', 23, 'x_zero_point', x_zero_point, 'T1', _TYPES_23_T1, _t_T1)
+    if not (block_size >= 0):
+        fail('DequantizeLinear', 23, 'V1', 'block_size is 0 (per-tensor or per-axis quantization) or positive (blocked quantization).')
+    if not (x_zero_point is None or np.shape(x_zero_point) == np.shape(x_scale) or np.size(x_zero_point) == np.size(x_scale) == 1):
+        fail('DequantizeLinear', 23, 'V2', 'x_zero_point has the shape of x_scale (per-tensor, either may be a scalar or a 1-element vector).')
+    if not (block_size > 0 or np.ndim(x_scale) <= 1):
+        fail('DequantizeLinear', 23, 'V3', 'Without block_size, x_scale is a scalar (per-tensor) or a 1-D tensor (per-axis).')
+    if not (block_size > 0 or np.size(x_scale) == 1 or (-x.ndim <= axis < x.ndim and np.shape(x_scale) == (x.shape[axis],))):
+        fail('DequantizeLinear', 23, 'V4', 'Per-axis quantization: axis is in [-r, r-1] and x_scale holds dim(axis) values.')
+    if not (block_size <= 0 or (-x.ndim <= axis < x.ndim and np.ndim(x_scale) == x.ndim and all(n == (-(-d // block_size) if i == axis % x.ndim else d) for i, (n, d) in enumerate(zip(np.shape(x_scale), x.shape))))):
+        fail('DequantizeLinear', 23, 'V5', 'Blocked quantization: axis is in [-r, r-1] and x_scale has the shape of x except dim(axis), which is ceil(dim(axis) / block_size).')
+    if not (x_zero_point is None or x.dtype != np.int32 or not np.any(x_zero_point)):
+        fail('DequantizeLinear', 23, 'V6', 'An int32 x has no zero point (it is supposed to be 0).')
     try:
         return dequantize(x, x_scale, x_zero_point, output_dtype=output_dtype, block_size=block_size, axis=axis)
     except KernelValidationError:
@@ -108,6 +154,18 @@ def dequantize_linear_24(x, x_scale, x_zero_point=None, *, output_dtype=0, block
     x_scale, _t_T2 = check_type('DequantizeLinear', 24, 'x_scale', x_scale, 'T2', _TYPES_24_T2, None)
     if x_zero_point is not None:
         x_zero_point, _t_T1 = check_type('DequantizeLinear', 24, 'x_zero_point', x_zero_point, 'T1', _TYPES_24_T1, _t_T1)
+    if not (block_size >= 0):
+        fail('DequantizeLinear', 24, 'V1', 'block_size is 0 (per-tensor or per-axis quantization) or positive (blocked quantization).')
+    if not (x_zero_point is None or np.shape(x_zero_point) == np.shape(x_scale) or np.size(x_zero_point) == np.size(x_scale) == 1):
+        fail('DequantizeLinear', 24, 'V2', 'x_zero_point has the shape of x_scale (per-tensor, either may be a scalar or a 1-element vector).')
+    if not (block_size > 0 or np.ndim(x_scale) <= 1):
+        fail('DequantizeLinear', 24, 'V3', 'Without block_size, x_scale is a scalar (per-tensor) or a 1-D tensor (per-axis).')
+    if not (block_size > 0 or np.size(x_scale) == 1 or (-x.ndim <= axis < x.ndim and np.shape(x_scale) == (x.shape[axis],))):
+        fail('DequantizeLinear', 24, 'V4', 'Per-axis quantization: axis is in [-r, r-1] and x_scale holds dim(axis) values.')
+    if not (block_size <= 0 or (-x.ndim <= axis < x.ndim and np.ndim(x_scale) == x.ndim and all(n == (-(-d // block_size) if i == axis % x.ndim else d) for i, (n, d) in enumerate(zip(np.shape(x_scale), x.shape))))):
+        fail('DequantizeLinear', 24, 'V5', 'Blocked quantization: axis is in [-r, r-1] and x_scale has the shape of x except dim(axis), which is ceil(dim(axis) / block_size).')
+    if not (x_zero_point is None or x.dtype != np.int32 or not np.any(x_zero_point)):
+        fail('DequantizeLinear', 24, 'V6', 'An int32 x has no zero point (it is supposed to be 0).')
     try:
         return dequantize(x, x_scale, x_zero_point, output_dtype=output_dtype, block_size=block_size, axis=axis)
     except KernelValidationError:
@@ -122,6 +180,18 @@ def dequantize_linear_25(x, x_scale, x_zero_point=None, *, output_dtype=0, block
     x_scale, _t_T2 = check_type('DequantizeLinear', 25, 'x_scale', x_scale, 'T2', _TYPES_25_T2, None)
     if x_zero_point is not None:
         x_zero_point, _t_T1 = check_type('DequantizeLinear', 25, 'x_zero_point', x_zero_point, 'T1', _TYPES_25_T1, _t_T1)
+    if not (block_size >= 0):
+        fail('DequantizeLinear', 25, 'V1', 'block_size is 0 (per-tensor or per-axis quantization) or positive (blocked quantization).')
+    if not (x_zero_point is None or np.shape(x_zero_point) == np.shape(x_scale) or np.size(x_zero_point) == np.size(x_scale) == 1):
+        fail('DequantizeLinear', 25, 'V2', 'x_zero_point has the shape of x_scale (per-tensor, either may be a scalar or a 1-element vector).')
+    if not (block_size > 0 or np.ndim(x_scale) <= 1):
+        fail('DequantizeLinear', 25, 'V3', 'Without block_size, x_scale is a scalar (per-tensor) or a 1-D tensor (per-axis).')
+    if not (block_size > 0 or np.size(x_scale) == 1 or (-x.ndim <= axis < x.ndim and np.shape(x_scale) == (x.shape[axis],))):
+        fail('DequantizeLinear', 25, 'V4', 'Per-axis quantization: axis is in [-r, r-1] and x_scale holds dim(axis) values.')
+    if not (block_size <= 0 or (-x.ndim <= axis < x.ndim and np.ndim(x_scale) == x.ndim and all(n == (-(-d // block_size) if i == axis % x.ndim else d) for i, (n, d) in enumerate(zip(np.shape(x_scale), x.shape))))):
+        fail('DequantizeLinear', 25, 'V5', 'Blocked quantization: axis is in [-r, r-1] and x_scale has the shape of x except dim(axis), which is ceil(dim(axis) / block_size).')
+    if not (x_zero_point is None or x.dtype != np.int32 or not np.any(x_zero_point)):
+        fail('DequantizeLinear', 25, 'V6', 'An int32 x has no zero point (it is supposed to be 0).')
     try:
         return dequantize(x, x_scale, x_zero_point, output_dtype=output_dtype, block_size=block_size, axis=axis)
     except KernelValidationError:
@@ -136,6 +206,18 @@ def dequantize_linear_28(x, x_scale, x_zero_point=None, *, output_dtype=0, block
     x_scale, _t_T2 = check_type('DequantizeLinear', 28, 'x_scale', x_scale, 'T2', _TYPES_28_T2, None)
     if x_zero_point is not None:
         x_zero_point, _t_T1 = check_type('DequantizeLinear', 28, 'x_zero_point', x_zero_point, 'T1', _TYPES_28_T1, _t_T1)
+    if not (block_size >= 0):
+        fail('DequantizeLinear', 28, 'V1', 'block_size is 0 (per-tensor or per-axis quantization) or positive (blocked quantization).')
+    if not (x_zero_point is None or np.shape(x_zero_point) == np.shape(x_scale) or np.size(x_zero_point) == np.size(x_scale) == 1):
+        fail('DequantizeLinear', 28, 'V2', 'x_zero_point has the shape of x_scale (per-tensor, either may be a scalar or a 1-element vector).')
+    if not (block_size > 0 or np.ndim(x_scale) <= 1):
+        fail('DequantizeLinear', 28, 'V3', 'Without block_size, x_scale is a scalar (per-tensor) or a 1-D tensor (per-axis).')
+    if not (block_size > 0 or np.size(x_scale) == 1 or (-x.ndim <= axis < x.ndim and np.shape(x_scale) == (x.shape[axis],))):
+        fail('DequantizeLinear', 28, 'V4', 'Per-axis quantization: axis is in [-r, r-1] and x_scale holds dim(axis) values.')
+    if not (block_size <= 0 or (-x.ndim <= axis < x.ndim and np.ndim(x_scale) == x.ndim and all(n == (-(-d // block_size) if i == axis % x.ndim else d) for i, (n, d) in enumerate(zip(np.shape(x_scale), x.shape))))):
+        fail('DequantizeLinear', 28, 'V5', 'Blocked quantization: axis is in [-r, r-1] and x_scale has the shape of x except dim(axis), which is ceil(dim(axis) / block_size).')
+    if not (x_zero_point is None or x.dtype != np.int32 or not np.any(x_zero_point)):
+        fail('DequantizeLinear', 28, 'V6', 'An int32 x has no zero point (it is supposed to be 0).')
     try:
         return dequantize(x, x_scale, x_zero_point, output_dtype=output_dtype, block_size=block_size, axis=axis)
     except KernelValidationError:

@@ -20,7 +20,9 @@ def det_11(X):
     """Det-11 (same_as 22)."""
     X, _t_T = check_type('Det', 11, 'X', X, 'T', _TYPES_11_T, None)
     try:
-        return as_dtype(np.linalg.det(X), X.dtype)
+        # numpy's linalg has no float16/bfloat16: compute those in float32 and cast back
+        x = X if X.dtype in (np.float32, np.float64) else X.astype(np.float32)
+        return as_dtype(np.linalg.det(x), X.dtype)
     except KernelValidationError:
         raise
     except CORE_ERRORS as exc:  # the compute core cannot take these inputs: report, don't crash
@@ -31,7 +33,9 @@ def det_22(X):
     """Det-22 (python)."""
     X, _t_T = check_type('Det', 22, 'X', X, 'T', _TYPES_22_T, None)
     try:
-        return as_dtype(np.linalg.det(X), X.dtype)
+        # numpy's linalg has no float16/bfloat16: compute those in float32 and cast back
+        x = X if X.dtype in (np.float32, np.float64) else X.astype(np.float32)
+        return as_dtype(np.linalg.det(x), X.dtype)
     except KernelValidationError:
         raise
     except CORE_ERRORS as exc:  # the compute core cannot take these inputs: report, don't crash

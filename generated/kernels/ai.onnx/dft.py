@@ -43,7 +43,7 @@ def dft_20(input, dft_length=None, axis=None, *, inverse=0, onesided=0):
     if axis is not None:
         axis, _ = check_type('DFT', 20, 'axis', axis, 'tensor(int64)', frozenset({'tensor(int64)'}), None)
     try:
-        return dft(input, dft_length, axis, inverse=inverse, onesided=onesided)
+        return dft(input, dft_length, axis, inverse=inverse, onesided=onesided, attr_axis=-2)  # axis defaults to -2
     except KernelValidationError:
         raise
     except CORE_ERRORS as exc:  # the compute core cannot take these inputs: report, don't crash

@@ -27,8 +27,15 @@ def einsum_12(Inputs, *, equation=None):
         Inputs[_i], _t_T = check_type('Einsum', 12, 'Inputs', _v, 'T', _TYPES_12_T, (_t_T if _i else None))
     if equation is None:
         fail('Einsum', 12, 'required-attribute:equation', "attribute 'equation' is required")
+    if not (len(Inputs) == equation.split('->')[0].count(',') + 1):
+        fail('Einsum', 12, 'V1', 'One operand per comma-separated term of the equation.')
+    if not (all(x.ndim == len(t) if '...' not in t else x.ndim >= len(t) - 3 for t, x in zip(equation.replace(' ', '').split('->')[0].split(','), Inputs))):
+        fail('Einsum', 12, 'V2', 'Each operand has one dim per letter of its term (plus the ellipsis dims).')
+    if not (len({x.ndim - len(t) + 3 for t, x in zip(equation.replace(' ', '').split('->')[0].split(','), Inputs) if '...' in t}) <= 1):
+        fail('Einsum', 12, 'V3', 'Every ellipsis represents the same number of dimensions.')
     try:
-        xs = [x.astype(np.float32) if x.dtype.kind == "V" else x for x in Inputs]  # bfloat16: compute in float32
+        # float16 / bfloat16: accumulate in float32 and round once (float16 partial sums overflow early)
+        xs = [x.astype(np.float32) if x.dtype.kind == "V" or x.dtype == np.float16 else x for x in Inputs]
         return as_dtype(np.einsum(equation.replace(" ", ""), *xs), Inputs[0].dtype)
     except KernelValidationError:
         raise
@@ -47,8 +54,15 @@ def einsum_28(Inputs, *, equation=None):
         Inputs[_i], _t_T = check_type('Einsum', 28, 'Inputs', _v, 'T', _TYPES_28_T, (_t_T if _i else None))
     if equation is None:
         fail('Einsum', 28, 'required-attribute:equation', "attribute 'equation' is required")
+    if not (len(Inputs) == equation.split('->')[0].count(',') + 1):
+        fail('Einsum', 28, 'V1', 'One operand per comma-separated term of the equation.')
+    if not (all(x.ndim == len(t) if '...' not in t else x.ndim >= len(t) - 3 for t, x in zip(equation.replace(' ', '').split('->')[0].split(','), Inputs))):
+        fail('Einsum', 28, 'V2', 'Each operand has one dim per letter of its term (plus the ellipsis dims).')
+    if not (len({x.ndim - len(t) + 3 for t, x in zip(equation.replace(' ', '').split('->')[0].split(','), Inputs) if '...' in t}) <= 1):
+        fail('Einsum', 28, 'V3', 'Every ellipsis represents the same number of dimensions.')
     try:
-        xs = [x.astype(np.float32) if x.dtype.kind == "V" else x for x in Inputs]  # bfloat16: compute in float32
+        # float16 / bfloat16: accumulate in float32 and round once (float16 partial sums overflow early)
+        xs = [x.astype(np.float32) if x.dtype.kind == "V" or x.dtype == np.float16 else x for x in Inputs]
         return as_dtype(np.einsum(equation.replace(" ", ""), *xs), Inputs[0].dtype)
     except KernelValidationError:
         raise

@@ -20,6 +20,12 @@ def expand_8(input, shape):
     """Expand-8 (same_as 13)."""
     input, _t_T = check_type('Expand', 8, 'input', input, 'T', _TYPES_8_T, None)
     shape, _ = check_type('Expand', 8, 'shape', shape, 'tensor(int64)', frozenset({'tensor(int64)'}), None)
+    if not (shape.ndim == 1):
+        fail('Expand', 8, 'V1', 'shape is a 1-D tensor.')
+    if not (all(int(s) >= 0 for s in np.ravel(shape))):
+        fail('Expand', 8, 'V2', 'shape holds no negative dimension.')
+    if not (all(a == b or a == 1 or b == 1 for a, b in zip(input.shape[::-1], [int(s) for s in np.ravel(shape)][::-1]))):
+        fail('Expand', 8, 'V3', 'input and shape broadcast: aligned from the right, each pair of dimensions is equal or one of them is 1.')
     try:
         out_shape = np.broadcast_shapes(input.shape, tuple(int(s) for s in shape))
         return np.broadcast_to(input, out_shape).copy()
@@ -33,6 +39,12 @@ def expand_13(input, shape):
     """Expand-13 (python)."""
     input, _t_T = check_type('Expand', 13, 'input', input, 'T', _TYPES_13_T, None)
     shape, _ = check_type('Expand', 13, 'shape', shape, 'tensor(int64)', frozenset({'tensor(int64)'}), None)
+    if not (shape.ndim == 1):
+        fail('Expand', 13, 'V1', 'shape is a 1-D tensor.')
+    if not (all(int(s) >= 0 for s in np.ravel(shape))):
+        fail('Expand', 13, 'V2', 'shape holds no negative dimension.')
+    if not (all(a == b or a == 1 or b == 1 for a, b in zip(input.shape[::-1], [int(s) for s in np.ravel(shape)][::-1]))):
+        fail('Expand', 13, 'V3', 'input and shape broadcast: aligned from the right, each pair of dimensions is equal or one of them is 1.')
     try:
         out_shape = np.broadcast_shapes(input.shape, tuple(int(s) for s in shape))
         return np.broadcast_to(input, out_shape).copy()

@@ -25,6 +25,8 @@ _TYPES_25_T = frozenset(['tensor(uint8)', 'tensor(uint16)', 'tensor(uint32)', 't
 def flatten_1(input, *, axis=1):
     """Flatten-1 (same_as 25)."""
     input, _t_T = check_type('Flatten', 1, 'input', input, 'T', _TYPES_1_T, None)
+    if not (0 <= axis <= input.ndim):
+        fail('Flatten', 1, 'V1', 'axis is within [0, r].')
     try:
         a = axis + input.ndim if axis < 0 else axis
         outer = int(np.prod(input.shape[:a], dtype=np.int64))
@@ -39,6 +41,8 @@ def flatten_1(input, *, axis=1):
 def flatten_9(input, *, axis=1):
     """Flatten-9 (same_as 25)."""
     input, _t_T = check_type('Flatten', 9, 'input', input, 'T', _TYPES_9_T, None)
+    if not (0 <= axis <= input.ndim):
+        fail('Flatten', 9, 'V1', 'axis is within [0, r].')
     try:
         a = axis + input.ndim if axis < 0 else axis
         outer = int(np.prod(input.shape[:a], dtype=np.int64))
@@ -53,6 +57,8 @@ def flatten_9(input, *, axis=1):
 def flatten_11(input, *, axis=1):
     """Flatten-11 (same_as 25)."""
     input, _t_T = check_type('Flatten', 11, 'input', input, 'T', _TYPES_11_T, None)
+    if not (-input.ndim <= axis <= input.ndim):
+        fail('Flatten', 11, 'V1', 'axis is within [-r, r].')
     try:
         a = axis + input.ndim if axis < 0 else axis
         outer = int(np.prod(input.shape[:a], dtype=np.int64))
@@ -67,6 +73,8 @@ def flatten_11(input, *, axis=1):
 def flatten_13(input, *, axis=1):
     """Flatten-13 (same_as 25)."""
     input, _t_T = check_type('Flatten', 13, 'input', input, 'T', _TYPES_13_T, None)
+    if not (-input.ndim <= axis <= input.ndim):
+        fail('Flatten', 13, 'V1', 'axis is within [-r, r].')
     try:
         a = axis + input.ndim if axis < 0 else axis
         outer = int(np.prod(input.shape[:a], dtype=np.int64))
@@ -81,6 +89,8 @@ def flatten_13(input, *, axis=1):
 def flatten_21(input, *, axis=1):
     """Flatten-21 (same_as 25)."""
     input, _t_T = check_type('Flatten', 21, 'input', input, 'T', _TYPES_21_T, None)
+    if not (-input.ndim <= axis <= input.ndim):
+        fail('Flatten', 21, 'V1', 'axis is within [-r, r].')
     try:
         a = axis + input.ndim if axis < 0 else axis
         outer = int(np.prod(input.shape[:a], dtype=np.int64))
@@ -95,6 +105,8 @@ def flatten_21(input, *, axis=1):
 def flatten_23(input, *, axis=1):
     """Flatten-23 (same_as 25)."""
     input, _t_T = check_type('Flatten', 23, 'input', input, 'T', _TYPES_23_T, None)
+    if not (-input.ndim <= axis <= input.ndim):
+        fail('Flatten', 23, 'V1', 'axis is within [-r, r].')
     try:
         a = axis + input.ndim if axis < 0 else axis
         outer = int(np.prod(input.shape[:a], dtype=np.int64))
@@ -109,6 +121,8 @@ def flatten_23(input, *, axis=1):
 def flatten_24(input, *, axis=1):
     """Flatten-24 (same_as 25)."""
     input, _t_T = check_type('Flatten', 24, 'input', input, 'T', _TYPES_24_T, None)
+    if not (-input.ndim <= axis <= input.ndim):
+        fail('Flatten', 24, 'V1', 'axis is within [-r, r].')
     try:
         a = axis + input.ndim if axis < 0 else axis
         outer = int(np.prod(input.shape[:a], dtype=np.int64))
@@ -123,6 +137,8 @@ def flatten_24(input, *, axis=1):
 def flatten_25(input, *, axis=1):
     """Flatten-25 (python)."""
     input, _t_T = check_type('Flatten', 25, 'input', input, 'T', _TYPES_25_T, None)
+    if not (-input.ndim <= axis <= input.ndim):
+        fail('Flatten', 25, 'V1', 'axis is within [-r, r].')
     try:
         a = axis + input.ndim if axis < 0 else axis
         outer = int(np.prod(input.shape[:a], dtype=np.int64))

@@ -24,6 +24,12 @@ def gather_1(data, indices, *, axis=0):
     """Gather-1 (same_as 13)."""
     data, _t_T = check_type('Gather', 1, 'data', data, 'T', _TYPES_1_T, None)
     indices, _t_Tind = check_type('Gather', 1, 'indices', indices, 'Tind', _TYPES_1_Tind, None)
+    if not (data.ndim >= 1):
+        fail('Gather', 1, 'V1', 'data has rank r >= 1.')
+    if not (-data.ndim <= axis < data.ndim):
+        fail('Gather', 1, 'V2', 'axis is in [-r, r-1].')
+    if not (indices.size == 0 or (int(indices.min()) >= -data.shape[axis] and int(indices.max()) < data.shape[axis])):
+        fail('Gather', 1, 'V3', 'Every index is within [-s, s-1], s = data.shape[axis].')
     try:
         return np.take(data, indices.astype(np.int64), axis=axis)
     except KernelValidationError:
@@ -36,6 +42,12 @@ def gather_11(data, indices, *, axis=0):
     """Gather-11 (same_as 13)."""
     data, _t_T = check_type('Gather', 11, 'data', data, 'T', _TYPES_11_T, None)
     indices, _t_Tind = check_type('Gather', 11, 'indices', indices, 'Tind', _TYPES_11_Tind, None)
+    if not (data.ndim >= 1):
+        fail('Gather', 11, 'V1', 'data has rank r >= 1.')
+    if not (-data.ndim <= axis < data.ndim):
+        fail('Gather', 11, 'V2', 'axis is in [-r, r-1].')
+    if not (indices.size == 0 or (int(indices.min()) >= -data.shape[axis] and int(indices.max()) < data.shape[axis])):
+        fail('Gather', 11, 'V3', 'Every index is within [-s, s-1], s = data.shape[axis].')
     try:
         return np.take(data, indices.astype(np.int64), axis=axis)
     except KernelValidationError:
@@ -48,6 +60,12 @@ def gather_13(data, indices, *, axis=0):
     """Gather-13 (python)."""
     data, _t_T = check_type('Gather', 13, 'data', data, 'T', _TYPES_13_T, None)
     indices, _t_Tind = check_type('Gather', 13, 'indices', indices, 'Tind', _TYPES_13_Tind, None)
+    if not (data.ndim >= 1):
+        fail('Gather', 13, 'V1', 'data has rank r >= 1.')
+    if not (-data.ndim <= axis < data.ndim):
+        fail('Gather', 13, 'V2', 'axis is in [-r, r-1].')
+    if not (indices.size == 0 or (int(indices.min()) >= -data.shape[axis] and int(indices.max()) < data.shape[axis])):
+        fail('Gather', 13, 'V3', 'Every index is within [-s, s-1], s = data.shape[axis].')
     try:
         return np.take(data, indices.astype(np.int64), axis=axis)
     except KernelValidationError:

@@ -22,6 +22,12 @@ def gather_elements_11(data, indices, *, axis=0):
     """GatherElements-11 (same_as 13)."""
     data, _t_T = check_type('GatherElements', 11, 'data', data, 'T', _TYPES_11_T, None)
     indices, _t_Tind = check_type('GatherElements', 11, 'indices', indices, 'Tind', _TYPES_11_Tind, None)
+    if not (data.ndim >= 1 and indices.ndim == data.ndim):
+        fail('GatherElements', 11, 'V1', 'data has rank r >= 1; indices has the same rank.')
+    if not (-data.ndim <= axis < data.ndim):
+        fail('GatherElements', 11, 'V2', 'axis is in [-r, r-1].')
+    if not (indices.size == 0 or (int(indices.min()) >= -data.shape[axis] and int(indices.max()) < data.shape[axis])):
+        fail('GatherElements', 11, 'V3', 'Every index is within [-s, s-1], s = data.shape[axis].')
     try:
         idx = np.where(indices < 0, indices + data.shape[axis], indices)
         # the output has the shape of indices: take_along_axis would broadcast a size-1 (or size-0)
@@ -39,6 +45,12 @@ def gather_elements_13(data, indices, *, axis=0):
     """GatherElements-13 (python)."""
     data, _t_T = check_type('GatherElements', 13, 'data', data, 'T', _TYPES_13_T, None)
     indices, _t_Tind = check_type('GatherElements', 13, 'indices', indices, 'Tind', _TYPES_13_Tind, None)
+    if not (data.ndim >= 1 and indices.ndim == data.ndim):
+        fail('GatherElements', 13, 'V1', 'data has rank r >= 1; indices has the same rank.')
+    if not (-data.ndim <= axis < data.ndim):
+        fail('GatherElements', 13, 'V2', 'axis is in [-r, r-1].')
+    if not (indices.size == 0 or (int(indices.min()) >= -data.shape[axis] and int(indices.max()) < data.shape[axis])):
+        fail('GatherElements', 13, 'V3', 'Every index is within [-s, s-1], s = data.shape[axis].')
     try:
         idx = np.where(indices < 0, indices + data.shape[axis], indices)
         # the output has the shape of indices: take_along_axis would broadcast a size-1 (or size-0)

@@ -21,6 +21,12 @@ def gather_nd_11(data, indices):
     """GatherND-11 (python)."""
     data, _t_T = check_type('GatherND', 11, 'data', data, 'T', _TYPES_11_T, None)
     indices, _ = check_type('GatherND', 11, 'indices', indices, 'tensor(int64)', frozenset({'tensor(int64)'}), None)
+    if not (data.ndim >= 1 and indices.ndim >= 1):
+        fail('GatherND', 11, 'V1', 'data and indices have rank >= 1.')
+    if not (1 <= indices.shape[-1] <= data.ndim):
+        fail('GatherND', 11, 'V2', 'indices.shape[-1] is between 1 and r (inclusive).')
+    if not (indices.size == 0 or bool(np.all((indices >= -np.array(data.shape[:indices.shape[-1]], dtype=np.int64)) & (indices < np.array(data.shape[:indices.shape[-1]], dtype=np.int64))))):
+        fail('GatherND', 11, 'V3', 'Every index tuple is within bounds: -data.shape[i] <= indices[..., i] <= data.shape[i] - 1.')
     try:
         batch_dims = 0
         return gather_nd(data, indices, batch_dims)
@@ -34,6 +40,16 @@ def gather_nd_12(data, indices, *, batch_dims=0):
     """GatherND-12 (python)."""
     data, _t_T = check_type('GatherND', 12, 'data', data, 'T', _TYPES_12_T, None)
     indices, _ = check_type('GatherND', 12, 'indices', indices, 'tensor(int64)', frozenset({'tensor(int64)'}), None)
+    if not (data.ndim >= 1 and indices.ndim >= 1):
+        fail('GatherND', 12, 'V1', 'data and indices have rank >= 1.')
+    if not (0 <= batch_dims < min(data.ndim, indices.ndim)):
+        fail('GatherND', 12, 'V2', 'b < min(q, r).')
+    if not (indices.shape[:batch_dims] == data.shape[:batch_dims]):
+        fail('GatherND', 12, 'V3', 'The first b dims of indices and data are equal.')
+    if not (1 <= indices.shape[-1] <= data.ndim - batch_dims):
+        fail('GatherND', 12, 'V4', 'indices.shape[-1] is between 1 and r - b (inclusive).')
+    if not (indices.size == 0 or bool(np.all((indices >= -np.array(data.shape[batch_dims:batch_dims + indices.shape[-1]], dtype=np.int64)) & (indices < np.array(data.shape[batch_dims:batch_dims + indices.shape[-1]], dtype=np.int64))))):
+        fail('GatherND', 12, 'V5', 'Every index tuple is within bounds: -data.shape[i] <= indices[..., i] <= data.shape[i] - 1.')
     try:
         return gather_nd(data, indices, batch_dims)
     except KernelValidationError:
@@ -46,6 +62,16 @@ def gather_nd_13(data, indices, *, batch_dims=0):
     """GatherND-13 (same_as 12)."""
     data, _t_T = check_type('GatherND', 13, 'data', data, 'T', _TYPES_13_T, None)
     indices, _ = check_type('GatherND', 13, 'indices', indices, 'tensor(int64)', frozenset({'tensor(int64)'}), None)
+    if not (data.ndim >= 1 and indices.ndim >= 1):
+        fail('GatherND', 13, 'V1', 'data and indices have rank >= 1.')
+    if not (0 <= batch_dims < min(data.ndim, indices.ndim)):
+        fail('GatherND', 13, 'V2', 'b < min(q, r).')
+    if not (indices.shape[:batch_dims] == data.shape[:batch_dims]):
+        fail('GatherND', 13, 'V3', 'The first b dims of indices and data are equal.')
+    if not (1 <= indices.shape[-1] <= data.ndim - batch_dims):
+        fail('GatherND', 13, 'V4', 'indices.shape[-1] is between 1 and r - b (inclusive).')
+    if not (indices.size == 0 or bool(np.all((indices >= -np.array(data.shape[batch_dims:batch_dims + indices.shape[-1]], dtype=np.int64)) & (indices < np.array(data.shape[batch_dims:batch_dims + indices.shape[-1]], dtype=np.int64))))):
+        fail('GatherND', 13, 'V5', 'Every index tuple is within bounds: -data.shape[i] <= indices[..., i] <= data.shape[i] - 1.')
     try:
         return gather_nd(data, indices, batch_dims)
     except KernelValidationError:

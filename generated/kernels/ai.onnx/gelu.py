@@ -18,6 +18,8 @@ _TYPES_20_T = frozenset(['tensor(float16)', 'tensor(float)', 'tensor(double)', '
 def gelu_20(X, *, approximate='none'):
     """Gelu-20 (python)."""
     X, _t_T = check_type('Gelu', 20, 'X', X, 'T', _TYPES_20_T, None)
+    if approximate is not None:
+        check_domain('Gelu', 20, 'approximate', approximate, ('none', 'tanh'), None, None)
     try:
         if approximate == "tanh":
             y = 0.5 * X * (1 + np.tanh(np.sqrt(2 / np.pi) * (X + 0.044715 * X ** 3)))

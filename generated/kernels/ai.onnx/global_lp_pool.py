@@ -20,6 +20,8 @@ _TYPES_22_T = frozenset(['tensor(bfloat16)', 'tensor(float16)', 'tensor(float)',
 def global_lp_pool_1(X, *, p=2.0):
     """GlobalLpPool-1 (python)."""
     X, _t_T = check_type('GlobalLpPool', 1, 'X', X, 'T', _TYPES_1_T, None)
+    if not (p != 0):
+        fail('GlobalLpPool', 1, 'V1', 'p is not 0: the pooled value is the (1/p)-th power of the sum of |x|^p.')
     try:
         ax = tuple(range(2, X.ndim))
         return as_dtype(np.power(np.sum(np.power(np.abs(X), p), axis=ax, keepdims=True), 1.0 / p), X.dtype)
@@ -32,6 +34,8 @@ def global_lp_pool_1(X, *, p=2.0):
 def global_lp_pool_2(X, *, p=2):
     """GlobalLpPool-2 (same_as 22)."""
     X, _t_T = check_type('GlobalLpPool', 2, 'X', X, 'T', _TYPES_2_T, None)
+    if not (p != 0):
+        fail('GlobalLpPool', 2, 'V1', 'p is not 0: the pooled value is the (1/p)-th power of the sum of |x|^p.')
     try:
         ax = tuple(range(2, X.ndim))
         return as_dtype(np.power(np.sum(np.power(np.abs(X), p), axis=ax, keepdims=True), 1.0 / p), X.dtype)
@@ -44,6 +48,8 @@ def global_lp_pool_2(X, *, p=2):
 def global_lp_pool_22(X, *, p=2):
     """GlobalLpPool-22 (python)."""
     X, _t_T = check_type('GlobalLpPool', 22, 'X', X, 'T', _TYPES_22_T, None)
+    if not (p != 0):
+        fail('GlobalLpPool', 22, 'V1', 'p is not 0: the pooled value is the (1/p)-th power of the sum of |x|^p.')
     try:
         ax = tuple(range(2, X.ndim))
         return as_dtype(np.power(np.sum(np.power(np.abs(X), p), axis=ax, keepdims=True), 1.0 / p), X.dtype)

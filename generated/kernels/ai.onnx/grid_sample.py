@@ -24,6 +24,14 @@ def grid_sample_16(X, grid, *, align_corners=0, padding_mode='zeros', mode='bili
     """GridSample-16 (python)."""
     X, _t_T1 = check_type('GridSample', 16, 'X', X, 'T1', _TYPES_16_T1, None)
     grid, _t_T2 = check_type('GridSample', 16, 'grid', grid, 'T2', _TYPES_16_T2, None)
+    if padding_mode is not None:
+        check_domain('GridSample', 16, 'padding_mode', padding_mode, ('zeros', 'border', 'reflection'), None, None)
+    if mode is not None:
+        check_domain('GridSample', 16, 'mode', mode, ('bilinear', 'nearest', 'bicubic'), None, None)
+    if not (X.ndim == 4 and grid.ndim == 4):
+        fail('GridSample', 16, 'V1', 'X is (N, C, H, W) and grid (N, H_out, W_out, 2): both 4-D.')
+    if not (grid.shape[0] == X.shape[0] and grid.shape[-1] == X.ndim - 2):
+        fail('GridSample', 16, 'V2', 'grid has the batch size of X and one coordinate per spatial axis in its last dimension.')
     try:
         return grid_sample(X, grid, align_corners=align_corners, mode={"bilinear": "linear", "bicubic": "cubic"}.get(mode, mode), padding_mode=padding_mode)
     except KernelValidationError:
@@ -36,6 +44,14 @@ def grid_sample_20(X, grid, *, align_corners=0, padding_mode='zeros', mode='line
     """GridSample-20 (python)."""
     X, _t_T1 = check_type('GridSample', 20, 'X', X, 'T1', _TYPES_20_T1, None)
     grid, _t_T2 = check_type('GridSample', 20, 'grid', grid, 'T2', _TYPES_20_T2, None)
+    if padding_mode is not None:
+        check_domain('GridSample', 20, 'padding_mode', padding_mode, ('zeros', 'border', 'reflection'), None, None)
+    if mode is not None:
+        check_domain('GridSample', 20, 'mode', mode, ('linear', 'nearest', 'cubic'), None, None)
+    if not (X.ndim >= 3 and grid.ndim == X.ndim):
+        fail('GridSample', 20, 'V1', 'X has rank r+2 (r >= 1 spatial axes) and grid the same rank.')
+    if not (grid.shape[0] == X.shape[0] and grid.shape[-1] == X.ndim - 2):
+        fail('GridSample', 20, 'V2', 'grid has the batch size of X and one coordinate per spatial axis in its last dimension.')
     try:
         return grid_sample(X, grid, align_corners=align_corners, mode=mode, padding_mode=padding_mode)
     except KernelValidationError:
@@ -48,6 +64,14 @@ def grid_sample_22(X, grid, *, align_corners=0, padding_mode='zeros', mode='line
     """GridSample-22 (same_as 20)."""
     X, _t_T1 = check_type('GridSample', 22, 'X', X, 'T1', _TYPES_22_T1, None)
     grid, _t_T2 = check_type('GridSample', 22, 'grid', grid, 'T2', _TYPES_22_T2, None)
+    if padding_mode is not None:
+        check_domain('GridSample', 22, 'padding_mode', padding_mode, ('zeros', 'border', 'reflection'), None, None)
+    if mode is not None:
+        check_domain('GridSample', 22, 'mode', mode, ('linear', 'nearest', 'cubic'), None, None)
+    if not (X.ndim >= 3 and grid.ndim == X.ndim):
+        fail('GridSample', 22, 'V1', 'X has rank r+2 (r >= 1 spatial axes) and grid the same rank.')
+    if not (grid.shape[0] == X.shape[0] and grid.shape[-1] == X.ndim - 2):
+        fail('GridSample', 22, 'V2', 'grid has the batch size of X and one coordinate per spatial axis in its last dimension.')
     try:
         return grid_sample(X, grid, align_corners=align_corners, mode=mode, padding_mode=padding_mode)
     except KernelValidationError:

@@ -20,6 +20,8 @@ _TYPES_13_T = frozenset(['tensor(float16)', 'tensor(float)', 'tensor(double)', '
 def hardmax_1(input, *, axis=1):
     """Hardmax-1 (python)."""
     input, _t_T = check_type('Hardmax', 1, 'input', input, 'T', _TYPES_1_T, None)
+    if not (input.ndim == 0 or not -input.ndim <= axis < input.ndim or int(np.prod(input.shape[axis:])) > 0):
+        fail('Hardmax', 1, 'V1', 'The reduced axis is not empty: the dimensions from axis on, which the input is coerced to as the rows of a 2-D matrix, hold at least one element.')
     try:
         return softmax_2d(input, axis, hardmax)
     except KernelValidationError:
@@ -31,6 +33,8 @@ def hardmax_1(input, *, axis=1):
 def hardmax_11(input, *, axis=1):
     """Hardmax-11 (same_as 1)."""
     input, _t_T = check_type('Hardmax', 11, 'input', input, 'T', _TYPES_11_T, None)
+    if not (input.ndim == 0 or not -input.ndim <= axis < input.ndim or int(np.prod(input.shape[axis:])) > 0):
+        fail('Hardmax', 11, 'V1', 'The reduced axis is not empty: the dimensions from axis on, which the input is coerced to as the rows of a 2-D matrix, hold at least one element.')
     try:
         return softmax_2d(input, axis, hardmax)
     except KernelValidationError:
@@ -42,6 +46,8 @@ def hardmax_11(input, *, axis=1):
 def hardmax_13(input, *, axis=-1):
     """Hardmax-13 (python)."""
     input, _t_T = check_type('Hardmax', 13, 'input', input, 'T', _TYPES_13_T, None)
+    if not (input.ndim == 0 or not -input.ndim <= axis < input.ndim or input.shape[axis] > 0):
+        fail('Hardmax', 13, 'V1', 'The reduced axis is not empty (an empty axis has no maximum to mark).')
     try:
         return hardmax(input, axis)
     except KernelValidationError:

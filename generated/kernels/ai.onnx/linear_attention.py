@@ -33,6 +33,16 @@ def linear_attention_27(query, key, value, past_state=None, decay=None, beta=Non
         fail('LinearAttention', 27, 'required-attribute:kv_num_heads', "attribute 'kv_num_heads' is required")
     if q_num_heads is None:
         fail('LinearAttention', 27, 'required-attribute:q_num_heads', "attribute 'q_num_heads' is required")
+    if update_rule is not None:
+        check_domain('LinearAttention', 27, 'update_rule', update_rule, ('linear', 'gated', 'delta', 'gated_delta'), None, None)
+    if not (query.ndim == 3 and key.ndim == 3 and value.ndim == 3):
+        fail('LinearAttention', 27, 'V1', 'query, key and value are 3-D (batch, sequence, heads * head size).')
+    if not (q_num_heads > 0 and kv_num_heads > 0 and q_num_heads % kv_num_heads == 0):
+        fail('LinearAttention', 27, 'V2', 'q_num_heads is a positive multiple of kv_num_heads.')
+    if not (update_rule not in ('gated', 'gated_delta') or decay is not None):
+        fail('LinearAttention', 27, 'V3', "The gated update rules ('gated', 'gated_delta') need decay.")
+    if not (update_rule not in ('delta', 'gated_delta') or beta is not None):
+        fail('LinearAttention', 27, 'V4', "The delta update rules ('delta', 'gated_delta') need beta.")
     try:
         return linear_attention(query, key, value, past_state, decay, beta, chunk_size=chunk_size, kv_num_heads=kv_num_heads, q_num_heads=q_num_heads, scale=scale, update_rule=update_rule)
     except KernelValidationError:

@@ -22,6 +22,14 @@ _TYPES_22_T = frozenset(['tensor(bfloat16)', 'tensor(float16)', 'tensor(float)',
 def lp_pool_1(X, *, p=2.0, pads=None, auto_pad='NOTSET', strides=None, kernel_shape=None):
     """LpPool-1 (python)."""
     X, _t_T = check_type('LpPool', 1, 'X', X, 'T', _TYPES_1_T, None)
+    if auto_pad is not None:
+        check_domain('LpPool', 1, 'auto_pad', auto_pad, ('NOTSET', 'SAME_UPPER', 'SAME_LOWER', 'VALID'), None, None)
+    if not (X.ndim >= 3):
+        fail('LpPool', 1, 'V1', 'X is (N, C, D1, ..., Dn) with n >= 1 spatial axes.')
+    if not (all(a is None or len(a) == X.ndim - 2 for a in (kernel_shape, strides)) and (pads is None or len(pads) == 2 * (X.ndim - 2))):
+        fail('LpPool', 1, 'V2', 'kernel_shape and strides hold one value per spatial axis, pads two: [x1_begin, ..., xn_begin, x1_end, ..., xn_end].')
+    if not (pads is None or (min(pads, default=0) >= 0 and auto_pad in ('NOTSET', b'NOTSET'))):
+        fail('LpPool', 1, 'V3', 'pads are >= 0 and not given with an auto_pad other than NOTSET (the two "cannot be used simultaneously").')
     try:
         return pool(X, "lp", kernel_shape, strides, pads, None, auto_pad, 0, p=p)
     except KernelValidationError:
@@ -33,8 +41,16 @@ def lp_pool_1(X, *, p=2.0, pads=None, auto_pad='NOTSET', strides=None, kernel_sh
 def lp_pool_2(X, *, p=2, pads=None, auto_pad='NOTSET', strides=None, kernel_shape=None):
     """LpPool-2 (python)."""
     X, _t_T = check_type('LpPool', 2, 'X', X, 'T', _TYPES_2_T, None)
+    if auto_pad is not None:
+        check_domain('LpPool', 2, 'auto_pad', auto_pad, ('NOTSET', 'SAME_UPPER', 'SAME_LOWER', 'VALID'), None, None)
     if kernel_shape is None:
         fail('LpPool', 2, 'required-attribute:kernel_shape', "attribute 'kernel_shape' is required")
+    if not (X.ndim >= 3):
+        fail('LpPool', 2, 'V1', 'X is (N, C, D1, ..., Dn) with n >= 1 spatial axes.')
+    if not (all(a is None or len(a) == X.ndim - 2 for a in (kernel_shape, strides)) and (pads is None or len(pads) == 2 * (X.ndim - 2))):
+        fail('LpPool', 2, 'V2', 'kernel_shape and strides hold one value per spatial axis, pads two: [x1_begin, ..., xn_begin, x1_end, ..., xn_end].')
+    if not (pads is None or (min(pads, default=0) >= 0 and auto_pad in ('NOTSET', b'NOTSET'))):
+        fail('LpPool', 2, 'V3', 'pads are >= 0 and not given with an auto_pad other than NOTSET (the two "cannot be used simultaneously").')
     try:
         return pool(X, "lp", kernel_shape, strides, pads, None, auto_pad, 0, p=p)
     except KernelValidationError:
@@ -46,8 +62,16 @@ def lp_pool_2(X, *, p=2, pads=None, auto_pad='NOTSET', strides=None, kernel_shap
 def lp_pool_11(X, *, p=2, pads=None, auto_pad='NOTSET', strides=None, kernel_shape=None):
     """LpPool-11 (same_as 2)."""
     X, _t_T = check_type('LpPool', 11, 'X', X, 'T', _TYPES_11_T, None)
+    if auto_pad is not None:
+        check_domain('LpPool', 11, 'auto_pad', auto_pad, ('NOTSET', 'SAME_UPPER', 'SAME_LOWER', 'VALID'), None, None)
     if kernel_shape is None:
         fail('LpPool', 11, 'required-attribute:kernel_shape', "attribute 'kernel_shape' is required")
+    if not (X.ndim >= 3):
+        fail('LpPool', 11, 'V1', 'X is (N, C, D1, ..., Dn) with n >= 1 spatial axes.')
+    if not (all(a is None or len(a) == X.ndim - 2 for a in (kernel_shape, strides)) and (pads is None or len(pads) == 2 * (X.ndim - 2))):
+        fail('LpPool', 11, 'V2', 'kernel_shape and strides hold one value per spatial axis, pads two: [x1_begin, ..., xn_begin, x1_end, ..., xn_end].')
+    if not (pads is None or (min(pads, default=0) >= 0 and auto_pad in ('NOTSET', b'NOTSET'))):
+        fail('LpPool', 11, 'V3', 'pads are >= 0 and not given with an auto_pad other than NOTSET (the two "cannot be used simultaneously").')
     try:
         return pool(X, "lp", kernel_shape, strides, pads, None, auto_pad, 0, p=p)
     except KernelValidationError:
@@ -59,8 +83,16 @@ def lp_pool_11(X, *, p=2, pads=None, auto_pad='NOTSET', strides=None, kernel_sha
 def lp_pool_18(X, *, p=2, pads=None, auto_pad='NOTSET', ceil_mode=0, dilations=None, strides=None, kernel_shape=None):
     """LpPool-18 (python)."""
     X, _t_T = check_type('LpPool', 18, 'X', X, 'T', _TYPES_18_T, None)
+    if auto_pad is not None:
+        check_domain('LpPool', 18, 'auto_pad', auto_pad, ('NOTSET', 'SAME_UPPER', 'SAME_LOWER', 'VALID'), None, None)
     if kernel_shape is None:
         fail('LpPool', 18, 'required-attribute:kernel_shape', "attribute 'kernel_shape' is required")
+    if not (X.ndim >= 3):
+        fail('LpPool', 18, 'V1', 'X is (N, C, D1, ..., Dn) with n >= 1 spatial axes.')
+    if not (all(a is None or len(a) == X.ndim - 2 for a in (kernel_shape, strides, dilations)) and (pads is None or len(pads) == 2 * (X.ndim - 2))):
+        fail('LpPool', 18, 'V2', 'kernel_shape, strides and dilations hold one value per spatial axis, pads two: [x1_begin, ..., xn_begin, x1_end, ..., xn_end].')
+    if not (pads is None or (min(pads, default=0) >= 0 and auto_pad in ('NOTSET', b'NOTSET'))):
+        fail('LpPool', 18, 'V3', 'pads are >= 0 and not given with an auto_pad other than NOTSET (the two "cannot be used simultaneously").')
     try:
         return pool(X, "lp", kernel_shape, strides, pads, dilations, auto_pad, ceil_mode, p=p)
     except KernelValidationError:
@@ -72,8 +104,16 @@ def lp_pool_18(X, *, p=2, pads=None, auto_pad='NOTSET', ceil_mode=0, dilations=N
 def lp_pool_22(X, *, p=2, pads=None, auto_pad='NOTSET', ceil_mode=0, dilations=None, strides=None, kernel_shape=None):
     """LpPool-22 (same_as 18)."""
     X, _t_T = check_type('LpPool', 22, 'X', X, 'T', _TYPES_22_T, None)
+    if auto_pad is not None:
+        check_domain('LpPool', 22, 'auto_pad', auto_pad, ('NOTSET', 'SAME_UPPER', 'SAME_LOWER', 'VALID'), None, None)
     if kernel_shape is None:
         fail('LpPool', 22, 'required-attribute:kernel_shape', "attribute 'kernel_shape' is required")
+    if not (X.ndim >= 3):
+        fail('LpPool', 22, 'V1', 'X is (N, C, D1, ..., Dn) with n >= 1 spatial axes.')
+    if not (all(a is None or len(a) == X.ndim - 2 for a in (kernel_shape, strides, dilations)) and (pads is None or len(pads) == 2 * (X.ndim - 2))):
+        fail('LpPool', 22, 'V2', 'kernel_shape, strides and dilations hold one value per spatial axis, pads two: [x1_begin, ..., xn_begin, x1_end, ..., xn_end].')
+    if not (pads is None or (min(pads, default=0) >= 0 and auto_pad in ('NOTSET', b'NOTSET'))):
+        fail('LpPool', 22, 'V3', 'pads are >= 0 and not given with an auto_pad other than NOTSET (the two "cannot be used simultaneously").')
     try:
         return pool(X, "lp", kernel_shape, strides, pads, dilations, auto_pad, ceil_mode, p=p)
     except KernelValidationError:

@@ -39,6 +39,26 @@ def lstm_1(X, W, R, B=None, sequence_lens=None, initial_h=None, initial_c=None, 
         initial_c, _t_T = check_type('LSTM', 1, 'initial_c', initial_c, 'T', _TYPES_1_T, _t_T)
     if P is not None:
         P, _t_T = check_type('LSTM', 1, 'P', P, 'T', _TYPES_1_T, _t_T)
+    if direction is not None:
+        check_domain('LSTM', 1, 'direction', direction, ('forward', 'reverse', 'bidirectional'), None, None)
+    if not (X.ndim == 3 and W.ndim == 3 and R.ndim == 3):
+        fail('LSTM', 1, 'V1', 'X is [seq_length, batch_size, input_size]; W and R are 3-D.')
+    if not (W.shape[0] == R.shape[0] == (2 if direction == 'bidirectional' else 1)):
+        fail('LSTM', 1, 'V2', 'W and R hold one set of weights per direction: num_directions is 2 if bidirectional, else 1.')
+    if not (W.shape[1] == R.shape[1] == 4 * R.shape[2] and W.shape[2] == X.shape[2]):
+        fail('LSTM', 1, 'V3', 'W is [num_directions, 4*hidden_size, input_size] and R is [num_directions, 4*hidden_size, hidden_size].')
+    if not (hidden_size is None or hidden_size == R.shape[2]):
+        fail('LSTM', 1, 'V4', 'hidden_size, when given, is the last dim of R.')
+    if not (B is None or B.shape == ((2 if direction == 'bidirectional' else 1), 8 * R.shape[2])):
+        fail('LSTM', 1, 'V5', 'B is [num_directions, 8*hidden_size].')
+    if not (sequence_lens is None or sequence_lens.shape == (X.shape[1],)):
+        fail('LSTM', 1, 'V6', 'sequence_lens is [batch_size].')
+    if not (initial_h is None or initial_h.shape == ((2 if direction == 'bidirectional' else 1), X.shape[1], R.shape[2])):
+        fail('LSTM', 1, 'V7', 'initial_h is [num_directions, batch_size, hidden_size].')
+    if not (initial_c is None or initial_c.shape == ((2 if direction == 'bidirectional' else 1), X.shape[1], R.shape[2])):
+        fail('LSTM', 1, 'V8', 'initial_c is [num_directions, batch_size, hidden_size].')
+    if not (P is None or P.shape == ((2 if direction == 'bidirectional' else 1), 3 * R.shape[2])):
+        fail('LSTM', 1, 'V9', 'P is [num_directions, 3*hidden_size].')
     try:
         return rnn_core("LSTM", X, W, R, B, sequence_lens, initial_h, initial_c, P, activations=activations, activation_alpha=activation_alpha, activation_beta=activation_beta, clip=clip, direction=direction, hidden_size=hidden_size, input_forget=input_forget)
     except KernelValidationError:
@@ -64,6 +84,26 @@ def lstm_7(X, W, R, B=None, sequence_lens=None, initial_h=None, initial_c=None, 
         initial_c, _t_T = check_type('LSTM', 7, 'initial_c', initial_c, 'T', _TYPES_7_T, _t_T)
     if P is not None:
         P, _t_T = check_type('LSTM', 7, 'P', P, 'T', _TYPES_7_T, _t_T)
+    if direction is not None:
+        check_domain('LSTM', 7, 'direction', direction, ('forward', 'reverse', 'bidirectional'), None, None)
+    if not (X.ndim == 3 and W.ndim == 3 and R.ndim == 3):
+        fail('LSTM', 7, 'V1', 'X is [seq_length, batch_size, input_size]; W and R are 3-D.')
+    if not (W.shape[0] == R.shape[0] == (2 if direction == 'bidirectional' else 1)):
+        fail('LSTM', 7, 'V2', 'W and R hold one set of weights per direction: num_directions is 2 if bidirectional, else 1.')
+    if not (W.shape[1] == R.shape[1] == 4 * R.shape[2] and W.shape[2] == X.shape[2]):
+        fail('LSTM', 7, 'V3', 'W is [num_directions, 4*hidden_size, input_size] and R is [num_directions, 4*hidden_size, hidden_size].')
+    if not (hidden_size is None or hidden_size == R.shape[2]):
+        fail('LSTM', 7, 'V4', 'hidden_size, when given, is the last dim of R.')
+    if not (B is None or B.shape == ((2 if direction == 'bidirectional' else 1), 8 * R.shape[2])):
+        fail('LSTM', 7, 'V5', 'B is [num_directions, 8*hidden_size].')
+    if not (sequence_lens is None or sequence_lens.shape == (X.shape[1],)):
+        fail('LSTM', 7, 'V6', 'sequence_lens is [batch_size].')
+    if not (initial_h is None or initial_h.shape == ((2 if direction == 'bidirectional' else 1), X.shape[1], R.shape[2])):
+        fail('LSTM', 7, 'V7', 'initial_h is [num_directions, batch_size, hidden_size].')
+    if not (initial_c is None or initial_c.shape == ((2 if direction == 'bidirectional' else 1), X.shape[1], R.shape[2])):
+        fail('LSTM', 7, 'V8', 'initial_c is [num_directions, batch_size, hidden_size].')
+    if not (P is None or P.shape == ((2 if direction == 'bidirectional' else 1), 3 * R.shape[2])):
+        fail('LSTM', 7, 'V9', 'P is [num_directions, 3*hidden_size].')
     try:
         return rnn_core("LSTM", X, W, R, B, sequence_lens, initial_h, initial_c, P, activations=activations, activation_alpha=activation_alpha, activation_beta=activation_beta, clip=clip, direction=direction, hidden_size=hidden_size, input_forget=input_forget)
     except KernelValidationError:
@@ -89,6 +129,26 @@ def lstm_14(X, W, R, B=None, sequence_lens=None, initial_h=None, initial_c=None,
         initial_c, _t_T = check_type('LSTM', 14, 'initial_c', initial_c, 'T', _TYPES_14_T, _t_T)
     if P is not None:
         P, _t_T = check_type('LSTM', 14, 'P', P, 'T', _TYPES_14_T, _t_T)
+    if direction is not None:
+        check_domain('LSTM', 14, 'direction', direction, ('forward', 'reverse', 'bidirectional'), None, None)
+    if not (X.ndim == 3 and W.ndim == 3 and R.ndim == 3):
+        fail('LSTM', 14, 'V1', 'X is [seq_length, batch_size, input_size] ([batch_size, seq_length, input_size] for layout 1); W and R are 3-D.')
+    if not (W.shape[0] == R.shape[0] == (2 if direction == 'bidirectional' else 1)):
+        fail('LSTM', 14, 'V2', 'W and R hold one set of weights per direction: num_directions is 2 if bidirectional, else 1.')
+    if not (W.shape[1] == R.shape[1] == 4 * R.shape[2] and W.shape[2] == X.shape[2]):
+        fail('LSTM', 14, 'V3', 'W is [num_directions, 4*hidden_size, input_size] and R is [num_directions, 4*hidden_size, hidden_size].')
+    if not (hidden_size is None or hidden_size == R.shape[2]):
+        fail('LSTM', 14, 'V4', 'hidden_size, when given, is the last dim of R.')
+    if not (B is None or B.shape == ((2 if direction == 'bidirectional' else 1), 8 * R.shape[2])):
+        fail('LSTM', 14, 'V5', 'B is [num_directions, 8*hidden_size].')
+    if not (sequence_lens is None or sequence_lens.shape == (X.shape[1 - layout],)):
+        fail('LSTM', 14, 'V6', 'sequence_lens is [batch_size].')
+    if not (initial_h is None or initial_h.shape == ((X.shape[1 - layout], (2 if direction == 'bidirectional' else 1), R.shape[2]) if layout else ((2 if direction == 'bidirectional' else 1), X.shape[1 - layout], R.shape[2]))):
+        fail('LSTM', 14, 'V7', 'initial_h is [num_directions, batch_size, hidden_size] ([batch_size, num_directions, hidden_size] for layout 1).')
+    if not (initial_c is None or initial_c.shape == ((X.shape[1 - layout], (2 if direction == 'bidirectional' else 1), R.shape[2]) if layout else ((2 if direction == 'bidirectional' else 1), X.shape[1 - layout], R.shape[2]))):
+        fail('LSTM', 14, 'V8', 'initial_c is [num_directions, batch_size, hidden_size] ([batch_size, num_directions, hidden_size] for layout 1).')
+    if not (P is None or P.shape == ((2 if direction == 'bidirectional' else 1), 3 * R.shape[2])):
+        fail('LSTM', 14, 'V9', 'P is [num_directions, 3*hidden_size].')
     try:
         return rnn_core("LSTM", X, W, R, B, sequence_lens, initial_h, initial_c, P, activations=activations, activation_alpha=activation_alpha, activation_beta=activation_beta, clip=clip, direction=direction, hidden_size=hidden_size, layout=layout, input_forget=input_forget)
     except KernelValidationError:
@@ -114,6 +174,26 @@ def lstm_22(X, W, R, B=None, sequence_lens=None, initial_h=None, initial_c=None,
         initial_c, _t_T = check_type('LSTM', 22, 'initial_c', initial_c, 'T', _TYPES_22_T, _t_T)
     if P is not None:
         P, _t_T = check_type('LSTM', 22, 'P', P, 'T', _TYPES_22_T, _t_T)
+    if direction is not None:
+        check_domain('LSTM', 22, 'direction', direction, ('forward', 'reverse', 'bidirectional'), None, None)
+    if not (X.ndim == 3 and W.ndim == 3 and R.ndim == 3):
+        fail('LSTM', 22, 'V1', 'X is [seq_length, batch_size, input_size] ([batch_size, seq_length, input_size] for layout 1); W and R are 3-D.')
+    if not (W.shape[0] == R.shape[0] == (2 if direction == 'bidirectional' else 1)):
+        fail('LSTM', 22, 'V2', 'W and R hold one set of weights per direction: num_directions is 2 if bidirectional, else 1.')
+    if not (W.shape[1] == R.shape[1] == 4 * R.shape[2] and W.shape[2] == X.shape[2]):
+        fail('LSTM', 22, 'V3', 'W is [num_directions, 4*hidden_size, input_size] and R is [num_directions, 4*hidden_size, hidden_size].')
+    if not (hidden_size is None or hidden_size == R.shape[2]):
+        fail('LSTM', 22, 'V4', 'hidden_size, when given, is the last dim of R.')
+    if not (B is None or B.shape == ((2 if direction == 'bidirectional' else 1), 8 * R.shape[2])):
+        fail('LSTM', 22, 'V5', 'B is [num_directions, 8*hidden_size].')
+    if not (sequence_lens is None or sequence_lens.shape == (X.shape[1 - layout],)):
+        fail('LSTM', 22, 'V6', 'sequence_lens is [batch_size].')
+    if not (initial_h is None or initial_h.shape == ((X.shape[1 - layout], (2 if direction == 'bidirectional' else 1), R.shape[2]) if layout else ((2 if direction == 'bidirectional' else 1), X.shape[1 - layout], R.shape[2]))):
+        fail('LSTM', 22, 'V7', 'initial_h is [num_directions, batch_size, hidden_size] ([batch_size, num_directions, hidden_size] for layout 1).')
+    if not (initial_c is None or initial_c.shape == ((X.shape[1 - layout], (2 if direction == 'bidirectional' else 1), R.shape[2]) if layout else ((2 if direction == 'bidirectional' else 1), X.shape[1 - layout], R.shape[2]))):
+        fail('LSTM', 22, 'V8', 'initial_c is [num_directions, batch_size, hidden_size] ([batch_size, num_directions, hidden_size] for layout 1).')
+    if not (P is None or P.shape == ((2 if direction == 'bidirectional' else 1), 3 * R.shape[2])):
+        fail('LSTM', 22, 'V9', 'P is [num_directions, 3*hidden_size].')
     try:
         return rnn_core("LSTM", X, W, R, B, sequence_lens, initial_h, initial_c, P, activations=activations, activation_alpha=activation_alpha, activation_beta=activation_beta, clip=clip, direction=direction, hidden_size=hidden_size, layout=layout, input_forget=input_forget)
     except KernelValidationError:

@@ -25,6 +25,16 @@ def mat_mul_integer_10(A, B, a_zero_point=None, b_zero_point=None):
         a_zero_point, _t_T1 = check_type('MatMulInteger', 10, 'a_zero_point', a_zero_point, 'T1', _TYPES_10_T1, _t_T1)
     if b_zero_point is not None:
         b_zero_point, _t_T2 = check_type('MatMulInteger', 10, 'b_zero_point', b_zero_point, 'T2', _TYPES_10_T2, _t_T2)
+    if not (A.ndim >= 1 and B.ndim >= 1):
+        fail('MatMulInteger', 10, 'V1', 'A and B have rank >= 1 (numpy.matmul).')
+    if not (A.shape[-1] == B.shape[0 if B.ndim == 1 else -2]):
+        fail('MatMulInteger', 10, 'V2', 'The contracted dims agree: the last dim of A is the first (1-D) or second-to-last dim of B.')
+    if not (all(p == q or p == 1 or q == 1 for p, q in zip(A.shape[-3::-1], B.shape[-3::-1]))):
+        fail('MatMulInteger', 10, 'V3', 'The batch dims broadcast.')
+    if not (a_zero_point is None or np.size(a_zero_point) == 1 or (A.ndim == 2 and np.shape(a_zero_point) == (A.shape[0],)) or (A.ndim >= 2 and np.shape(a_zero_point) == A.shape[:-1] + (1,))):
+        fail('MatMulInteger', 10, 'V4', 'a_zero_point is per-tensor (a scalar), or per-row: [M] for a 2-D A [M, K], [..., M, 1] for an N-D A [..., M, K].')
+    if not (b_zero_point is None or np.size(b_zero_point) == 1 or (B.ndim == 2 and np.shape(b_zero_point) == (B.shape[1],)) or (B.ndim >= 2 and np.shape(b_zero_point) == B.shape[:-2] + (1, B.shape[-1]))):
+        fail('MatMulInteger', 10, 'V5', 'b_zero_point is per-tensor (a scalar), or per-column: [N] for a 2-D B [K, N], [..., 1, N] for an N-D B [..., K, N].')
     try:
         return matmul_integer(A, B, a_zero_point, b_zero_point)
     except KernelValidationError:

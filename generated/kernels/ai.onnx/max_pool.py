@@ -28,8 +28,16 @@ _TYPES_22_I = frozenset(['tensor(int64)'])
 def max_pool_1(X, *, pads=None, auto_pad='NOTSET', strides=None, kernel_shape=None):
     """MaxPool-1 (python)."""
     X, _t_T = check_type('MaxPool', 1, 'X', X, 'T', _TYPES_1_T, None)
+    if auto_pad is not None:
+        check_domain('MaxPool', 1, 'auto_pad', auto_pad, ('NOTSET', 'SAME_UPPER', 'SAME_LOWER', 'VALID'), None, None)
     if kernel_shape is None:
         fail('MaxPool', 1, 'required-attribute:kernel_shape', "attribute 'kernel_shape' is required")
+    if not (X.ndim >= 3):
+        fail('MaxPool', 1, 'V1', 'X is (N, C, D1, ..., Dn) with n >= 1 spatial axes.')
+    if not (all(a is None or len(a) == X.ndim - 2 for a in (kernel_shape, strides)) and (pads is None or len(pads) == 2 * (X.ndim - 2))):
+        fail('MaxPool', 1, 'V2', 'kernel_shape and strides hold one value per spatial axis, pads two: [x1_begin, ..., xn_begin, x1_end, ..., xn_end].')
+    if not (pads is None or (min(pads, default=0) >= 0 and auto_pad in ('NOTSET', b'NOTSET'))):
+        fail('MaxPool', 1, 'V3', 'pads are >= 0 and not given with an auto_pad other than NOTSET (the two "cannot be used simultaneously").')
     try:
         return pool(X, "max", kernel_shape, strides, pads, None, auto_pad, 0)
     except KernelValidationError:
@@ -41,8 +49,16 @@ def max_pool_1(X, *, pads=None, auto_pad='NOTSET', strides=None, kernel_shape=No
 def max_pool_8(X, *, storage_order=0, pads=None, auto_pad='NOTSET', strides=None, kernel_shape=None):
     """MaxPool-8 (python)."""
     X, _t_T = check_type('MaxPool', 8, 'X', X, 'T', _TYPES_8_T, None)
+    if auto_pad is not None:
+        check_domain('MaxPool', 8, 'auto_pad', auto_pad, ('NOTSET', 'SAME_UPPER', 'SAME_LOWER', 'VALID'), None, None)
     if kernel_shape is None:
         fail('MaxPool', 8, 'required-attribute:kernel_shape', "attribute 'kernel_shape' is required")
+    if not (X.ndim >= 3):
+        fail('MaxPool', 8, 'V1', 'X is (N, C, D1, ..., Dn) with n >= 1 spatial axes.')
+    if not (all(a is None or len(a) == X.ndim - 2 for a in (kernel_shape, strides)) and (pads is None or len(pads) == 2 * (X.ndim - 2))):
+        fail('MaxPool', 8, 'V2', 'kernel_shape and strides hold one value per spatial axis, pads two: [x1_begin, ..., xn_begin, x1_end, ..., xn_end].')
+    if not (pads is None or (min(pads, default=0) >= 0 and auto_pad in ('NOTSET', b'NOTSET'))):
+        fail('MaxPool', 8, 'V3', 'pads are >= 0 and not given with an auto_pad other than NOTSET (the two "cannot be used simultaneously").')
     try:
         return pool(X, "max", kernel_shape, strides, pads, None, auto_pad, 0, storage_order=storage_order, with_indices=True)
     except KernelValidationError:
@@ -54,8 +70,16 @@ def max_pool_8(X, *, storage_order=0, pads=None, auto_pad='NOTSET', strides=None
 def max_pool_10(X, *, storage_order=0, dilations=None, ceil_mode=0, pads=None, auto_pad='NOTSET', strides=None, kernel_shape=None):
     """MaxPool-10 (python)."""
     X, _t_T = check_type('MaxPool', 10, 'X', X, 'T', _TYPES_10_T, None)
+    if auto_pad is not None:
+        check_domain('MaxPool', 10, 'auto_pad', auto_pad, ('NOTSET', 'SAME_UPPER', 'SAME_LOWER', 'VALID'), None, None)
     if kernel_shape is None:
         fail('MaxPool', 10, 'required-attribute:kernel_shape', "attribute 'kernel_shape' is required")
+    if not (X.ndim >= 3):
+        fail('MaxPool', 10, 'V1', 'X is (N, C, D1, ..., Dn) with n >= 1 spatial axes.')
+    if not (all(a is None or len(a) == X.ndim - 2 for a in (kernel_shape, strides, dilations)) and (pads is None or len(pads) == 2 * (X.ndim - 2))):
+        fail('MaxPool', 10, 'V2', 'kernel_shape, strides and dilations hold one value per spatial axis, pads two: [x1_begin, ..., xn_begin, x1_end, ..., xn_end].')
+    if not (pads is None or (min(pads, default=0) >= 0 and auto_pad in ('NOTSET', b'NOTSET'))):
+        fail('MaxPool', 10, 'V3', 'pads are >= 0 and not given with an auto_pad other than NOTSET (the two "cannot be used simultaneously").')
     try:
         return pool(X, "max", kernel_shape, strides, pads, dilations, auto_pad, ceil_mode, storage_order=storage_order, with_indices=True)
     except KernelValidationError:
@@ -67,8 +91,16 @@ def max_pool_10(X, *, storage_order=0, dilations=None, ceil_mode=0, pads=None, a
 def max_pool_11(X, *, storage_order=0, dilations=None, ceil_mode=0, pads=None, auto_pad='NOTSET', strides=None, kernel_shape=None):
     """MaxPool-11 (same_as 10)."""
     X, _t_T = check_type('MaxPool', 11, 'X', X, 'T', _TYPES_11_T, None)
+    if auto_pad is not None:
+        check_domain('MaxPool', 11, 'auto_pad', auto_pad, ('NOTSET', 'SAME_UPPER', 'SAME_LOWER', 'VALID'), None, None)
     if kernel_shape is None:
         fail('MaxPool', 11, 'required-attribute:kernel_shape', "attribute 'kernel_shape' is required")
+    if not (X.ndim >= 3):
+        fail('MaxPool', 11, 'V1', 'X is (N, C, D1, ..., Dn) with n >= 1 spatial axes.')
+    if not (all(a is None or len(a) == X.ndim - 2 for a in (kernel_shape, strides, dilations)) and (pads is None or len(pads) == 2 * (X.ndim - 2))):
+        fail('MaxPool', 11, 'V2', 'kernel_shape, strides and dilations hold one value per spatial axis, pads two: [x1_begin, ..., xn_begin, x1_end, ..., xn_end].')
+    if not (pads is None or (min(pads, default=0) >= 0 and auto_pad in ('NOTSET', b'NOTSET'))):
+        fail('MaxPool', 11, 'V3', 'pads are >= 0 and not given with an auto_pad other than NOTSET (the two "cannot be used simultaneously").')
     try:
         return pool(X, "max", kernel_shape, strides, pads, dilations, auto_pad, ceil_mode, storage_order=storage_order, with_indices=True)
     except KernelValidationError:
@@ -80,8 +112,16 @@ def max_pool_11(X, *, storage_order=0, dilations=None, ceil_mode=0, pads=None, a
 def max_pool_12(X, *, storage_order=0, dilations=None, ceil_mode=0, pads=None, auto_pad='NOTSET', strides=None, kernel_shape=None):
     """MaxPool-12 (same_as 10)."""
     X, _t_T = check_type('MaxPool', 12, 'X', X, 'T', _TYPES_12_T, None)
+    if auto_pad is not None:
+        check_domain('MaxPool', 12, 'auto_pad', auto_pad, ('NOTSET', 'SAME_UPPER', 'SAME_LOWER', 'VALID'), None, None)
     if kernel_shape is None:
         fail('MaxPool', 12, 'required-attribute:kernel_shape', "attribute 'kernel_shape' is required")
+    if not (X.ndim >= 3):
+        fail('MaxPool', 12, 'V1', 'X is (N, C, D1, ..., Dn) with n >= 1 spatial axes.')
+    if not (all(a is None or len(a) == X.ndim - 2 for a in (kernel_shape, strides, dilations)) and (pads is None or len(pads) == 2 * (X.ndim - 2))):
+        fail('MaxPool', 12, 'V2', 'kernel_shape, strides and dilations hold one value per spatial axis, pads two: [x1_begin, ..., xn_begin, x1_end, ..., xn_end].')
+    if not (pads is None or (min(pads, default=0) >= 0 and auto_pad in ('NOTSET', b'NOTSET'))):
+        fail('MaxPool', 12, 'V3', 'pads are >= 0 and not given with an auto_pad other than NOTSET (the two "cannot be used simultaneously").')
     try:
         return pool(X, "max", kernel_shape, strides, pads, dilations, auto_pad, ceil_mode, storage_order=storage_order, with_indices=True)
     except KernelValidationError:
@@ -93,8 +133,16 @@ def max_pool_12(X, *, storage_order=0, dilations=None, ceil_mode=0, pads=None, a
 def max_pool_22(X, *, storage_order=0, dilations=None, ceil_mode=0, pads=None, auto_pad='NOTSET', strides=None, kernel_shape=None):
     """MaxPool-22 (same_as 10)."""
     X, _t_T = check_type('MaxPool', 22, 'X', X, 'T', _TYPES_22_T, None)
+    if auto_pad is not None:
+        check_domain('MaxPool', 22, 'auto_pad', auto_pad, ('NOTSET', 'SAME_UPPER', 'SAME_LOWER', 'VALID'), None, None)
     if kernel_shape is None:
         fail('MaxPool', 22, 'required-attribute:kernel_shape', "attribute 'kernel_shape' is required")
+    if not (X.ndim >= 3):
+        fail('MaxPool', 22, 'V1', 'X is (N, C, D1, ..., Dn) with n >= 1 spatial axes.')
+    if not (all(a is None or len(a) == X.ndim - 2 for a in (kernel_shape, strides, dilations)) and (pads is None or len(pads) == 2 * (X.ndim - 2))):
+        fail('MaxPool', 22, 'V2', 'kernel_shape, strides and dilations hold one value per spatial axis, pads two: [x1_begin, ..., xn_begin, x1_end, ..., xn_end].')
+    if not (pads is None or (min(pads, default=0) >= 0 and auto_pad in ('NOTSET', b'NOTSET'))):
+        fail('MaxPool', 22, 'V3', 'pads are >= 0 and not given with an auto_pad other than NOTSET (the two "cannot be used simultaneously").')
     try:
         return pool(X, "max", kernel_shape, strides, pads, dilations, auto_pad, ceil_mode, storage_order=storage_order, with_indices=True)
     except KernelValidationError:

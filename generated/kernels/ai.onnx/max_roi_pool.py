@@ -22,6 +22,14 @@ def max_roi_pool_1(X, rois, *, spatial_scale=1.0, pooled_shape=None):
     rois, _t_T = check_type('MaxRoiPool', 1, 'rois', rois, 'T', _TYPES_1_T, _t_T)
     if pooled_shape is None:
         fail('MaxRoiPool', 1, 'required-attribute:pooled_shape', "attribute 'pooled_shape' is required")
+    if not (X.ndim == 4):
+        fail('MaxRoiPool', 1, 'V1', 'X is a 4-D feature map (N, C, H, W).')
+    if not (rois.ndim == 2 and rois.shape[1] == 5):
+        fail('MaxRoiPool', 1, 'V2', 'rois is (num_rois, 5): [batch_id, x1, y1, x2, y2] rows.')
+    if not (rois.shape[0] == 0 or (np.all(rois[:, 0] >= 0) and np.all(rois[:, 0] < X.shape[0]))):
+        fail('MaxRoiPool', 1, 'V3', 'Each batch_id names an image of X: 0 <= batch_id < N.')
+    if not (len(pooled_shape) == 2):
+        fail('MaxRoiPool', 1, 'V4', 'pooled_shape is (height, width).')
     try:
         return max_roi_pool(X, rois, spatial_scale=spatial_scale, pooled_shape=pooled_shape)
     except KernelValidationError:
@@ -36,6 +44,14 @@ def max_roi_pool_22(X, rois, *, spatial_scale=1.0, pooled_shape=None):
     rois, _t_T = check_type('MaxRoiPool', 22, 'rois', rois, 'T', _TYPES_22_T, _t_T)
     if pooled_shape is None:
         fail('MaxRoiPool', 22, 'required-attribute:pooled_shape', "attribute 'pooled_shape' is required")
+    if not (X.ndim == 4):
+        fail('MaxRoiPool', 22, 'V1', 'X is a 4-D feature map (N, C, H, W).')
+    if not (rois.ndim == 2 and rois.shape[1] == 5):
+        fail('MaxRoiPool', 22, 'V2', 'rois is (num_rois, 5): [batch_id, x1, y1, x2, y2] rows.')
+    if not (rois.shape[0] == 0 or (np.all(rois[:, 0] >= 0) and np.all(rois[:, 0] < X.shape[0]))):
+        fail('MaxRoiPool', 22, 'V3', 'Each batch_id names an image of X: 0 <= batch_id < N.')
+    if not (len(pooled_shape) == 2):
+        fail('MaxRoiPool', 22, 'V4', 'pooled_shape is (height, width).')
     try:
         return max_roi_pool(X, rois, spatial_scale=spatial_scale, pooled_shape=pooled_shape)
     except KernelValidationError:

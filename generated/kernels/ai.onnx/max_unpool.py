@@ -28,6 +28,16 @@ def max_unpool_9(X, I, output_shape=None, *, pads=None, strides=None, kernel_sha
         output_shape, _t_T2 = check_type('MaxUnpool', 9, 'output_shape', output_shape, 'T2', _TYPES_9_T2, _t_T2)
     if kernel_shape is None:
         fail('MaxUnpool', 9, 'required-attribute:kernel_shape', "attribute 'kernel_shape' is required")
+    if not (X.ndim >= 3 and I.shape == X.shape):
+        fail('MaxUnpool', 9, 'V1', "X is (N, C, D1, ..., Dn) with n >= 1 spatial axes and I has X's shape.")
+    if not (all(a is None or len(a) == X.ndim - 2 for a in (kernel_shape, strides)) and (pads is None or len(pads) == 2 * (X.ndim - 2))):
+        fail('MaxUnpool', 9, 'V2', 'kernel_shape and strides hold one value per spatial axis, pads two: [x1_begin, ..., xn_begin, x1_end, ..., xn_end].')
+    if not (pads is None or min(pads, default=0) >= 0):
+        fail('MaxUnpool', 9, 'V3', 'pads are >= 0.')
+    if not (output_shape is None or (np.ndim(output_shape) == 1 and output_shape.shape[0] == X.ndim)):
+        fail('MaxUnpool', 9, 'V4', "output_shape is the output's full shape: 1-D with one value per dimension of X.")
+    if not (I.size == 0 or (int(I.min()) >= 0 and int(I.max()) < X.shape[0] * X.shape[1] * int(np.prod([(X.shape[2 + i] - 1) * (strides[i] if strides else 1) + kernel_shape[i] - ((pads[i] + pads[i + X.ndim - 2]) if pads else 0) for i in range(X.ndim - 2)])))):
+        fail('MaxUnpool', 9, 'V5', "I holds flat indices in [0, N x C x D1 x ... x Dn) of the unpooled shape the attributes give, Di = (in - 1) * stride + kernel - pads (an output_shape larger than it pads zeros at the end, as onnx's reference and node tests read it).")
     try:
         return max_unpool(X, I, output_shape, pads=pads, strides=strides, kernel_shape=kernel_shape)
     except KernelValidationError:
@@ -44,6 +54,16 @@ def max_unpool_11(X, I, output_shape=None, *, pads=None, strides=None, kernel_sh
         output_shape, _t_T2 = check_type('MaxUnpool', 11, 'output_shape', output_shape, 'T2', _TYPES_11_T2, _t_T2)
     if kernel_shape is None:
         fail('MaxUnpool', 11, 'required-attribute:kernel_shape', "attribute 'kernel_shape' is required")
+    if not (X.ndim >= 3 and I.shape == X.shape):
+        fail('MaxUnpool', 11, 'V1', "X is (N, C, D1, ..., Dn) with n >= 1 spatial axes and I has X's shape.")
+    if not (all(a is None or len(a) == X.ndim - 2 for a in (kernel_shape, strides)) and (pads is None or len(pads) == 2 * (X.ndim - 2))):
+        fail('MaxUnpool', 11, 'V2', 'kernel_shape and strides hold one value per spatial axis, pads two: [x1_begin, ..., xn_begin, x1_end, ..., xn_end].')
+    if not (pads is None or min(pads, default=0) >= 0):
+        fail('MaxUnpool', 11, 'V3', 'pads are >= 0.')
+    if not (output_shape is None or (np.ndim(output_shape) == 1 and output_shape.shape[0] == X.ndim)):
+        fail('MaxUnpool', 11, 'V4', "output_shape is the output's full shape: 1-D with one value per dimension of X.")
+    if not (I.size == 0 or (int(I.min()) >= 0 and int(I.max()) < X.shape[0] * X.shape[1] * int(np.prod([(X.shape[2 + i] - 1) * (strides[i] if strides else 1) + kernel_shape[i] - ((pads[i] + pads[i + X.ndim - 2]) if pads else 0) for i in range(X.ndim - 2)])))):
+        fail('MaxUnpool', 11, 'V5', "I holds flat indices in [0, N x C x D1 x ... x Dn) of the unpooled shape the attributes give, Di = (in - 1) * stride + kernel - pads (an output_shape larger than it pads zeros at the end, as onnx's reference and node tests read it).")
     try:
         return max_unpool(X, I, output_shape, pads=pads, strides=strides, kernel_shape=kernel_shape)
     except KernelValidationError:
@@ -60,6 +80,16 @@ def max_unpool_22(X, I, output_shape=None, *, pads=None, strides=None, kernel_sh
         output_shape, _t_T2 = check_type('MaxUnpool', 22, 'output_shape', output_shape, 'T2', _TYPES_22_T2, _t_T2)
     if kernel_shape is None:
         fail('MaxUnpool', 22, 'required-attribute:kernel_shape', "attribute 'kernel_shape' is required")
+    if not (X.ndim >= 3 and I.shape == X.shape):
+        fail('MaxUnpool', 22, 'V1', "X is (N, C, D1, ..., Dn) with n >= 1 spatial axes and I has X's shape.")
+    if not (all(a is None or len(a) == X.ndim - 2 for a in (kernel_shape, strides)) and (pads is None or len(pads) == 2 * (X.ndim - 2))):
+        fail('MaxUnpool', 22, 'V2', 'kernel_shape and strides hold one value per spatial axis, pads two: [x1_begin, ..., xn_begin, x1_end, ..., xn_end].')
+    if not (pads is None or min(pads, default=0) >= 0):
+        fail('MaxUnpool', 22, 'V3', 'pads are >= 0.')
+    if not (output_shape is None or (np.ndim(output_shape) == 1 and output_shape.shape[0] == X.ndim)):
+        fail('MaxUnpool', 22, 'V4', "output_shape is the output's full shape: 1-D with one value per dimension of X.")
+    if not (I.size == 0 or (int(I.min()) >= 0 and int(I.max()) < X.shape[0] * X.shape[1] * int(np.prod([(X.shape[2 + i] - 1) * (strides[i] if strides else 1) + kernel_shape[i] - ((pads[i] + pads[i + X.ndim - 2]) if pads else 0) for i in range(X.ndim - 2)])))):
+        fail('MaxUnpool', 22, 'V5', "I holds flat indices in [0, N x C x D1 x ... x Dn) of the unpooled shape the attributes give, Di = (in - 1) * stride + kernel - pads (an output_shape larger than it pads zeros at the end, as onnx's reference and node tests read it).")
     try:
         return max_unpool(X, I, output_shape, pads=pads, strides=strides, kernel_shape=kernel_shape)
     except KernelValidationError:

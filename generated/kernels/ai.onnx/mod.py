@@ -23,6 +23,8 @@ def mod_10(A, B, *, fmod=0):
     B, _t_T = check_type('Mod', 10, 'B', B, 'T', _TYPES_10_T, _t_T)
     if not (not (np.asarray(B).dtype.kind in 'iu' and np.any(np.asarray(B) == 0))):
         fail('Mod', 10, 'V1', 'For integer types B has no zero: integer modulo by zero is undefined.')
+    if not (fmod == 1 or np.asarray(A).dtype.kind in 'iu'):
+        fail('Mod', 10, 'V2', 'For floating-point inputs the `fmod` attribute must be set to 1.')
     try:
         if fmod:
             return as_dtype(np.fmod(A, B), A.dtype)
@@ -39,6 +41,8 @@ def mod_13(A, B, *, fmod=0):
     B, _t_T = check_type('Mod', 13, 'B', B, 'T', _TYPES_13_T, _t_T)
     if not (not (np.asarray(B).dtype.kind in 'iu' and np.any(np.asarray(B) == 0))):
         fail('Mod', 13, 'V1', 'For integer types B has no zero: integer modulo by zero is undefined.')
+    if not (fmod == 1 or np.asarray(A).dtype.kind in 'iu'):
+        fail('Mod', 13, 'V2', 'For floating-point inputs the `fmod` attribute must be set to 1.')
     try:
         if fmod:
             return as_dtype(np.fmod(A, B), A.dtype)

@@ -26,6 +26,16 @@ def negative_log_likelihood_loss_12(input, target, weight=None, *, ignore_index=
     target, _t_Tind = check_type('NegativeLogLikelihoodLoss', 12, 'target', target, 'Tind', _TYPES_12_Tind, None)
     if weight is not None:
         weight, _t_T = check_type('NegativeLogLikelihoodLoss', 12, 'weight', weight, 'T', _TYPES_12_T, _t_T)
+    if reduction is not None:
+        check_domain('NegativeLogLikelihoodLoss', 12, 'reduction', reduction, ('none', 'sum', 'mean'), None, None)
+    if not (input.ndim >= 2):
+        fail('NegativeLogLikelihoodLoss', 12, 'V1', 'input is (N, C, d1, ..., dk): rank 2 or more.')
+    if not (tuple(target.shape) == tuple(input.shape[:1]) + tuple(input.shape[2:])):
+        fail('NegativeLogLikelihoodLoss', 12, 'V2', 'target is (N, d1, ..., dk): the shape of input without its class dimension C.')
+    if not (weight is None or tuple(weight.shape) == (input.shape[1],)):
+        fail('NegativeLogLikelihoodLoss', 12, 'V3', 'weight, when given, is 1-D with one weight per class: shape (C,).')
+    if not (bool(np.all((target >= 0) & (target < input.shape[1]) | (ignore_index is not None and target == ignore_index)))):
+        fail('NegativeLogLikelihoodLoss', 12, 'V4', 'Every value of target is a class index in [0, C) or equals ignore_index.')
     try:
         return nll_loss(input, target, weight, ignore_index=ignore_index, reduction=reduction)
     except KernelValidationError:
@@ -40,6 +50,16 @@ def negative_log_likelihood_loss_13(input, target, weight=None, *, ignore_index=
     target, _t_Tind = check_type('NegativeLogLikelihoodLoss', 13, 'target', target, 'Tind', _TYPES_13_Tind, None)
     if weight is not None:
         weight, _t_T = check_type('NegativeLogLikelihoodLoss', 13, 'weight', weight, 'T', _TYPES_13_T, _t_T)
+    if reduction is not None:
+        check_domain('NegativeLogLikelihoodLoss', 13, 'reduction', reduction, ('none', 'sum', 'mean'), None, None)
+    if not (input.ndim >= 2):
+        fail('NegativeLogLikelihoodLoss', 13, 'V1', 'input is (N, C, d1, ..., dk): rank 2 or more.')
+    if not (tuple(target.shape) == tuple(input.shape[:1]) + tuple(input.shape[2:])):
+        fail('NegativeLogLikelihoodLoss', 13, 'V2', 'target is (N, d1, ..., dk): the shape of input without its class dimension C.')
+    if not (weight is None or tuple(weight.shape) == (input.shape[1],)):
+        fail('NegativeLogLikelihoodLoss', 13, 'V3', 'weight, when given, is 1-D with one weight per class: shape (C,).')
+    if not (bool(np.all((target >= 0) & (target < input.shape[1]) | (ignore_index is not None and target == ignore_index)))):
+        fail('NegativeLogLikelihoodLoss', 13, 'V4', 'Every value of target is a class index in [0, C) or equals ignore_index.')
     try:
         return nll_loss(input, target, weight, ignore_index=ignore_index, reduction=reduction)
     except KernelValidationError:
@@ -54,6 +74,16 @@ def negative_log_likelihood_loss_22(input, target, weight=None, *, ignore_index=
     target, _t_Tind = check_type('NegativeLogLikelihoodLoss', 22, 'target', target, 'Tind', _TYPES_22_Tind, None)
     if weight is not None:
         weight, _t_T = check_type('NegativeLogLikelihoodLoss', 22, 'weight', weight, 'T', _TYPES_22_T, _t_T)
+    if reduction is not None:
+        check_domain('NegativeLogLikelihoodLoss', 22, 'reduction', reduction, ('none', 'sum', 'mean'), None, None)
+    if not (input.ndim >= 2):
+        fail('NegativeLogLikelihoodLoss', 22, 'V1', 'input is (N, C, d1, ..., dk): rank 2 or more.')
+    if not (tuple(target.shape) == tuple(input.shape[:1]) + tuple(input.shape[2:])):
+        fail('NegativeLogLikelihoodLoss', 22, 'V2', 'target is (N, d1, ..., dk): the shape of input without its class dimension C.')
+    if not (weight is None or tuple(weight.shape) == (input.shape[1],)):
+        fail('NegativeLogLikelihoodLoss', 22, 'V3', 'weight, when given, is 1-D with one weight per class: shape (C,).')
+    if not (bool(np.all((target >= 0) & (target < input.shape[1]) | (ignore_index is not None and target == ignore_index)))):
+        fail('NegativeLogLikelihoodLoss', 22, 'V4', 'Every value of target is a class index in [0, C) or equals ignore_index.')
     try:
         return nll_loss(input, target, weight, ignore_index=ignore_index, reduction=reduction)
     except KernelValidationError:

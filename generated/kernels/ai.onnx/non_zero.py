@@ -20,7 +20,9 @@ def non_zero_9(X):
     """NonZero-9 (same_as 13)."""
     X, _t_T = check_type('NonZero', 9, 'X', X, 'T', _TYPES_9_T, None)
     try:
-        return np.array(np.nonzero(X), dtype=np.int64).reshape(X.ndim, -1)
+        # a 0-d X is read as 1-D (numpy's historic nonzero, ONNX's reference and onnxruntime): shape (1, n)
+        X1 = np.atleast_1d(X)
+        return np.array(np.nonzero(X1), dtype=np.int64).reshape(X1.ndim, -1)
     except KernelValidationError:
         raise
     except CORE_ERRORS as exc:  # the compute core cannot take these inputs: report, don't crash
@@ -31,7 +33,9 @@ def non_zero_13(X):
     """NonZero-13 (python)."""
     X, _t_T = check_type('NonZero', 13, 'X', X, 'T', _TYPES_13_T, None)
     try:
-        return np.array(np.nonzero(X), dtype=np.int64).reshape(X.ndim, -1)
+        # a 0-d X is read as 1-D (numpy's historic nonzero, ONNX's reference and onnxruntime): shape (1, n)
+        X1 = np.atleast_1d(X)
+        return np.array(np.nonzero(X1), dtype=np.int64).reshape(X1.ndim, -1)
     except KernelValidationError:
         raise
     except CORE_ERRORS as exc:  # the compute core cannot take these inputs: report, don't crash

@@ -32,6 +32,8 @@ def one_hot_9(indices, depth, values, *, axis=-1):
         fail('OneHot', 9, 'V1', 'values is a two-element 1-D tensor [off_value, on_value].')
     if not (np.size(depth) == 1 and np.asarray(depth).astype(np.float64).reshape(-1)[0] >= 1):
         fail('OneHot', 9, 'V2', 'depth is one element (a scalar or a 1-element tensor) giving a positive number of classes.')
+    if not (indices.ndim >= 1 and -indices.ndim - 1 <= axis <= indices.ndim):
+        fail('OneHot', 9, 'V3', 'indices has rank r >= 1 (ONNX inference rejects a scalar); axis is in [-r-1, r].')
     try:
         depth_ = int(np.asarray(depth).reshape(-1)[0])
         idx = np.asarray(indices).astype(np.int64)
@@ -58,6 +60,8 @@ def one_hot_11(indices, depth, values, *, axis=-1):
         fail('OneHot', 11, 'V1', 'values is a two-element 1-D tensor [off_value, on_value].')
     if not (np.size(depth) == 1 and np.asarray(depth).astype(np.float64).reshape(-1)[0] >= 1):
         fail('OneHot', 11, 'V2', 'depth is one element (a scalar or a 1-element tensor) giving a positive number of classes.')
+    if not (indices.ndim >= 1 and -indices.ndim - 1 <= axis <= indices.ndim):
+        fail('OneHot', 11, 'V3', 'indices has rank r >= 1 (ONNX inference rejects a scalar); axis is in [-r-1, r].')
     try:
         depth_ = int(np.asarray(depth).reshape(-1)[0])
         idx = np.asarray(indices).astype(np.int64)
@@ -84,6 +88,8 @@ def one_hot_28(indices, depth, values, *, axis=-1):
         fail('OneHot', 28, 'V1', 'values is a two-element 1-D tensor [off_value, on_value].')
     if not (np.size(depth) == 1 and np.asarray(depth).astype(np.float64).reshape(-1)[0] >= 1):
         fail('OneHot', 28, 'V2', 'depth is one element (a scalar or a 1-element tensor) giving a positive number of classes.')
+    if not (indices.ndim >= 1 and -indices.ndim - 1 <= axis <= indices.ndim):
+        fail('OneHot', 28, 'V3', 'indices has rank r >= 1 (ONNX inference rejects a scalar); axis is in [-r-1, r].')
     try:
         depth_ = int(np.asarray(depth).reshape(-1)[0])
         idx = np.asarray(indices).astype(np.int64)

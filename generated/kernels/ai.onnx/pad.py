@@ -33,8 +33,14 @@ _TYPES_25_Tind = frozenset(['tensor(int32)', 'tensor(int64)'])
 def pad_1(data, *, value=0.0, mode='constant', paddings=None):
     """Pad-1 (python)."""
     data, _t_T = check_type('Pad', 1, 'data', data, 'T', _TYPES_1_T, None)
+    if mode is not None:
+        check_domain('Pad', 1, 'mode', mode, ('constant', 'reflect', 'edge'), None, None)
     if paddings is None:
         fail('Pad', 1, 'required-attribute:paddings', "attribute 'paddings' is required")
+    if not (np.size(paddings) == 2 * data.ndim):
+        fail('Pad', 1, 'V1', 'paddings holds a begin and an end count per axis of data.')
+    if not (all(-min(int(np.ravel(paddings)[i]), 0) - min(int(np.ravel(paddings)[i + data.ndim]), 0) <= data.shape[i] for i in range(data.ndim))):
+        fail('Pad', 1, 'V2', 'Negative pads remove elements: never more than the axis holds.')
     try:
         return pad_core(data, paddings, value, mode, None)
     except KernelValidationError:
@@ -46,8 +52,14 @@ def pad_1(data, *, value=0.0, mode='constant', paddings=None):
 def pad_2(data, *, value=0.0, mode='constant', pads=None):
     """Pad-2 (python)."""
     data, _t_T = check_type('Pad', 2, 'data', data, 'T', _TYPES_2_T, None)
+    if mode is not None:
+        check_domain('Pad', 2, 'mode', mode, ('constant', 'reflect', 'edge'), None, None)
     if pads is None:
         fail('Pad', 2, 'required-attribute:pads', "attribute 'pads' is required")
+    if not (np.size(pads) == 2 * data.ndim):
+        fail('Pad', 2, 'V1', 'pads holds a begin and an end count per axis of data.')
+    if not (all(-min(int(np.ravel(pads)[i]), 0) - min(int(np.ravel(pads)[i + data.ndim]), 0) <= data.shape[i] for i in range(data.ndim))):
+        fail('Pad', 2, 'V2', 'Negative pads remove elements: never more than the axis holds.')
     try:
         return pad_core(data, pads, value, mode, None)
     except KernelValidationError:
@@ -62,6 +74,16 @@ def pad_11(data, pads, constant_value=None, *, mode='constant'):
     pads, _ = check_type('Pad', 11, 'pads', pads, 'tensor(int64)', frozenset({'tensor(int64)'}), None)
     if constant_value is not None:
         constant_value, _t_T = check_type('Pad', 11, 'constant_value', constant_value, 'T', _TYPES_11_T, _t_T)
+    if mode is not None:
+        check_domain('Pad', 11, 'mode', mode, ('constant', 'reflect', 'edge'), None, None)
+    if not (pads.ndim == 1):
+        fail('Pad', 11, 'V1', 'pads is a 1-D tensor.')
+    if not (np.size(pads) == 2 * data.ndim):
+        fail('Pad', 11, 'V2', 'pads holds a begin and an end count per axis of data.')
+    if not (all(-min(int(np.ravel(pads)[i]), 0) - min(int(np.ravel(pads)[i + data.ndim]), 0) <= data.shape[i] for i in range(data.ndim))):
+        fail('Pad', 11, 'V3', 'Negative pads remove elements: never more than the axis holds.')
+    if not (constant_value is None or np.size(constant_value) == 1):
+        fail('Pad', 11, 'V4', 'constant_value is a single value.')
     try:
         return pad_core(data, pads, constant_value, mode, None)
     except KernelValidationError:
@@ -76,6 +98,16 @@ def pad_13(data, pads, constant_value=None, *, mode='constant'):
     pads, _ = check_type('Pad', 13, 'pads', pads, 'tensor(int64)', frozenset({'tensor(int64)'}), None)
     if constant_value is not None:
         constant_value, _t_T = check_type('Pad', 13, 'constant_value', constant_value, 'T', _TYPES_13_T, _t_T)
+    if mode is not None:
+        check_domain('Pad', 13, 'mode', mode, ('constant', 'reflect', 'edge'), None, None)
+    if not (pads.ndim == 1):
+        fail('Pad', 13, 'V1', 'pads is a 1-D tensor.')
+    if not (np.size(pads) == 2 * data.ndim):
+        fail('Pad', 13, 'V2', 'pads holds a begin and an end count per axis of data.')
+    if not (all(-min(int(np.ravel(pads)[i]), 0) - min(int(np.ravel(pads)[i + data.ndim]), 0) <= data.shape[i] for i in range(data.ndim))):
+        fail('Pad', 13, 'V3', 'Negative pads remove elements: never more than the axis holds.')
+    if not (constant_value is None or np.size(constant_value) == 1):
+        fail('Pad', 13, 'V4', 'constant_value is a single value.')
     try:
         return pad_core(data, pads, constant_value, mode, None)
     except KernelValidationError:
@@ -94,6 +126,18 @@ def pad_18(data, pads, constant_value=None, axes=None, *, mode='constant'):
         axes, _t_Tind = check_type('Pad', 18, 'axes', axes, 'Tind', _TYPES_18_Tind, None)
     else:
         _t_Tind = None
+    if mode is not None:
+        check_domain('Pad', 18, 'mode', mode, ('constant', 'reflect', 'edge'), None, None)
+    if not (pads.ndim == 1):
+        fail('Pad', 18, 'V1', 'pads is a 1-D tensor.')
+    if not (axes is None or (axes.ndim == 1 and all(-data.ndim <= int(a) < data.ndim for a in np.ravel(axes)) and len({int(a) % data.ndim for a in np.ravel(axes)}) == len(np.ravel(axes)))):
+        fail('Pad', 18, 'V2', 'axes is 1-D, each axis within [-r, r-1] and named once.')
+    if not (np.size(pads) == 2 * (data.ndim if axes is None else np.size(axes))):
+        fail('Pad', 18, 'V3', 'pads holds a begin and an end count per padded axis (axes, or every axis of data).')
+    if not (all(-min(int(np.ravel(pads)[i]), 0) - min(int(np.ravel(pads)[i + len(ax)]), 0) <= data.shape[a] for ax in [list(range(data.ndim)) if axes is None else [int(x) % data.ndim for x in np.ravel(axes)]] for i, a in enumerate(ax))):
+        fail('Pad', 18, 'V4', 'Negative pads remove elements: never more than the axis holds.')
+    if not (constant_value is None or np.size(constant_value) == 1):
+        fail('Pad', 18, 'V5', 'constant_value is a single value.')
     try:
         return pad_core(data, pads, constant_value, mode, axes)
     except KernelValidationError:
@@ -112,6 +156,18 @@ def pad_19(data, pads, constant_value=None, axes=None, *, mode='constant'):
         axes, _t_Tind = check_type('Pad', 19, 'axes', axes, 'Tind', _TYPES_19_Tind, None)
     else:
         _t_Tind = None
+    if mode is not None:
+        check_domain('Pad', 19, 'mode', mode, ('constant', 'reflect', 'edge', 'wrap'), None, None)
+    if not (pads.ndim == 1):
+        fail('Pad', 19, 'V1', 'pads is a 1-D tensor.')
+    if not (axes is None or (axes.ndim == 1 and all(-data.ndim <= int(a) < data.ndim for a in np.ravel(axes)) and len({int(a) % data.ndim for a in np.ravel(axes)}) == len(np.ravel(axes)))):
+        fail('Pad', 19, 'V2', 'axes is 1-D, each axis within [-r, r-1] and named once.')
+    if not (np.size(pads) == 2 * (data.ndim if axes is None else np.size(axes))):
+        fail('Pad', 19, 'V3', 'pads holds a begin and an end count per padded axis (axes, or every axis of data).')
+    if not (all(-min(int(np.ravel(pads)[i]), 0) - min(int(np.ravel(pads)[i + len(ax)]), 0) <= data.shape[a] for ax in [list(range(data.ndim)) if axes is None else [int(x) % data.ndim for x in np.ravel(axes)]] for i, a in enumerate(ax))):
+        fail('Pad', 19, 'V4', 'Negative pads remove elements: never more than the axis holds.')
+    if not (constant_value is None or np.size(constant_value) == 1):
+        fail('Pad', 19, 'V5', 'constant_value is a single value.')
     try:
         return pad_core(data, pads, constant_value, mode, axes)
     except KernelValidationError:
@@ -130,6 +186,18 @@ def pad_21(data, pads, constant_value=None, axes=None, *, mode='constant'):
         axes, _t_Tind = check_type('Pad', 21, 'axes', axes, 'Tind', _TYPES_21_Tind, None)
     else:
         _t_Tind = None
+    if mode is not None:
+        check_domain('Pad', 21, 'mode', mode, ('constant', 'reflect', 'edge', 'wrap'), None, None)
+    if not (pads.ndim == 1):
+        fail('Pad', 21, 'V1', 'pads is a 1-D tensor.')
+    if not (axes is None or (axes.ndim == 1 and all(-data.ndim <= int(a) < data.ndim for a in np.ravel(axes)) and len({int(a) % data.ndim for a in np.ravel(axes)}) == len(np.ravel(axes)))):
+        fail('Pad', 21, 'V2', 'axes is 1-D, each axis within [-r, r-1] and named once.')
+    if not (np.size(pads) == 2 * (data.ndim if axes is None else np.size(axes))):
+        fail('Pad', 21, 'V3', 'pads holds a begin and an end count per padded axis (axes, or every axis of data).')
+    if not (all(-min(int(np.ravel(pads)[i]), 0) - min(int(np.ravel(pads)[i + len(ax)]), 0) <= data.shape[a] for ax in [list(range(data.ndim)) if axes is None else [int(x) % data.ndim for x in np.ravel(axes)]] for i, a in enumerate(ax))):
+        fail('Pad', 21, 'V4', 'Negative pads remove elements: never more than the axis holds.')
+    if not (constant_value is None or np.size(constant_value) == 1):
+        fail('Pad', 21, 'V5', 'constant_value is a single value.')
     try:
         return pad_core(data, pads, constant_value, mode, axes)
     except KernelValidationError:
@@ -148,6 +216,18 @@ def pad_23(data, pads, constant_value=None, axes=None, *, mode='constant'):
         axes, _t_Tind = check_type('Pad', 23, 'axes', axes, 'Tind', _TYPES_23_Tind, None)
     else:
         _t_Tind = None
+    if mode is not None:
+        check_domain('Pad', 23, 'mode', mode, ('constant', 'reflect', 'edge', 'wrap'), None, None)
+    if not (pads.ndim == 1):
+        fail('Pad', 23, 'V1', 'pads is a 1-D tensor.')
+    if not (axes is None or (axes.ndim == 1 and all(-data.ndim <= int(a) < data.ndim for a in np.ravel(axes)) and len({int(a) % data.ndim for a in np.ravel(axes)}) == len(np.ravel(axes)))):
+        fail('Pad', 23, 'V2', 'axes is 1-D, each axis within [-r, r-1] and named once.')
+    if not (np.size(pads) == 2 * (data.ndim if axes is None else np.size(axes))):
+        fail('Pad', 23, 'V3', 'pads holds a begin and an end count per padded axis (axes, or every axis of data).')
+    if not (all(-min(int(np.ravel(pads)[i]), 0) - min(int(np.ravel(pads)[i + len(ax)]), 0) <= data.shape[a] for ax in [list(range(data.ndim)) if axes is None else [int(x) % data.ndim for x in np.ravel(axes)]] for i, a in enumerate(ax))):
+        fail('Pad', 23, 'V4', 'Negative pads remove elements: never more than the axis holds.')
+    if not (constant_value is None or np.size(constant_value) == 1):
+        fail('Pad', 23, 'V5', 'constant_value is a single value.')
     try:
         return pad_core(data, pads, constant_value, mode, axes)
     except KernelValidationError:
@@ -166,6 +246,18 @@ def pad_24(data, pads, constant_value=None, axes=None, *, mode='constant'):
         axes, _t_Tind = check_type('Pad', 24, 'axes', axes, 'Tind', _TYPES_24_Tind, None)
     else:
         _t_Tind = None
+    if mode is not None:
+        check_domain('Pad', 24, 'mode', mode, ('constant', 'reflect', 'edge', 'wrap'), None, None)
+    if not (pads.ndim == 1):
+        fail('Pad', 24, 'V1', 'pads is a 1-D tensor.')
+    if not (axes is None or (axes.ndim == 1 and all(-data.ndim <= int(a) < data.ndim for a in np.ravel(axes)) and len({int(a) % data.ndim for a in np.ravel(axes)}) == len(np.ravel(axes)))):
+        fail('Pad', 24, 'V2', 'axes is 1-D, each axis within [-r, r-1] and named once.')
+    if not (np.size(pads) == 2 * (data.ndim if axes is None else np.size(axes))):
+        fail('Pad', 24, 'V3', 'pads holds a begin and an end count per padded axis (axes, or every axis of data).')
+    if not (all(-min(int(np.ravel(pads)[i]), 0) - min(int(np.ravel(pads)[i + len(ax)]), 0) <= data.shape[a] for ax in [list(range(data.ndim)) if axes is None else [int(x) % data.ndim for x in np.ravel(axes)]] for i, a in enumerate(ax))):
+        fail('Pad', 24, 'V4', 'Negative pads remove elements: never more than the axis holds.')
+    if not (constant_value is None or np.size(constant_value) == 1):
+        fail('Pad', 24, 'V5', 'constant_value is a single value.')
     try:
         return pad_core(data, pads, constant_value, mode, axes)
     except KernelValidationError:
@@ -184,6 +276,18 @@ def pad_25(data, pads, constant_value=None, axes=None, *, mode='constant'):
         axes, _t_Tind = check_type('Pad', 25, 'axes', axes, 'Tind', _TYPES_25_Tind, None)
     else:
         _t_Tind = None
+    if mode is not None:
+        check_domain('Pad', 25, 'mode', mode, ('constant', 'reflect', 'edge', 'wrap'), None, None)
+    if not (pads.ndim == 1):
+        fail('Pad', 25, 'V1', 'pads is a 1-D tensor.')
+    if not (axes is None or (axes.ndim == 1 and all(-data.ndim <= int(a) < data.ndim for a in np.ravel(axes)) and len({int(a) % data.ndim for a in np.ravel(axes)}) == len(np.ravel(axes)))):
+        fail('Pad', 25, 'V2', 'axes is 1-D, each axis within [-r, r-1] and named once.')
+    if not (np.size(pads) == 2 * (data.ndim if axes is None else np.size(axes))):
+        fail('Pad', 25, 'V3', 'pads holds a begin and an end count per padded axis (axes, or every axis of data).')
+    if not (all(-min(int(np.ravel(pads)[i]), 0) - min(int(np.ravel(pads)[i + len(ax)]), 0) <= data.shape[a] for ax in [list(range(data.ndim)) if axes is None else [int(x) % data.ndim for x in np.ravel(axes)]] for i, a in enumerate(ax))):
+        fail('Pad', 25, 'V4', 'Negative pads remove elements: never more than the axis holds.')
+    if not (constant_value is None or np.size(constant_value) == 1):
+        fail('Pad', 25, 'V5', 'constant_value is a single value.')
     try:
         return pad_core(data, pads, constant_value, mode, axes)
     except KernelValidationError:

@@ -32,6 +32,24 @@ def q_linear_conv_10(x, x_scale, x_zero_point, w, w_scale, w_zero_point, y_scale
         B, _t_T4 = check_type('QLinearConv', 10, 'B', B, 'T4', _TYPES_10_T4, None)
     else:
         _t_T4 = None
+    if auto_pad is not None:
+        check_domain('QLinearConv', 10, 'auto_pad', auto_pad, ('NOTSET', 'SAME_UPPER', 'SAME_LOWER', 'VALID'), None, None)
+    if not (x.ndim >= 3 and w.ndim == x.ndim):
+        fail('QLinearConv', 10, 'V1', 'x is (N, C, D1, ..., Dn) with n >= 1 spatial axes and w has the same rank.')
+    if not (group >= 1 and x.shape[1] == w.shape[1] * group and w.shape[0] % group == 0):
+        fail('QLinearConv', 10, 'V2', 'x.shape[1] == w.shape[1] * group == C, and the M = w.shape[0] feature maps split evenly into the groups.')
+    if not (kernel_shape is None or list(kernel_shape) == list(w.shape[2:])):
+        fail('QLinearConv', 10, 'V3', "kernel_shape, when given, is w's spatial shape (k1, ..., kn).")
+    if not (all(a is None or len(a) == x.ndim - 2 for a in (kernel_shape, strides, dilations)) and (pads is None or len(pads) == 2 * (x.ndim - 2))):
+        fail('QLinearConv', 10, 'V4', 'kernel_shape, strides and dilations hold one value per spatial axis, pads two: [x1_begin, ..., xn_begin, x1_end, ..., xn_end].')
+    if not (pads is None or (min(pads, default=0) >= 0 and auto_pad in ('NOTSET', b'NOTSET'))):
+        fail('QLinearConv', 10, 'V5', 'pads are >= 0 and not given with an auto_pad other than NOTSET (the two "cannot be used simultaneously").')
+    if not (all(np.size(t) == 1 for t in (x_scale, x_zero_point, y_scale, y_zero_point))):
+        fail('QLinearConv', 10, 'V6', 'x_scale, x_zero_point, y_scale and y_zero_point are scalars (per-tensor quantization).')
+    if not (all(np.size(t) == 1 or (np.ndim(t) == 1 and t.shape[0] == w.shape[0]) for t in (w_scale, w_zero_point))):
+        fail('QLinearConv', 10, 'V7', 'w_scale and w_zero_point are scalars, or 1-D with one value per output channel M (per-channel quantization).')
+    if not (B is None or (np.ndim(B) == 1 and B.shape[0] == w.shape[0])):
+        fail('QLinearConv', 10, 'V8', 'B is 1-D with one bias per output channel: size M = w.shape[0].')
     try:
         return qlinear_conv(x, x_scale, x_zero_point, w, w_scale, w_zero_point, y_scale, y_zero_point, B, group=group, pads=pads, strides=strides, dilations=dilations, kernel_shape=kernel_shape, auto_pad=auto_pad)
     except KernelValidationError:

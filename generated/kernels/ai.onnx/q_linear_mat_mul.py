@@ -31,6 +31,20 @@ def q_linear_mat_mul_10(a, a_scale, a_zero_point, b, b_scale, b_zero_point, y_sc
     b_zero_point, _t_T2 = check_type('QLinearMatMul', 10, 'b_zero_point', b_zero_point, 'T2', _TYPES_10_T2, _t_T2)
     y_scale, _ = check_type('QLinearMatMul', 10, 'y_scale', y_scale, 'tensor(float)', frozenset({'tensor(float)'}), None)
     y_zero_point, _t_T3 = check_type('QLinearMatMul', 10, 'y_zero_point', y_zero_point, 'T3', _TYPES_10_T3, None)
+    if not (a.ndim >= 1 and b.ndim >= 1):
+        fail('QLinearMatMul', 10, 'V1', 'a and b have rank >= 1 (numpy.matmul).')
+    if not (a.shape[-1] == b.shape[0 if b.ndim == 1 else -2]):
+        fail('QLinearMatMul', 10, 'V2', 'The contracted dims agree: the last dim of a is the first (1-D) or second-to-last dim of b.')
+    if not (all(p == q or p == 1 or q == 1 for p, q in zip(a.shape[-3::-1], b.shape[-3::-1]))):
+        fail('QLinearMatMul', 10, 'V3', 'The batch dims broadcast.')
+    if not (a_zero_point is None or np.size(a_zero_point) == 1 or (a.ndim == 2 and np.shape(a_zero_point) == (a.shape[0],)) or (a.ndim >= 2 and np.shape(a_zero_point) == a.shape[:-1] + (1,))):
+        fail('QLinearMatMul', 10, 'V4', 'a_zero_point is per-tensor (a scalar), or per-row: [M] for a 2-D a [M, K], [..., M, 1] for an N-D a [..., M, K].')
+    if not (b_zero_point is None or np.size(b_zero_point) == 1 or (b.ndim == 2 and np.shape(b_zero_point) == (b.shape[1],)) or (b.ndim >= 2 and np.shape(b_zero_point) == b.shape[:-2] + (1, b.shape[-1]))):
+        fail('QLinearMatMul', 10, 'V5', 'b_zero_point is per-tensor (a scalar), or per-column: [N] for a 2-D b [K, N], [..., 1, N] for an N-D b [..., K, N].')
+    if not (np.shape(a_scale) == np.shape(a_zero_point) and np.shape(b_scale) == np.shape(b_zero_point) and np.shape(y_scale) == np.shape(y_zero_point)):
+        fail('QLinearMatMul', 10, 'V6', 'Each scale has the shape of its zero point.')
+    if not (np.ndim(y_scale) <= 1 and np.size(y_scale) == 1):
+        fail('QLinearMatMul', 10, 'V7', 'y_scale and y_zero_point are scalars (per-tensor).')
     try:
         return qlinear_matmul(a, a_scale, a_zero_point, b, b_scale, b_zero_point, y_scale, y_zero_point)
     except KernelValidationError:
@@ -49,6 +63,20 @@ def q_linear_mat_mul_21(a, a_scale, a_zero_point, b, b_scale, b_zero_point, y_sc
     b_zero_point, _t_T2 = check_type('QLinearMatMul', 21, 'b_zero_point', b_zero_point, 'T2', _TYPES_21_T2, _t_T2)
     y_scale, _t_TS = check_type('QLinearMatMul', 21, 'y_scale', y_scale, 'TS', _TYPES_21_TS, _t_TS)
     y_zero_point, _t_T3 = check_type('QLinearMatMul', 21, 'y_zero_point', y_zero_point, 'T3', _TYPES_21_T3, None)
+    if not (a.ndim >= 1 and b.ndim >= 1):
+        fail('QLinearMatMul', 21, 'V1', 'a and b have rank >= 1 (numpy.matmul).')
+    if not (a.shape[-1] == b.shape[0 if b.ndim == 1 else -2]):
+        fail('QLinearMatMul', 21, 'V2', 'The contracted dims agree: the last dim of a is the first (1-D) or second-to-last dim of b.')
+    if not (all(p == q or p == 1 or q == 1 for p, q in zip(a.shape[-3::-1], b.shape[-3::-1]))):
+        fail('QLinearMatMul', 21, 'V3', 'The batch dims broadcast.')
+    if not (a_zero_point is None or np.size(a_zero_point) == 1 or (a.ndim == 2 and np.shape(a_zero_point) == (a.shape[0],)) or (a.ndim >= 2 and np.shape(a_zero_point) == a.shape[:-1] + (1,))):
+        fail('QLinearMatMul', 21, 'V4', 'a_zero_point is per-tensor (a scalar), or per-row: [M] for a 2-D a [M, K], [..., M, 1] for an N-D a [..., M, K].')
+    if not (b_zero_point is None or np.size(b_zero_point) == 1 or (b.ndim == 2 and np.shape(b_zero_point) == (b.shape[1],)) or (b.ndim >= 2 and np.shape(b_zero_point) == b.shape[:-2] + (1, b.shape[-1]))):
+        fail('QLinearMatMul', 21, 'V5', 'b_zero_point is per-tensor (a scalar), or per-column: [N] for a 2-D b [K, N], [..., 1, N] for an N-D b [..., K, N].')
+    if not (np.shape(a_scale) == np.shape(a_zero_point) and np.shape(b_scale) == np.shape(b_zero_point) and np.shape(y_scale) == np.shape(y_zero_point)):
+        fail('QLinearMatMul', 21, 'V6', 'Each scale has the shape of its zero point.')
+    if not (np.ndim(y_scale) <= 1 and np.size(y_scale) == 1):
+        fail('QLinearMatMul', 21, 'V7', 'y_scale and y_zero_point are scalars (per-tensor).')
     try:
         return qlinear_matmul(a, a_scale, a_zero_point, b, b_scale, b_zero_point, y_scale, y_zero_point)
     except KernelValidationError:

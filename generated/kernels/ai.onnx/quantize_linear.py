@@ -42,6 +42,10 @@ def quantize_linear_10(x, y_scale, y_zero_point=None):
         y_zero_point, _t_T2 = check_type('QuantizeLinear', 10, 'y_zero_point', y_zero_point, 'T2', _TYPES_10_T2, None)
     else:
         _t_T2 = None
+    if not (np.ndim(y_scale) <= 1 and np.size(y_scale) == 1):
+        fail('QuantizeLinear', 10, 'V1', 'y_scale is a scalar (per-tensor quantization).')
+    if not (y_zero_point is None or (np.ndim(y_zero_point) <= 1 and np.size(y_zero_point) == 1)):
+        fail('QuantizeLinear', 10, 'V2', 'y_zero_point is a scalar, like y_scale.')
     try:
         return quantize(x, y_scale, y_zero_point)
     except KernelValidationError:
@@ -58,6 +62,12 @@ def quantize_linear_13(x, y_scale, y_zero_point=None, *, axis=1):
         y_zero_point, _t_T2 = check_type('QuantizeLinear', 13, 'y_zero_point', y_zero_point, 'T2', _TYPES_13_T2, None)
     else:
         _t_T2 = None
+    if not (np.ndim(y_scale) <= 1):
+        fail('QuantizeLinear', 13, 'V1', 'y_scale is a scalar (per-tensor quantization) or a 1-D tensor (per-axis quantization).')
+    if not (y_zero_point is None or np.shape(y_zero_point) == np.shape(y_scale) or np.size(y_zero_point) == np.size(y_scale) == 1):
+        fail('QuantizeLinear', 13, 'V2', 'y_zero_point has the shape of y_scale (per-tensor, either may be a scalar or a 1-element vector).')
+    if not (np.size(y_scale) == 1 or (-x.ndim <= axis < x.ndim and np.shape(y_scale) == (x.shape[axis],))):
+        fail('QuantizeLinear', 13, 'V3', 'Per-axis quantization: axis is in [-r, r-1] and y_scale holds dim(axis) values.')
     try:
         return quantize(x, y_scale, y_zero_point, axis=axis)
     except KernelValidationError:
@@ -74,6 +84,12 @@ def quantize_linear_19(x, y_scale, y_zero_point=None, *, saturate=1, axis=1):
         y_zero_point, _t_T2 = check_type('QuantizeLinear', 19, 'y_zero_point', y_zero_point, 'T2', _TYPES_19_T2, None)
     else:
         _t_T2 = None
+    if not (np.ndim(y_scale) <= 1):
+        fail('QuantizeLinear', 19, 'V1', 'y_scale is a scalar (per-tensor quantization) or a 1-D tensor (per-axis quantization).')
+    if not (y_zero_point is None or np.shape(y_zero_point) == np.shape(y_scale) or np.size(y_zero_point) == np.size(y_scale) == 1):
+        fail('QuantizeLinear', 19, 'V2', 'y_zero_point has the shape of y_scale (per-tensor, either may be a scalar or a 1-element vector).')
+    if not (np.size(y_scale) == 1 or (-x.ndim <= axis < x.ndim and np.shape(y_scale) == (x.shape[axis],))):
+        fail('QuantizeLinear', 19, 'V3', 'Per-axis quantization: axis is in [-r, r-1] and y_scale holds dim(axis) values.')
     try:
         return quantize(x, y_scale, y_zero_point, saturate=saturate, axis=axis)
     except KernelValidationError:
@@ -90,6 +106,16 @@ def quantize_linear_21(x, y_scale, y_zero_point=None, *, output_dtype=0, block_s
         y_zero_point, _t_T2 = check_type('QuantizeLinear', 21, 'y_zero_point', y_zero_point, 'T2', _TYPES_21_T2, None)
     else:
         _t_T2 = None
+    if not (block_size >= 0):
+        fail('QuantizeLinear', 21, 'V1', 'block_size is 0 (per-tensor or per-axis quantization) or positive (blocked quantization).')
+    if not (y_zero_point is None or np.shape(y_zero_point) == np.shape(y_scale) or np.size(y_zero_point) == np.size(y_scale) == 1):
+        fail('QuantizeLinear', 21, 'V2', 'y_zero_point has the shape of y_scale (per-tensor, either may be a scalar or a 1-element vector).')
+    if not (block_size > 0 or np.ndim(y_scale) <= 1):
+        fail('QuantizeLinear', 21, 'V3', 'Without block_size, y_scale is a scalar (per-tensor) or a 1-D tensor (per-axis).')
+    if not (block_size > 0 or np.size(y_scale) == 1 or (-x.ndim <= axis < x.ndim and np.shape(y_scale) == (x.shape[axis],))):
+        fail('QuantizeLinear', 21, 'V4', 'Per-axis quantization: axis is in [-r, r-1] and y_scale holds dim(axis) values.')
+    if not (block_size <= 0 or (-x.ndim <= axis < x.ndim and np.ndim(y_scale) == x.ndim and all(n == (-(-d // block_size) if i == axis % x.ndim else d) for i, (n, d) in enumerate(zip(np.shape(y_scale), x.shape))))):
+        fail('QuantizeLinear', 21, 'V5', 'Blocked quantization: axis is in [-r, r-1] and y_scale has the shape of x except dim(axis), which is ceil(dim(axis) / block_size).')
     try:
         return quantize(x, y_scale, y_zero_point, output_dtype=output_dtype, block_size=block_size, saturate=saturate, axis=axis)
     except KernelValidationError:
@@ -106,6 +132,16 @@ def quantize_linear_23(x, y_scale, y_zero_point=None, *, precision=0, output_dty
         y_zero_point, _t_T3 = check_type('QuantizeLinear', 23, 'y_zero_point', y_zero_point, 'T3', _TYPES_23_T3, None)
     else:
         _t_T3 = None
+    if not (block_size >= 0):
+        fail('QuantizeLinear', 23, 'V1', 'block_size is 0 (per-tensor or per-axis quantization) or positive (blocked quantization).')
+    if not (y_zero_point is None or np.shape(y_zero_point) == np.shape(y_scale) or np.size(y_zero_point) == np.size(y_scale) == 1):
+        fail('QuantizeLinear', 23, 'V2', 'y_zero_point has the shape of y_scale (per-tensor, either may be a scalar or a 1-element vector).')
+    if not (block_size > 0 or np.ndim(y_scale) <= 1):
+        fail('QuantizeLinear', 23, 'V3', 'Without block_size, y_scale is a scalar (per-tensor) or a 1-D tensor (per-axis).')
+    if not (block_size > 0 or np.size(y_scale) == 1 or (-x.ndim <= axis < x.ndim and np.shape(y_scale) == (x.shape[axis],))):
+        fail('QuantizeLinear', 23, 'V4', 'Per-axis quantization: axis is in [-r, r-1] and y_scale holds dim(axis) values.')
+    if not (block_size <= 0 or (-x.ndim <= axis < x.ndim and np.ndim(y_scale) == x.ndim and all(n == (-(-d // block_size) if i == axis % x.ndim else d) for i, (n, d) in enumerate(zip(np.shape(y_scale), x.shape))))):
+        fail('QuantizeLinear', 23, 'V5', 'Blocked quantization: axis is in [-r, r-1] and y_scale has the shape of x except dim(axis), which is ceil(dim(axis) / block_size).')
     try:
         return quantize(x, y_scale, y_zero_point, precision=precision, output_dtype=output_dtype, block_size=block_size, saturate=saturate, axis=axis)
     except KernelValidationError:
@@ -122,6 +158,16 @@ def quantize_linear_24(x, y_scale, y_zero_point=None, *, precision=0, output_dty
         y_zero_point, _t_T3 = check_type('QuantizeLinear', 24, 'y_zero_point', y_zero_point, 'T3', _TYPES_24_T3, None)
     else:
         _t_T3 = None
+    if not (block_size >= 0):
+        fail('QuantizeLinear', 24, 'V1', 'block_size is 0 (per-tensor or per-axis quantization) or positive (blocked quantization).')
+    if not (y_zero_point is None or np.shape(y_zero_point) == np.shape(y_scale) or np.size(y_zero_point) == np.size(y_scale) == 1):
+        fail('QuantizeLinear', 24, 'V2', 'y_zero_point has the shape of y_scale (per-tensor, either may be a scalar or a 1-element vector).')
+    if not (block_size > 0 or np.ndim(y_scale) <= 1):
+        fail('QuantizeLinear', 24, 'V3', 'Without block_size, y_scale is a scalar (per-tensor) or a 1-D tensor (per-axis).')
+    if not (block_size > 0 or np.size(y_scale) == 1 or (-x.ndim <= axis < x.ndim and np.shape(y_scale) == (x.shape[axis],))):
+        fail('QuantizeLinear', 24, 'V4', 'Per-axis quantization: axis is in [-r, r-1] and y_scale holds dim(axis) values.')
+    if not (block_size <= 0 or (-x.ndim <= axis < x.ndim and np.ndim(y_scale) == x.ndim and all(n == (-(-d // block_size) if i == axis % x.ndim else d) for i, (n, d) in enumerate(zip(np.shape(y_scale), x.shape))))):
+        fail('QuantizeLinear', 24, 'V5', 'Blocked quantization: axis is in [-r, r-1] and y_scale has the shape of x except dim(axis), which is ceil(dim(axis) / block_size).')
     try:
         return quantize(x, y_scale, y_zero_point, precision=precision, output_dtype=output_dtype, block_size=block_size, saturate=saturate, axis=axis)
     except KernelValidationError:
@@ -138,6 +184,16 @@ def quantize_linear_25(x, y_scale, y_zero_point=None, *, precision=0, output_dty
         y_zero_point, _t_T3 = check_type('QuantizeLinear', 25, 'y_zero_point', y_zero_point, 'T3', _TYPES_25_T3, None)
     else:
         _t_T3 = None
+    if not (block_size >= 0):
+        fail('QuantizeLinear', 25, 'V1', 'block_size is 0 (per-tensor or per-axis quantization) or positive (blocked quantization).')
+    if not (y_zero_point is None or np.shape(y_zero_point) == np.shape(y_scale) or np.size(y_zero_point) == np.size(y_scale) == 1):
+        fail('QuantizeLinear', 25, 'V2', 'y_zero_point has the shape of y_scale (per-tensor, either may be a scalar or a 1-element vector).')
+    if not (block_size > 0 or np.ndim(y_scale) <= 1):
+        fail('QuantizeLinear', 25, 'V3', 'Without block_size, y_scale is a scalar (per-tensor) or a 1-D tensor (per-axis).')
+    if not (block_size > 0 or np.size(y_scale) == 1 or (-x.ndim <= axis < x.ndim and np.shape(y_scale) == (x.shape[axis],))):
+        fail('QuantizeLinear', 25, 'V4', 'Per-axis quantization: axis is in [-r, r-1] and y_scale holds dim(axis) values.')
+    if not (block_size <= 0 or (-x.ndim <= axis < x.ndim and np.ndim(y_scale) == x.ndim and all(n == (-(-d // block_size) if i == axis % x.ndim else d) for i, (n, d) in enumerate(zip(np.shape(y_scale), x.shape))))):
+        fail('QuantizeLinear', 25, 'V5', 'Blocked quantization: axis is in [-r, r-1] and y_scale has the shape of x except dim(axis), which is ceil(dim(axis) / block_size).')
     try:
         return quantize(x, y_scale, y_zero_point, precision=precision, output_dtype=output_dtype, block_size=block_size, saturate=saturate, axis=axis)
     except KernelValidationError:
@@ -154,6 +210,16 @@ def quantize_linear_28(x, y_scale, y_zero_point=None, *, precision=0, output_dty
         y_zero_point, _t_T3 = check_type('QuantizeLinear', 28, 'y_zero_point', y_zero_point, 'T3', _TYPES_28_T3, None)
     else:
         _t_T3 = None
+    if not (block_size >= 0):
+        fail('QuantizeLinear', 28, 'V1', 'block_size is 0 (per-tensor or per-axis quantization) or positive (blocked quantization).')
+    if not (y_zero_point is None or np.shape(y_zero_point) == np.shape(y_scale) or np.size(y_zero_point) == np.size(y_scale) == 1):
+        fail('QuantizeLinear', 28, 'V2', 'y_zero_point has the shape of y_scale (per-tensor, either may be a scalar or a 1-element vector).')
+    if not (block_size > 0 or np.ndim(y_scale) <= 1):
+        fail('QuantizeLinear', 28, 'V3', 'Without block_size, y_scale is a scalar (per-tensor) or a 1-D tensor (per-axis).')
+    if not (block_size > 0 or np.size(y_scale) == 1 or (-x.ndim <= axis < x.ndim and np.shape(y_scale) == (x.shape[axis],))):
+        fail('QuantizeLinear', 28, 'V4', 'Per-axis quantization: axis is in [-r, r-1] and y_scale holds dim(axis) values.')
+    if not (block_size <= 0 or (-x.ndim <= axis < x.ndim and np.ndim(y_scale) == x.ndim and all(n == (-(-d // block_size) if i == axis % x.ndim else d) for i, (n, d) in enumerate(zip(np.shape(y_scale), x.shape))))):
+        fail('QuantizeLinear', 28, 'V5', 'Blocked quantization: axis is in [-r, r-1] and y_scale has the shape of x except dim(axis), which is ceil(dim(axis) / block_size).')
     try:
         return quantize(x, y_scale, y_zero_point, precision=precision, output_dtype=output_dtype, block_size=block_size, saturate=saturate, axis=axis)
     except KernelValidationError:

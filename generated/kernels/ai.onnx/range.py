@@ -21,6 +21,10 @@ def range_11(start, limit, delta):
     start, _t_T = check_type('Range', 11, 'start', start, 'T', _TYPES_11_T, None)
     limit, _t_T = check_type('Range', 11, 'limit', limit, 'T', _TYPES_11_T, _t_T)
     delta, _t_T = check_type('Range', 11, 'delta', delta, 'T', _TYPES_11_T, _t_T)
+    if not (np.size(start) == 1 and np.size(limit) == 1 and np.size(delta) == 1):
+        fail('Range', 11, 'V1', 'start, limit and delta are single values.')
+    if not (float(np.ravel(delta)[0]) != 0):
+        fail('Range', 11, 'V2', 'delta is not 0 (the element count divides by it).')
     try:
         s, l, d = start.item(), limit.item(), delta.item()
         n = max(int(math.ceil((l - s) / d)), 0)
@@ -36,6 +40,10 @@ def range_27(start, limit, delta, *, stash_type=1):
     start, _t_T = check_type('Range', 27, 'start', start, 'T', _TYPES_27_T, None)
     limit, _t_T = check_type('Range', 27, 'limit', limit, 'T', _TYPES_27_T, _t_T)
     delta, _t_T = check_type('Range', 27, 'delta', delta, 'T', _TYPES_27_T, _t_T)
+    if not (np.size(start) == 1 and np.size(limit) == 1 and np.size(delta) == 1):
+        fail('Range', 27, 'V1', 'start, limit and delta are single values.')
+    if not (float(np.ravel(delta)[0]) != 0):
+        fail('Range', 27, 'V2', 'delta is not 0 (the element count divides by it).')
     try:
         s, l, d = start.item(), limit.item(), delta.item()
         n = max(int(math.ceil((l - s) / d)), 0)

@@ -56,6 +56,8 @@ def reduce_l2_18(data, axes=None, *, noop_with_empty_axes=0, keepdims=1):
     data, _t_T = check_type('ReduceL2', 18, 'data', data, 'T', _TYPES_18_T, None)
     if axes is not None:
         axes, _ = check_type('ReduceL2', 18, 'axes', axes, 'tensor(int64)', frozenset({'tensor(int64)'}), None)
+    if not (axes is None or (axes.ndim == 1 and all(-data.ndim <= int(a) < data.ndim for a in np.ravel(axes)))):
+        fail('ReduceL2', 18, 'V1', 'axes is 1-D, each axis within [-r, r-1].')
     try:
         return reduce_float64(data, axes, keepdims, noop_with_empty_axes, np.sum, pre=np.square, post=np.sqrt, empty=None)
     except KernelValidationError:

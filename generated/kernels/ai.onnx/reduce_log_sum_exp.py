@@ -57,6 +57,8 @@ def reduce_log_sum_exp_18(data, axes=None, *, noop_with_empty_axes=0, keepdims=1
     data, _t_T = check_type('ReduceLogSumExp', 18, 'data', data, 'T', _TYPES_18_T, None)
     if axes is not None:
         axes, _ = check_type('ReduceLogSumExp', 18, 'axes', axes, 'tensor(int64)', frozenset({'tensor(int64)'}), None)
+    if not (axes is None or (axes.ndim == 1 and all(-data.ndim <= int(a) < data.ndim for a in np.ravel(axes)))):
+        fail('ReduceLogSumExp', 18, 'V1', 'axes is 1-D, each axis within [-r, r-1].')
     try:
         return reduce_float64(data, axes, keepdims, noop_with_empty_axes, log_sum_exp, pre=None, post=None, empty=None)
     except KernelValidationError:
@@ -70,6 +72,8 @@ def reduce_log_sum_exp_28(data, axes=None, *, noop_with_empty_axes=0, keepdims=1
     data, _t_T = check_type('ReduceLogSumExp', 28, 'data', data, 'T', _TYPES_28_T, None)
     if axes is not None:
         axes, _ = check_type('ReduceLogSumExp', 28, 'axes', axes, 'tensor(int64)', frozenset({'tensor(int64)'}), None)
+    if not (axes is None or (axes.ndim == 1 and all(-data.ndim <= int(a) < data.ndim for a in np.ravel(axes)))):
+        fail('ReduceLogSumExp', 28, 'V1', 'axes is 1-D, each axis within [-r, r-1].')
     try:
         return reduce_float64(data, axes, keepdims, noop_with_empty_axes, log_sum_exp, pre=None, post=None, empty=None)
     except KernelValidationError:

@@ -69,6 +69,8 @@ def reduce_max_18(data, axes=None, *, noop_with_empty_axes=0, keepdims=1):
     data, _t_T = check_type('ReduceMax', 18, 'data', data, 'T', _TYPES_18_T, None)
     if axes is not None:
         axes, _ = check_type('ReduceMax', 18, 'axes', axes, 'tensor(int64)', frozenset({'tensor(int64)'}), None)
+    if not (axes is None or (axes.ndim == 1 and all(-data.ndim <= int(a) < data.ndim for a in np.ravel(axes)))):
+        fail('ReduceMax', 18, 'V1', 'axes is 1-D, each axis within [-r, r-1].')
     try:
         return reduce_core(data, axes, keepdims, noop_with_empty_axes, np.max, pre=None, post=None, empty=-np.inf)
     except KernelValidationError:
@@ -82,6 +84,8 @@ def reduce_max_20(data, axes=None, *, noop_with_empty_axes=0, keepdims=1):
     data, _t_T = check_type('ReduceMax', 20, 'data', data, 'T', _TYPES_20_T, None)
     if axes is not None:
         axes, _ = check_type('ReduceMax', 20, 'axes', axes, 'tensor(int64)', frozenset({'tensor(int64)'}), None)
+    if not (axes is None or (axes.ndim == 1 and all(-data.ndim <= int(a) < data.ndim for a in np.ravel(axes)))):
+        fail('ReduceMax', 20, 'V1', 'axes is 1-D, each axis within [-r, r-1].')
     try:
         return reduce_core(data, axes, keepdims, noop_with_empty_axes, np.max, pre=None, post=None, empty=-np.inf)
     except KernelValidationError:

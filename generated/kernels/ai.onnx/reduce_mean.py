@@ -23,6 +23,8 @@ def reduce_mean_1(data, *, keepdims=1, axes=None):
     data, _t_T = check_type('ReduceMean', 1, 'data', data, 'T', _TYPES_1_T, None)
     if not (np.size(data) > 0):
         fail('ReduceMean', 1, 'V1', 'data is not empty: the spec leaves the mean over an empty set of values undefined.')
+    if not (axes is None or all(0 <= a < data.ndim for a in axes)):
+        fail('ReduceMean', 1, 'V2', 'axes name dimensions of data: within [0, r-1].')
     try:
         return reduce_float64(data, axes, keepdims, 0, np.mean, pre=None, post=None, empty=None)
     except KernelValidationError:
@@ -36,6 +38,8 @@ def reduce_mean_11(data, *, keepdims=1, axes=None):
     data, _t_T = check_type('ReduceMean', 11, 'data', data, 'T', _TYPES_11_T, None)
     if not (np.size(data) > 0):
         fail('ReduceMean', 11, 'V1', 'data is not empty: the spec leaves the mean over an empty set of values undefined.')
+    if not (axes is None or all(-data.ndim <= a < data.ndim for a in axes)):
+        fail('ReduceMean', 11, 'V2', 'axes are within [-r, r-1].')
     try:
         return reduce_float64(data, axes, keepdims, 0, np.mean, pre=None, post=None, empty=None)
     except KernelValidationError:
@@ -49,6 +53,8 @@ def reduce_mean_13(data, *, axes=None, keepdims=1):
     data, _t_T = check_type('ReduceMean', 13, 'data', data, 'T', _TYPES_13_T, None)
     if not (np.size(data) > 0):
         fail('ReduceMean', 13, 'V1', 'data is not empty: the spec leaves the mean over an empty set of values undefined.')
+    if not (axes is None or all(-data.ndim <= a < data.ndim for a in axes)):
+        fail('ReduceMean', 13, 'V2', 'axes are within [-r, r-1].')
     try:
         return reduce_float64(data, axes, keepdims, 0, np.mean, pre=None, post=None, empty=None)
     except KernelValidationError:
@@ -64,6 +70,8 @@ def reduce_mean_18(data, axes=None, *, noop_with_empty_axes=0, keepdims=1):
         axes, _ = check_type('ReduceMean', 18, 'axes', axes, 'tensor(int64)', frozenset({'tensor(int64)'}), None)
     if not (np.size(data) > 0):
         fail('ReduceMean', 18, 'V1', 'data is not empty: the spec leaves the mean over an empty set of values undefined.')
+    if not (axes is None or (axes.ndim == 1 and all(-data.ndim <= int(a) < data.ndim for a in np.ravel(axes)))):
+        fail('ReduceMean', 18, 'V2', 'axes is 1-D, each axis within [-r, r-1].')
     try:
         return reduce_float64(data, axes, keepdims, noop_with_empty_axes, np.mean, pre=None, post=None, empty=None)
     except KernelValidationError:

@@ -44,6 +44,8 @@ def reduce_sum_13(data, axes=None, *, noop_with_empty_axes=0, keepdims=1):
     data, _t_T = check_type('ReduceSum', 13, 'data', data, 'T', _TYPES_13_T, None)
     if axes is not None:
         axes, _ = check_type('ReduceSum', 13, 'axes', axes, 'tensor(int64)', frozenset({'tensor(int64)'}), None)
+    if not (axes is None or (axes.ndim == 1 and all(-data.ndim <= int(a) < data.ndim for a in np.ravel(axes)))):
+        fail('ReduceSum', 13, 'V1', 'axes is 1-D, each axis within [-r, r-1].')
     try:
         return reduce_float64(data, axes, keepdims, noop_with_empty_axes, np.sum, pre=None, post=None, empty=None)
     except KernelValidationError:

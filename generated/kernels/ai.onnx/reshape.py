@@ -26,6 +26,14 @@ _TYPES_25_T = frozenset(['tensor(uint8)', 'tensor(uint16)', 'tensor(uint32)', 't
 def reshape_1(data, *, consumed_inputs=None, shape=None):
     """Reshape-1 (python)."""
     data, _t_T = check_type('Reshape', 1, 'data', data, 'T', _TYPES_1_T, None)
+    if not (shape is not None):
+        fail('Reshape', 1, 'V1', 'The new shape is given.')
+    if not (sum(1 for s in np.ravel(shape) if s == -1) <= 1 and all(s >= -1 for s in np.ravel(shape))):
+        fail('Reshape', 1, 'V2', 'At most one dimension of the new shape is -1; the others are not negative.')
+    if not (all(i < data.ndim for i, s in enumerate(np.ravel(shape)) if s == 0)):
+        fail('Reshape', 1, 'V3', 'A 0 copies the dimension of data at the same index, which must exist.')
+    if not ((lambda d: math.prod(d) == data.size if -1 not in d else math.prod(x for x in d if x != -1) != 0 and data.size % math.prod(x for x in d if x != -1) == 0)([data.shape[i] if s == 0 else int(s) for i, s in enumerate(np.ravel(shape))])):
+        fail('Reshape', 1, 'V4', 'The new shape holds as many elements as data: a -1 is the element count over the product of the other dimensions, which is not 0 and divides it.')
     try:
         return data.reshape([data.shape[i] if s == 0 else int(s) for i, s in enumerate(shape)])
     except KernelValidationError:
@@ -38,6 +46,14 @@ def reshape_5(data, shape):
     """Reshape-5 (same_as 1)."""
     data, _t_T = check_type('Reshape', 5, 'data', data, 'T', _TYPES_5_T, None)
     shape, _ = check_type('Reshape', 5, 'shape', shape, 'tensor(int64)', frozenset({'tensor(int64)'}), None)
+    if not (shape.ndim == 1):
+        fail('Reshape', 5, 'V1', 'shape is a 1-D tensor.')
+    if not (sum(1 for s in np.ravel(shape) if s == -1) <= 1 and all(s >= -1 for s in np.ravel(shape))):
+        fail('Reshape', 5, 'V2', 'At most one dimension of the new shape is -1; the others are not negative.')
+    if not (all(i < data.ndim for i, s in enumerate(np.ravel(shape)) if s == 0)):
+        fail('Reshape', 5, 'V3', 'A 0 copies the dimension of data at the same index, which must exist.')
+    if not ((lambda d: math.prod(d) == data.size if -1 not in d else math.prod(x for x in d if x != -1) != 0 and data.size % math.prod(x for x in d if x != -1) == 0)([data.shape[i] if s == 0 else int(s) for i, s in enumerate(np.ravel(shape))])):
+        fail('Reshape', 5, 'V4', 'The new shape holds as many elements as data: a -1 is the element count over the product of the other dimensions, which is not 0 and divides it.')
     try:
         return data.reshape([data.shape[i] if s == 0 else int(s) for i, s in enumerate(shape)])
     except KernelValidationError:
@@ -50,6 +66,14 @@ def reshape_13(data, shape):
     """Reshape-13 (same_as 1)."""
     data, _t_T = check_type('Reshape', 13, 'data', data, 'T', _TYPES_13_T, None)
     shape, _ = check_type('Reshape', 13, 'shape', shape, 'tensor(int64)', frozenset({'tensor(int64)'}), None)
+    if not (shape.ndim == 1):
+        fail('Reshape', 13, 'V1', 'shape is a 1-D tensor.')
+    if not (sum(1 for s in np.ravel(shape) if s == -1) <= 1 and all(s >= -1 for s in np.ravel(shape))):
+        fail('Reshape', 13, 'V2', 'At most one dimension of the new shape is -1; the others are not negative.')
+    if not (all(i < data.ndim for i, s in enumerate(np.ravel(shape)) if s == 0)):
+        fail('Reshape', 13, 'V3', 'A 0 copies the dimension of data at the same index, which must exist.')
+    if not ((lambda d: math.prod(d) == data.size if -1 not in d else math.prod(x for x in d if x != -1) != 0 and data.size % math.prod(x for x in d if x != -1) == 0)([data.shape[i] if s == 0 else int(s) for i, s in enumerate(np.ravel(shape))])):
+        fail('Reshape', 13, 'V4', 'The new shape holds as many elements as data: a -1 is the element count over the product of the other dimensions, which is not 0 and divides it.')
     try:
         return data.reshape([data.shape[i] if s == 0 else int(s) for i, s in enumerate(shape)])
     except KernelValidationError:
@@ -62,6 +86,16 @@ def reshape_14(data, shape, *, allowzero=0):
     """Reshape-14 (python)."""
     data, _t_T = check_type('Reshape', 14, 'data', data, 'T', _TYPES_14_T, None)
     shape, _ = check_type('Reshape', 14, 'shape', shape, 'tensor(int64)', frozenset({'tensor(int64)'}), None)
+    if not (shape.ndim == 1):
+        fail('Reshape', 14, 'V1', 'shape is a 1-D tensor.')
+    if not (sum(1 for s in np.ravel(shape) if s == -1) <= 1 and all(s >= -1 for s in np.ravel(shape))):
+        fail('Reshape', 14, 'V2', 'At most one dimension of the new shape is -1; the others are not negative.')
+    if not (allowzero or all(i < data.ndim for i, s in enumerate(np.ravel(shape)) if s == 0)):
+        fail('Reshape', 14, 'V3', 'A 0 copies the dimension of data at the same index (allowzero=0), which must exist.')
+    if not (not allowzero or not (0 in [int(s) for s in np.ravel(shape)] and -1 in [int(s) for s in np.ravel(shape)])):
+        fail('Reshape', 14, 'V4', 'With allowzero=1 the shape cannot hold both 0 and -1: the -1 could not be inferred.')
+    if not ((lambda d: math.prod(d) == data.size if -1 not in d else math.prod(x for x in d if x != -1) != 0 and data.size % math.prod(x for x in d if x != -1) == 0)([data.shape[i] if s == 0 and not allowzero else int(s) for i, s in enumerate(np.ravel(shape))])):
+        fail('Reshape', 14, 'V5', 'The new shape holds as many elements as data: a -1 is the element count over the product of the other dimensions, which is not 0 and divides it.')
     try:
         dims = [int(s) for s in shape]
         if not allowzero:
@@ -77,6 +111,16 @@ def reshape_19(data, shape, *, allowzero=0):
     """Reshape-19 (same_as 14)."""
     data, _t_T = check_type('Reshape', 19, 'data', data, 'T', _TYPES_19_T, None)
     shape, _ = check_type('Reshape', 19, 'shape', shape, 'tensor(int64)', frozenset({'tensor(int64)'}), None)
+    if not (shape.ndim == 1):
+        fail('Reshape', 19, 'V1', 'shape is a 1-D tensor.')
+    if not (sum(1 for s in np.ravel(shape) if s == -1) <= 1 and all(s >= -1 for s in np.ravel(shape))):
+        fail('Reshape', 19, 'V2', 'At most one dimension of the new shape is -1; the others are not negative.')
+    if not (allowzero or all(i < data.ndim for i, s in enumerate(np.ravel(shape)) if s == 0)):
+        fail('Reshape', 19, 'V3', 'A 0 copies the dimension of data at the same index (allowzero=0), which must exist.')
+    if not (not allowzero or not (0 in [int(s) for s in np.ravel(shape)] and -1 in [int(s) for s in np.ravel(shape)])):
+        fail('Reshape', 19, 'V4', 'With allowzero=1 the shape cannot hold both 0 and -1: the -1 could not be inferred.')
+    if not ((lambda d: math.prod(d) == data.size if -1 not in d else math.prod(x for x in d if x != -1) != 0 and data.size % math.prod(x for x in d if x != -1) == 0)([data.shape[i] if s == 0 and not allowzero else int(s) for i, s in enumerate(np.ravel(shape))])):
+        fail('Reshape', 19, 'V5', 'The new shape holds as many elements as data: a -1 is the element count over the product of the other dimensions, which is not 0 and divides it.')
     try:
         dims = [int(s) for s in shape]
         if not allowzero:
@@ -92,6 +136,16 @@ def reshape_21(data, shape, *, allowzero=0):
     """Reshape-21 (same_as 14)."""
     data, _t_T = check_type('Reshape', 21, 'data', data, 'T', _TYPES_21_T, None)
     shape, _ = check_type('Reshape', 21, 'shape', shape, 'tensor(int64)', frozenset({'tensor(int64)'}), None)
+    if not (shape.ndim == 1):
+        fail('Reshape', 21, 'V1', 'shape is a 1-D tensor.')
+    if not (sum(1 for s in np.ravel(shape) if s == -1) <= 1 and all(s >= -1 for s in np.ravel(shape))):
+        fail('Reshape', 21, 'V2', 'At most one dimension of the new shape is -1; the others are not negative.')
+    if not (allowzero or all(i < data.ndim for i, s in enumerate(np.ravel(shape)) if s == 0)):
+        fail('Reshape', 21, 'V3', 'A 0 copies the dimension of data at the same index (allowzero=0), which must exist.')
+    if not (not allowzero or not (0 in [int(s) for s in np.ravel(shape)] and -1 in [int(s) for s in np.ravel(shape)])):
+        fail('Reshape', 21, 'V4', 'With allowzero=1 the shape cannot hold both 0 and -1: the -1 could not be inferred.')
+    if not ((lambda d: math.prod(d) == data.size if -1 not in d else math.prod(x for x in d if x != -1) != 0 and data.size % math.prod(x for x in d if x != -1) == 0)([data.shape[i] if s == 0 and not allowzero else int(s) for i, s in enumerate(np.ravel(shape))])):
+        fail('Reshape', 21, 'V5', 'The new shape holds as many elements as data: a -1 is the element count over the product of the other dimensions, which is not 0 and divides it.')
     try:
         dims = [int(s) for s in shape]
         if not allowzero:
@@ -107,6 +161,16 @@ def reshape_23(data, shape, *, allowzero=0):
     """Reshape-23 (same_as 14)."""
     data, _t_T = check_type('Reshape', 23, 'data', data, 'T', _TYPES_23_T, None)
     shape, _ = check_type('Reshape', 23, 'shape', shape, 'tensor(int64)', frozenset({'tensor(int64)'}), None)
+    if not (shape.ndim == 1):
+        fail('Reshape', 23, 'V1', 'shape is a 1-D tensor.')
+    if not (sum(1 for s in np.ravel(shape) if s == -1) <= 1 and all(s >= -1 for s in np.ravel(shape))):
+        fail('Reshape', 23, 'V2', 'At most one dimension of the new shape is -1; the others are not negative.')
+    if not (allowzero or all(i < data.ndim for i, s in enumerate(np.ravel(shape)) if s == 0)):
+        fail('Reshape', 23, 'V3', 'A 0 copies the dimension of data at the same index (allowzero=0), which must exist.')
+    if not (not allowzero or not (0 in [int(s) for s in np.ravel(shape)] and -1 in [int(s) for s in np.ravel(shape)])):
+        fail('Reshape', 23, 'V4', 'With allowzero=1 the shape cannot hold both 0 and -1: the -1 could not be inferred.')
+    if not ((lambda d: math.prod(d) == data.size if -1 not in d else math.prod(x for x in d if x != -1) != 0 and data.size % math.prod(x for x in d if x != -1) == 0)([data.shape[i] if s == 0 and not allowzero else int(s) for i, s in enumerate(np.ravel(shape))])):
+        fail('Reshape', 23, 'V5', 'The new shape holds as many elements as data: a -1 is the element count over the product of the other dimensions, which is not 0 and divides it.')
     try:
         dims = [int(s) for s in shape]
         if not allowzero:
@@ -122,6 +186,16 @@ def reshape_24(data, shape, *, allowzero=0):
     """Reshape-24 (same_as 14)."""
     data, _t_T = check_type('Reshape', 24, 'data', data, 'T', _TYPES_24_T, None)
     shape, _ = check_type('Reshape', 24, 'shape', shape, 'tensor(int64)', frozenset({'tensor(int64)'}), None)
+    if not (shape.ndim == 1):
+        fail('Reshape', 24, 'V1', 'shape is a 1-D tensor.')
+    if not (sum(1 for s in np.ravel(shape) if s == -1) <= 1 and all(s >= -1 for s in np.ravel(shape))):
+        fail('Reshape', 24, 'V2', 'At most one dimension of the new shape is -1; the others are not negative.')
+    if not (allowzero or all(i < data.ndim for i, s in enumerate(np.ravel(shape)) if s == 0)):
+        fail('Reshape', 24, 'V3', 'A 0 copies the dimension of data at the same index (allowzero=0), which must exist.')
+    if not (not allowzero or not (0 in [int(s) for s in np.ravel(shape)] and -1 in [int(s) for s in np.ravel(shape)])):
+        fail('Reshape', 24, 'V4', 'With allowzero=1 the shape cannot hold both 0 and -1: the -1 could not be inferred.')
+    if not ((lambda d: math.prod(d) == data.size if -1 not in d else math.prod(x for x in d if x != -1) != 0 and data.size % math.prod(x for x in d if x != -1) == 0)([data.shape[i] if s == 0 and not allowzero else int(s) for i, s in enumerate(np.ravel(shape))])):
+        fail('Reshape', 24, 'V5', 'The new shape holds as many elements as data: a -1 is the element count over the product of the other dimensions, which is not 0 and divides it.')
     try:
         dims = [int(s) for s in shape]
         if not allowzero:
@@ -137,6 +211,16 @@ def reshape_25(data, shape, *, allowzero=0):
     """Reshape-25 (same_as 14)."""
     data, _t_T = check_type('Reshape', 25, 'data', data, 'T', _TYPES_25_T, None)
     shape, _ = check_type('Reshape', 25, 'shape', shape, 'tensor(int64)', frozenset({'tensor(int64)'}), None)
+    if not (shape.ndim == 1):
+        fail('Reshape', 25, 'V1', 'shape is a 1-D tensor.')
+    if not (sum(1 for s in np.ravel(shape) if s == -1) <= 1 and all(s >= -1 for s in np.ravel(shape))):
+        fail('Reshape', 25, 'V2', 'At most one dimension of the new shape is -1; the others are not negative.')
+    if not (allowzero or all(i < data.ndim for i, s in enumerate(np.ravel(shape)) if s == 0)):
+        fail('Reshape', 25, 'V3', 'A 0 copies the dimension of data at the same index (allowzero=0), which must exist.')
+    if not (not allowzero or not (0 in [int(s) for s in np.ravel(shape)] and -1 in [int(s) for s in np.ravel(shape)])):
+        fail('Reshape', 25, 'V4', 'With allowzero=1 the shape cannot hold both 0 and -1: the -1 could not be inferred.')
+    if not ((lambda d: math.prod(d) == data.size if -1 not in d else math.prod(x for x in d if x != -1) != 0 and data.size % math.prod(x for x in d if x != -1) == 0)([data.shape[i] if s == 0 and not allowzero else int(s) for i, s in enumerate(np.ravel(shape))])):
+        fail('Reshape', 25, 'V5', 'The new shape holds as many elements as data: a -1 is the element count over the product of the other dimensions, which is not 0 and divides it.')
     try:
         dims = [int(s) for s in shape]
         if not allowzero:

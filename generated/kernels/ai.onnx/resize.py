@@ -27,6 +27,12 @@ def resize_10(X, scales, *, mode='nearest'):
     """Resize-10 (python)."""
     X, _t_T = check_type('Resize', 10, 'X', X, 'T', _TYPES_10_T, None)
     scales, _ = check_type('Resize', 10, 'scales', scales, 'tensor(float)', frozenset({'tensor(float)'}), None)
+    if mode is not None:
+        check_domain('Resize', 10, 'mode', mode, ('nearest', 'linear'), None, None)
+    if not (scales.ndim == 1 and scales.size == X.ndim):
+        fail('Resize', 10, 'V1', 'scales has one entry per axis of X.')
+    if not (bool(np.all(scales > 0))):
+        fail('Resize', 10, 'V2', 'scales are greater than 0.')
     try:
         return resize(X, None, scales, None, mode=mode, coordinate_transformation_mode="asymmetric", nearest_mode="floor")
     except KernelValidationError:
@@ -42,12 +48,26 @@ def resize_11(X, roi, scales, sizes=None, *, extrapolation_value=0.0, exclude_ou
     scales, _ = check_type('Resize', 11, 'scales', scales, 'tensor(float)', frozenset({'tensor(float)'}), None)
     if sizes is not None:
         sizes, _ = check_type('Resize', 11, 'sizes', sizes, 'tensor(int64)', frozenset({'tensor(int64)'}), None)
+    if nearest_mode is not None:
+        check_domain('Resize', 11, 'nearest_mode', nearest_mode, ('round_prefer_floor', 'round_prefer_ceil', 'floor', 'ceil'), None, None)
+    if coordinate_transformation_mode is not None:
+        check_domain('Resize', 11, 'coordinate_transformation_mode', coordinate_transformation_mode, ('half_pixel', 'pytorch_half_pixel', 'align_corners', 'asymmetric', 'tf_half_pixel_for_nn', 'tf_crop_and_resize'), None, None)
+    if mode is not None:
+        check_domain('Resize', 11, 'mode', mode, ('nearest', 'linear', 'cubic'), None, None)
     if not (scales is None or np.size(scales) == 0 or np.size(scales) == X.ndim):
         fail('Resize', 11, 'V1', 'scales, when given, has one entry per resized axis (every axis of X).')
     if not (sizes is None or np.size(sizes) == 0 or np.size(sizes) == X.ndim):
         fail('Resize', 11, 'V2', 'sizes, when given, has one entry per resized axis.')
     if not (sizes is None or scales is None or np.size(scales) == 0):
         fail('Resize', 11, 'V3', 'Only one of scales and sizes is specified: with sizes present, scales is absent or empty.')
+    if not (scales is None or np.size(scales) == 0 or bool(np.all(np.asarray(scales) > 0))):
+        fail('Resize', 11, 'V4', 'scales are greater than 0.')
+    if not ((scales is not None and np.size(scales) > 0) or (sizes is not None and np.size(sizes) > 0)):
+        fail('Resize', 11, 'V5', 'One of scales and sizes is given (non-empty).')
+    if not (sizes is None or bool(np.all(np.asarray(sizes) >= 0))):
+        fail('Resize', 11, 'V6', 'sizes are not negative.')
+    if not (coordinate_transformation_mode != "tf_crop_and_resize" or (roi is not None and np.size(roi) == 2 * X.ndim)):
+        fail('Resize', 11, 'V7', 'tf_crop_and_resize reads roi: a start and an end per resized axis.')
     try:
         return resize(X, roi, scales, sizes, coordinate_transformation_mode=coordinate_transformation_mode, cubic_coeff_a=cubic_coeff_a, exclude_outside=exclude_outside, extrapolation_value=extrapolation_value, mode=mode, nearest_mode=nearest_mode)
     except KernelValidationError:
@@ -67,12 +87,26 @@ def resize_13(X, roi=None, scales=None, sizes=None, *, extrapolation_value=0.0, 
         scales, _ = check_type('Resize', 13, 'scales', scales, 'tensor(float)', frozenset({'tensor(float)'}), None)
     if sizes is not None:
         sizes, _ = check_type('Resize', 13, 'sizes', sizes, 'tensor(int64)', frozenset({'tensor(int64)'}), None)
+    if nearest_mode is not None:
+        check_domain('Resize', 13, 'nearest_mode', nearest_mode, ('round_prefer_floor', 'round_prefer_ceil', 'floor', 'ceil'), None, None)
+    if coordinate_transformation_mode is not None:
+        check_domain('Resize', 13, 'coordinate_transformation_mode', coordinate_transformation_mode, ('half_pixel', 'pytorch_half_pixel', 'align_corners', 'asymmetric', 'tf_crop_and_resize'), None, None)
+    if mode is not None:
+        check_domain('Resize', 13, 'mode', mode, ('nearest', 'linear', 'cubic'), None, None)
     if not (scales is None or np.size(scales) == 0 or np.size(scales) == X.ndim):
         fail('Resize', 13, 'V1', 'scales, when given, has one entry per resized axis (every axis of X).')
     if not (sizes is None or np.size(sizes) == 0 or np.size(sizes) == X.ndim):
         fail('Resize', 13, 'V2', 'sizes, when given, has one entry per resized axis.')
     if not (sizes is None or scales is None or np.size(scales) == 0):
         fail('Resize', 13, 'V3', 'Only one of scales and sizes is specified: with sizes present, scales is absent or empty.')
+    if not (scales is None or np.size(scales) == 0 or bool(np.all(np.asarray(scales) > 0))):
+        fail('Resize', 13, 'V4', 'scales are greater than 0.')
+    if not ((scales is not None and np.size(scales) > 0) or (sizes is not None and np.size(sizes) > 0)):
+        fail('Resize', 13, 'V5', 'One of scales and sizes is given (non-empty).')
+    if not (sizes is None or bool(np.all(np.asarray(sizes) >= 0))):
+        fail('Resize', 13, 'V6', 'sizes are not negative.')
+    if not (coordinate_transformation_mode != "tf_crop_and_resize" or (roi is not None and np.size(roi) == 2 * X.ndim)):
+        fail('Resize', 13, 'V7', 'tf_crop_and_resize reads roi: a start and an end per resized axis.')
     try:
         return resize(X, roi, scales, sizes, coordinate_transformation_mode=coordinate_transformation_mode, cubic_coeff_a=cubic_coeff_a, exclude_outside=exclude_outside, extrapolation_value=extrapolation_value, mode=mode, nearest_mode=nearest_mode)
     except KernelValidationError:
@@ -92,12 +126,30 @@ def resize_18(X, roi=None, scales=None, sizes=None, *, keep_aspect_ratio_policy=
         scales, _ = check_type('Resize', 18, 'scales', scales, 'tensor(float)', frozenset({'tensor(float)'}), None)
     if sizes is not None:
         sizes, _ = check_type('Resize', 18, 'sizes', sizes, 'tensor(int64)', frozenset({'tensor(int64)'}), None)
+    if keep_aspect_ratio_policy is not None:
+        check_domain('Resize', 18, 'keep_aspect_ratio_policy', keep_aspect_ratio_policy, ('stretch', 'not_larger', 'not_smaller'), None, None)
+    if nearest_mode is not None:
+        check_domain('Resize', 18, 'nearest_mode', nearest_mode, ('round_prefer_floor', 'round_prefer_ceil', 'floor', 'ceil'), None, None)
+    if coordinate_transformation_mode is not None:
+        check_domain('Resize', 18, 'coordinate_transformation_mode', coordinate_transformation_mode, ('half_pixel', 'pytorch_half_pixel', 'align_corners', 'asymmetric', 'tf_crop_and_resize'), None, None)
+    if mode is not None:
+        check_domain('Resize', 18, 'mode', mode, ('nearest', 'linear', 'cubic'), None, None)
     if not (scales is None or np.size(scales) == 0 or np.size(scales) == (len(axes) if axes else X.ndim)):
         fail('Resize', 18, 'V1', 'scales, when given, has one entry per resized axis (axes, or every axis of X).')
     if not (sizes is None or np.size(sizes) == 0 or np.size(sizes) == (len(axes) if axes else X.ndim)):
         fail('Resize', 18, 'V2', 'sizes, when given, has one entry per resized axis.')
     if not (sizes is None or scales is None or np.size(scales) == 0):
         fail('Resize', 18, 'V3', 'Only one of scales and sizes is specified: with sizes present, scales is absent or empty.')
+    if not (scales is None or np.size(scales) == 0 or bool(np.all(np.asarray(scales) > 0))):
+        fail('Resize', 18, 'V4', 'scales are greater than 0.')
+    if not ((scales is not None and np.size(scales) > 0) or (sizes is not None and np.size(sizes) > 0)):
+        fail('Resize', 18, 'V5', 'One of scales and sizes is given (non-empty).')
+    if not (sizes is None or bool(np.all(np.asarray(sizes) >= 0))):
+        fail('Resize', 18, 'V6', 'sizes are not negative.')
+    if not (coordinate_transformation_mode != "tf_crop_and_resize" or (roi is not None and np.size(roi) == 2 * (len(axes) if axes else X.ndim))):
+        fail('Resize', 18, 'V7', 'tf_crop_and_resize reads roi: a start and an end per resized axis.')
+    if not (not axes or all(-X.ndim <= int(a) < X.ndim for a in axes) and len({int(a) % X.ndim for a in axes}) == len(axes)):
+        fail('Resize', 18, 'V8', 'axes are within [-r, r-1] and name each axis once.')
     try:
         return resize(X, roi, scales, sizes, antialias=antialias, axes=axes, coordinate_transformation_mode=coordinate_transformation_mode, cubic_coeff_a=cubic_coeff_a, exclude_outside=exclude_outside, extrapolation_value=extrapolation_value, keep_aspect_ratio_policy=keep_aspect_ratio_policy, mode=mode, nearest_mode=nearest_mode)
     except KernelValidationError:
@@ -117,12 +169,30 @@ def resize_19(X, roi=None, scales=None, sizes=None, *, keep_aspect_ratio_policy=
         scales, _ = check_type('Resize', 19, 'scales', scales, 'tensor(float)', frozenset({'tensor(float)'}), None)
     if sizes is not None:
         sizes, _ = check_type('Resize', 19, 'sizes', sizes, 'tensor(int64)', frozenset({'tensor(int64)'}), None)
+    if keep_aspect_ratio_policy is not None:
+        check_domain('Resize', 19, 'keep_aspect_ratio_policy', keep_aspect_ratio_policy, ('stretch', 'not_larger', 'not_smaller'), None, None)
+    if nearest_mode is not None:
+        check_domain('Resize', 19, 'nearest_mode', nearest_mode, ('round_prefer_floor', 'round_prefer_ceil', 'floor', 'ceil'), None, None)
+    if coordinate_transformation_mode is not None:
+        check_domain('Resize', 19, 'coordinate_transformation_mode', coordinate_transformation_mode, ('half_pixel', 'half_pixel_symmetric', 'pytorch_half_pixel', 'align_corners', 'asymmetric', 'tf_crop_and_resize'), None, None)
+    if mode is not None:
+        check_domain('Resize', 19, 'mode', mode, ('nearest', 'linear', 'cubic'), None, None)
     if not (scales is None or np.size(scales) == 0 or np.size(scales) == (len(axes) if axes else X.ndim)):
         fail('Resize', 19, 'V1', 'scales, when given, has one entry per resized axis (axes, or every axis of X).')
     if not (sizes is None or np.size(sizes) == 0 or np.size(sizes) == (len(axes) if axes else X.ndim)):
         fail('Resize', 19, 'V2', 'sizes, when given, has one entry per resized axis.')
     if not (sizes is None or scales is None or np.size(scales) == 0):
         fail('Resize', 19, 'V3', 'Only one of scales and sizes is specified: with sizes present, scales is absent or empty.')
+    if not (scales is None or np.size(scales) == 0 or bool(np.all(np.asarray(scales) > 0))):
+        fail('Resize', 19, 'V4', 'scales are greater than 0.')
+    if not ((scales is not None and np.size(scales) > 0) or (sizes is not None and np.size(sizes) > 0)):
+        fail('Resize', 19, 'V5', 'One of scales and sizes is given (non-empty).')
+    if not (sizes is None or bool(np.all(np.asarray(sizes) >= 0))):
+        fail('Resize', 19, 'V6', 'sizes are not negative.')
+    if not (coordinate_transformation_mode != "tf_crop_and_resize" or (roi is not None and np.size(roi) == 2 * (len(axes) if axes else X.ndim))):
+        fail('Resize', 19, 'V7', 'tf_crop_and_resize reads roi: a start and an end per resized axis.')
+    if not (not axes or all(-X.ndim <= int(a) < X.ndim for a in axes) and len({int(a) % X.ndim for a in axes}) == len(axes)):
+        fail('Resize', 19, 'V8', 'axes are within [-r, r-1] and name each axis once.')
     try:
         return resize(X, roi, scales, sizes, antialias=antialias, axes=axes, coordinate_transformation_mode=coordinate_transformation_mode, cubic_coeff_a=cubic_coeff_a, exclude_outside=exclude_outside, extrapolation_value=extrapolation_value, keep_aspect_ratio_policy=keep_aspect_ratio_policy, mode=mode, nearest_mode=nearest_mode)
     except KernelValidationError:

@@ -20,6 +20,18 @@ def reverse_sequence_10(input, sequence_lens, *, batch_axis=1, time_axis=0):
     """ReverseSequence-10 (same_as 28)."""
     input, _t_T = check_type('ReverseSequence', 10, 'input', input, 'T', _TYPES_10_T, None)
     sequence_lens, _ = check_type('ReverseSequence', 10, 'sequence_lens', sequence_lens, 'tensor(int64)', frozenset({'tensor(int64)'}), None)
+    if batch_axis is not None:
+        check_domain('ReverseSequence', 10, 'batch_axis', batch_axis, (0, 1), None, None)
+    if time_axis is not None:
+        check_domain('ReverseSequence', 10, 'time_axis', time_axis, (0, 1), None, None)
+    if not (input.ndim >= 2):
+        fail('ReverseSequence', 10, 'V1', 'input has rank r >= 2.')
+    if not (batch_axis != time_axis):
+        fail('ReverseSequence', 10, 'V2', 'batch_axis and time_axis are different axes (0 and 1).')
+    if not (sequence_lens.shape == (input.shape[batch_axis],)):
+        fail('ReverseSequence', 10, 'V3', 'sequence_lens has shape [batch_size].')
+    if not (bool(np.all((sequence_lens >= 0) & (sequence_lens <= input.shape[time_axis])))):
+        fail('ReverseSequence', 10, 'V4', 'Each sequence length is within [0, input.shape[time_axis]].')
     try:
         out = input.copy()
         for b, n in enumerate(np.asarray(sequence_lens).reshape(-1)):
@@ -40,6 +52,18 @@ def reverse_sequence_28(input, sequence_lens, *, batch_axis=1, time_axis=0):
     """ReverseSequence-28 (python)."""
     input, _t_T = check_type('ReverseSequence', 28, 'input', input, 'T', _TYPES_28_T, None)
     sequence_lens, _ = check_type('ReverseSequence', 28, 'sequence_lens', sequence_lens, 'tensor(int64)', frozenset({'tensor(int64)'}), None)
+    if batch_axis is not None:
+        check_domain('ReverseSequence', 28, 'batch_axis', batch_axis, (0, 1), None, None)
+    if time_axis is not None:
+        check_domain('ReverseSequence', 28, 'time_axis', time_axis, (0, 1), None, None)
+    if not (input.ndim >= 2):
+        fail('ReverseSequence', 28, 'V1', 'input has rank r >= 2.')
+    if not (batch_axis != time_axis):
+        fail('ReverseSequence', 28, 'V2', 'batch_axis and time_axis are different axes (0 and 1).')
+    if not (sequence_lens.shape == (input.shape[batch_axis],)):
+        fail('ReverseSequence', 28, 'V3', 'sequence_lens has shape [batch_size].')
+    if not (bool(np.all((sequence_lens >= 0) & (sequence_lens <= input.shape[time_axis])))):
+        fail('ReverseSequence', 28, 'V4', 'Each sequence length is within [0, input.shape[time_axis]].')
     try:
         out = input.copy()
         for b, n in enumerate(np.asarray(sequence_lens).reshape(-1)):

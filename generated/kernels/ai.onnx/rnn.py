@@ -35,6 +35,22 @@ def rnn_1(X, W, R, B=None, sequence_lens=None, initial_h=None, *, clip=None, act
         _t_T1 = None
     if initial_h is not None:
         initial_h, _t_T = check_type('RNN', 1, 'initial_h', initial_h, 'T', _TYPES_1_T, _t_T)
+    if direction is not None:
+        check_domain('RNN', 1, 'direction', direction, ('forward', 'reverse', 'bidirectional'), None, None)
+    if not (X.ndim == 3 and W.ndim == 3 and R.ndim == 3):
+        fail('RNN', 1, 'V1', 'X is [seq_length, batch_size, input_size]; W and R are 3-D.')
+    if not (W.shape[0] == R.shape[0] == (2 if direction == 'bidirectional' else 1)):
+        fail('RNN', 1, 'V2', 'W and R hold one set of weights per direction: num_directions is 2 if bidirectional, else 1.')
+    if not (W.shape[1] == R.shape[1] == 1 * R.shape[2] and W.shape[2] == X.shape[2]):
+        fail('RNN', 1, 'V3', 'W is [num_directions, 1*hidden_size, input_size] and R is [num_directions, 1*hidden_size, hidden_size].')
+    if not (hidden_size is None or hidden_size == R.shape[2]):
+        fail('RNN', 1, 'V4', 'hidden_size, when given, is the last dim of R.')
+    if not (B is None or B.shape == ((2 if direction == 'bidirectional' else 1), 2 * R.shape[2])):
+        fail('RNN', 1, 'V5', 'B is [num_directions, 2*hidden_size].')
+    if not (sequence_lens is None or sequence_lens.shape == (X.shape[1],)):
+        fail('RNN', 1, 'V6', 'sequence_lens is [batch_size].')
+    if not (initial_h is None or initial_h.shape == ((2 if direction == 'bidirectional' else 1), X.shape[1], R.shape[2])):
+        fail('RNN', 1, 'V7', 'initial_h is [num_directions, batch_size, hidden_size].')
     try:
         return rnn_core("RNN", X, W, R, B, sequence_lens, initial_h, activations=activations, activation_alpha=activation_alpha, activation_beta=activation_beta, clip=clip, direction=direction, hidden_size=hidden_size)
     except KernelValidationError:
@@ -56,6 +72,22 @@ def rnn_7(X, W, R, B=None, sequence_lens=None, initial_h=None, *, clip=None, act
         _t_T1 = None
     if initial_h is not None:
         initial_h, _t_T = check_type('RNN', 7, 'initial_h', initial_h, 'T', _TYPES_7_T, _t_T)
+    if direction is not None:
+        check_domain('RNN', 7, 'direction', direction, ('forward', 'reverse', 'bidirectional'), None, None)
+    if not (X.ndim == 3 and W.ndim == 3 and R.ndim == 3):
+        fail('RNN', 7, 'V1', 'X is [seq_length, batch_size, input_size]; W and R are 3-D.')
+    if not (W.shape[0] == R.shape[0] == (2 if direction == 'bidirectional' else 1)):
+        fail('RNN', 7, 'V2', 'W and R hold one set of weights per direction: num_directions is 2 if bidirectional, else 1.')
+    if not (W.shape[1] == R.shape[1] == 1 * R.shape[2] and W.shape[2] == X.shape[2]):
+        fail('RNN', 7, 'V3', 'W is [num_directions, 1*hidden_size, input_size] and R is [num_directions, 1*hidden_size, hidden_size].')
+    if not (hidden_size is None or hidden_size == R.shape[2]):
+        fail('RNN', 7, 'V4', 'hidden_size, when given, is the last dim of R.')
+    if not (B is None or B.shape == ((2 if direction == 'bidirectional' else 1), 2 * R.shape[2])):
+        fail('RNN', 7, 'V5', 'B is [num_directions, 2*hidden_size].')
+    if not (sequence_lens is None or sequence_lens.shape == (X.shape[1],)):
+        fail('RNN', 7, 'V6', 'sequence_lens is [batch_size].')
+    if not (initial_h is None or initial_h.shape == ((2 if direction == 'bidirectional' else 1), X.shape[1], R.shape[2])):
+        fail('RNN', 7, 'V7', 'initial_h is [num_directions, batch_size, hidden_size].')
     try:
         return rnn_core("RNN", X, W, R, B, sequence_lens, initial_h, activations=activations, activation_alpha=activation_alpha, activation_beta=activation_beta, clip=clip, direction=direction, hidden_size=hidden_size)
     except KernelValidationError:
@@ -77,6 +109,22 @@ def rnn_14(X, W, R, B=None, sequence_lens=None, initial_h=None, *, clip=None, ac
         _t_T1 = None
     if initial_h is not None:
         initial_h, _t_T = check_type('RNN', 14, 'initial_h', initial_h, 'T', _TYPES_14_T, _t_T)
+    if direction is not None:
+        check_domain('RNN', 14, 'direction', direction, ('forward', 'reverse', 'bidirectional'), None, None)
+    if not (X.ndim == 3 and W.ndim == 3 and R.ndim == 3):
+        fail('RNN', 14, 'V1', 'X is [seq_length, batch_size, input_size] ([batch_size, seq_length, input_size] for layout 1); W and R are 3-D.')
+    if not (W.shape[0] == R.shape[0] == (2 if direction == 'bidirectional' else 1)):
+        fail('RNN', 14, 'V2', 'W and R hold one set of weights per direction: num_directions is 2 if bidirectional, else 1.')
+    if not (W.shape[1] == R.shape[1] == 1 * R.shape[2] and W.shape[2] == X.shape[2]):
+        fail('RNN', 14, 'V3', 'W is [num_directions, 1*hidden_size, input_size] and R is [num_directions, 1*hidden_size, hidden_size].')
+    if not (hidden_size is None or hidden_size == R.shape[2]):
+        fail('RNN', 14, 'V4', 'hidden_size, when given, is the last dim of R.')
+    if not (B is None or B.shape == ((2 if direction == 'bidirectional' else 1), 2 * R.shape[2])):
+        fail('RNN', 14, 'V5', 'B is [num_directions, 2*hidden_size].')
+    if not (sequence_lens is None or sequence_lens.shape == (X.shape[1 - layout],)):
+        fail('RNN', 14, 'V6', 'sequence_lens is [batch_size].')
+    if not (initial_h is None or initial_h.shape == ((X.shape[1 - layout], (2 if direction == 'bidirectional' else 1), R.shape[2]) if layout else ((2 if direction == 'bidirectional' else 1), X.shape[1 - layout], R.shape[2]))):
+        fail('RNN', 14, 'V7', 'initial_h is [num_directions, batch_size, hidden_size] ([batch_size, num_directions, hidden_size] for layout 1).')
     try:
         return rnn_core("RNN", X, W, R, B, sequence_lens, initial_h, activations=activations, activation_alpha=activation_alpha, activation_beta=activation_beta, clip=clip, direction=direction, hidden_size=hidden_size, layout=layout)
     except KernelValidationError:
@@ -98,6 +146,22 @@ def rnn_22(X, W, R, B=None, sequence_lens=None, initial_h=None, *, clip=None, ac
         _t_T1 = None
     if initial_h is not None:
         initial_h, _t_T = check_type('RNN', 22, 'initial_h', initial_h, 'T', _TYPES_22_T, _t_T)
+    if direction is not None:
+        check_domain('RNN', 22, 'direction', direction, ('forward', 'reverse', 'bidirectional'), None, None)
+    if not (X.ndim == 3 and W.ndim == 3 and R.ndim == 3):
+        fail('RNN', 22, 'V1', 'X is [seq_length, batch_size, input_size] ([batch_size, seq_length, input_size] for layout 1); W and R are 3-D.')
+    if not (W.shape[0] == R.shape[0] == (2 if direction == 'bidirectional' else 1)):
+        fail('RNN', 22, 'V2', 'W and R hold one set of weights per direction: num_directions is 2 if bidirectional, else 1.')
+    if not (W.shape[1] == R.shape[1] == 1 * R.shape[2] and W.shape[2] == X.shape[2]):
+        fail('RNN', 22, 'V3', 'W is [num_directions, 1*hidden_size, input_size] and R is [num_directions, 1*hidden_size, hidden_size].')
+    if not (hidden_size is None or hidden_size == R.shape[2]):
+        fail('RNN', 22, 'V4', 'hidden_size, when given, is the last dim of R.')
+    if not (B is None or B.shape == ((2 if direction == 'bidirectional' else 1), 2 * R.shape[2])):
+        fail('RNN', 22, 'V5', 'B is [num_directions, 2*hidden_size].')
+    if not (sequence_lens is None or sequence_lens.shape == (X.shape[1 - layout],)):
+        fail('RNN', 22, 'V6', 'sequence_lens is [batch_size].')
+    if not (initial_h is None or initial_h.shape == ((X.shape[1 - layout], (2 if direction == 'bidirectional' else 1), R.shape[2]) if layout else ((2 if direction == 'bidirectional' else 1), X.shape[1 - layout], R.shape[2]))):
+        fail('RNN', 22, 'V7', 'initial_h is [num_directions, batch_size, hidden_size] ([batch_size, num_directions, hidden_size] for layout 1).')
     try:
         return rnn_core("RNN", X, W, R, B, sequence_lens, initial_h, activations=activations, activation_alpha=activation_alpha, activation_beta=activation_beta, clip=clip, direction=direction, hidden_size=hidden_size, layout=layout)
     except KernelValidationError:

@@ -25,6 +25,14 @@ def roi_align_10(X, rois, batch_indices, *, mode='avg', output_height=1, samplin
     X, _t_T1 = check_type('RoiAlign', 10, 'X', X, 'T1', _TYPES_10_T1, None)
     rois, _t_T1 = check_type('RoiAlign', 10, 'rois', rois, 'T1', _TYPES_10_T1, _t_T1)
     batch_indices, _t_T2 = check_type('RoiAlign', 10, 'batch_indices', batch_indices, 'T2', _TYPES_10_T2, None)
+    if mode is not None:
+        check_domain('RoiAlign', 10, 'mode', mode, ('avg', 'max'), None, None)
+    if not (X.ndim == 4):
+        fail('RoiAlign', 10, 'V1', 'X is a 4-D feature map (N, C, H, W).')
+    if not (rois.ndim == 2 and rois.shape[1] == 4 and np.ndim(batch_indices) == 1 and batch_indices.shape[0] == rois.shape[0]):
+        fail('RoiAlign', 10, 'V2', 'rois is (num_rois, 4), [x1, y1, x2, y2] rows, and batch_indices (num_rois,): one image per RoI.')
+    if not (batch_indices.size == 0 or (int(batch_indices.min()) >= 0 and int(batch_indices.max()) < X.shape[0])):
+        fail('RoiAlign', 10, 'V3', 'Each batch index names an image of X: 0 <= index < N.')
     try:
         return roi_align(X, rois, batch_indices, coordinate_transformation_mode="output_half_pixel", mode=mode, output_height=output_height, output_width=output_width, sampling_ratio=sampling_ratio, spatial_scale=spatial_scale)
     except KernelValidationError:
@@ -38,6 +46,16 @@ def roi_align_16(X, rois, batch_indices, *, coordinate_transformation_mode='half
     X, _t_T1 = check_type('RoiAlign', 16, 'X', X, 'T1', _TYPES_16_T1, None)
     rois, _t_T1 = check_type('RoiAlign', 16, 'rois', rois, 'T1', _TYPES_16_T1, _t_T1)
     batch_indices, _t_T2 = check_type('RoiAlign', 16, 'batch_indices', batch_indices, 'T2', _TYPES_16_T2, None)
+    if coordinate_transformation_mode is not None:
+        check_domain('RoiAlign', 16, 'coordinate_transformation_mode', coordinate_transformation_mode, ('half_pixel', 'output_half_pixel'), None, None)
+    if mode is not None:
+        check_domain('RoiAlign', 16, 'mode', mode, ('avg', 'max'), None, None)
+    if not (X.ndim == 4):
+        fail('RoiAlign', 16, 'V1', 'X is a 4-D feature map (N, C, H, W).')
+    if not (rois.ndim == 2 and rois.shape[1] == 4 and np.ndim(batch_indices) == 1 and batch_indices.shape[0] == rois.shape[0]):
+        fail('RoiAlign', 16, 'V2', 'rois is (num_rois, 4), [x1, y1, x2, y2] rows, and batch_indices (num_rois,): one image per RoI.')
+    if not (batch_indices.size == 0 or (int(batch_indices.min()) >= 0 and int(batch_indices.max()) < X.shape[0])):
+        fail('RoiAlign', 16, 'V3', 'Each batch index names an image of X: 0 <= index < N.')
     try:
         return roi_align(X, rois, batch_indices, coordinate_transformation_mode=coordinate_transformation_mode, mode=mode, output_height=output_height, output_width=output_width, sampling_ratio=sampling_ratio, spatial_scale=spatial_scale)
     except KernelValidationError:
@@ -51,6 +69,16 @@ def roi_align_22(X, rois, batch_indices, *, coordinate_transformation_mode='half
     X, _t_T1 = check_type('RoiAlign', 22, 'X', X, 'T1', _TYPES_22_T1, None)
     rois, _t_T1 = check_type('RoiAlign', 22, 'rois', rois, 'T1', _TYPES_22_T1, _t_T1)
     batch_indices, _t_T2 = check_type('RoiAlign', 22, 'batch_indices', batch_indices, 'T2', _TYPES_22_T2, None)
+    if coordinate_transformation_mode is not None:
+        check_domain('RoiAlign', 22, 'coordinate_transformation_mode', coordinate_transformation_mode, ('half_pixel', 'output_half_pixel'), None, None)
+    if mode is not None:
+        check_domain('RoiAlign', 22, 'mode', mode, ('avg', 'max'), None, None)
+    if not (X.ndim == 4):
+        fail('RoiAlign', 22, 'V1', 'X is a 4-D feature map (N, C, H, W).')
+    if not (rois.ndim == 2 and rois.shape[1] == 4 and np.ndim(batch_indices) == 1 and batch_indices.shape[0] == rois.shape[0]):
+        fail('RoiAlign', 22, 'V2', 'rois is (num_rois, 4), [x1, y1, x2, y2] rows, and batch_indices (num_rois,): one image per RoI.')
+    if not (batch_indices.size == 0 or (int(batch_indices.min()) >= 0 and int(batch_indices.max()) < X.shape[0])):
+        fail('RoiAlign', 22, 'V3', 'Each batch index names an image of X: 0 <= index < N.')
     try:
         return roi_align(X, rois, batch_indices, coordinate_transformation_mode=coordinate_transformation_mode, mode=mode, output_height=output_height, output_width=output_width, sampling_ratio=sampling_ratio, spatial_scale=spatial_scale)
     except KernelValidationError:

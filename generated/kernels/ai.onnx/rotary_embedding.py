@@ -25,6 +25,12 @@ def rotary_embedding_23(X, cos_cache, sin_cache, position_ids=None, *, num_heads
         position_ids, _t_M = check_type('RotaryEmbedding', 23, 'position_ids', position_ids, 'M', _TYPES_23_M, None)
     else:
         _t_M = None
+    if not (X.ndim in (3, 4)):
+        fail('RotaryEmbedding', 23, 'V1', 'X is 4-D (batch, heads, sequence, head size) or 3-D (batch, sequence, hidden size).')
+    if not (X.ndim == 4 or (num_heads is not None and num_heads > 0 and X.shape[2] % num_heads == 0)):
+        fail('RotaryEmbedding', 23, 'V2', 'A 3-D X comes with num_heads (positive), which divides its hidden size.')
+    if not (position_ids is None or bool(np.all((position_ids >= 0) & (position_ids < cos_cache.shape[0])))):
+        fail('RotaryEmbedding', 23, 'V3', 'Each position id indexes the cos/sin caches: it is in [0, max_position_id_plus_1).')
     try:
         return rotary_embedding(X, cos_cache, sin_cache, position_ids, num_heads=num_heads, rotary_embedding_dim=rotary_embedding_dim, interleaved=interleaved)
     except KernelValidationError:

@@ -23,6 +23,16 @@ def scatter_9(data, indices, updates, *, axis=0):
     data, _t_T = check_type('Scatter', 9, 'data', data, 'T', _TYPES_9_T, None)
     indices, _t_Tind = check_type('Scatter', 9, 'indices', indices, 'Tind', _TYPES_9_Tind, None)
     updates, _t_T = check_type('Scatter', 9, 'updates', updates, 'T', _TYPES_9_T, _t_T)
+    if not (data.ndim >= 1 and indices.ndim == data.ndim):
+        fail('Scatter', 9, 'V1', 'data has rank r >= 1; indices has the same rank.')
+    if not (updates.shape == indices.shape):
+        fail('Scatter', 9, 'V2', 'updates has the shape of indices.')
+    if not (-data.ndim <= axis < data.ndim):
+        fail('Scatter', 9, 'V3', 'axis is in [-r, r-1].')
+    if not (indices.size == 0 or (int(indices.min()) >= -data.shape[axis] and int(indices.max()) < data.shape[axis])):
+        fail('Scatter', 9, 'V4', 'Every index is within [-s, s-1], s = data.shape[axis].')
+    if not (indices.size == 0 or indices.size == np.unique(np.concatenate([np.delete(np.indices(indices.shape), axis % data.ndim, 0).reshape(data.ndim - 1, indices.size), (indices % data.shape[axis]).reshape(1, -1)]), axis=1).shape[1]):
+        fail('Scatter', 9, 'V5', 'No two entries of indices target the same position (ONNX leaves the result of duplicates undefined).')
     try:
         return scatter_elements(data, indices, updates, axis, "none")
     except KernelValidationError:
@@ -36,6 +46,16 @@ def scatter_11(data, indices, updates, *, axis=0):
     data, _t_T = check_type('Scatter', 11, 'data', data, 'T', _TYPES_11_T, None)
     indices, _t_Tind = check_type('Scatter', 11, 'indices', indices, 'Tind', _TYPES_11_Tind, None)
     updates, _t_T = check_type('Scatter', 11, 'updates', updates, 'T', _TYPES_11_T, _t_T)
+    if not (data.ndim >= 1 and indices.ndim == data.ndim):
+        fail('Scatter', 11, 'V1', 'data has rank r >= 1; indices has the same rank.')
+    if not (updates.shape == indices.shape):
+        fail('Scatter', 11, 'V2', 'updates has the shape of indices.')
+    if not (-data.ndim <= axis < data.ndim):
+        fail('Scatter', 11, 'V3', 'axis is in [-r, r-1].')
+    if not (indices.size == 0 or (int(indices.min()) >= -data.shape[axis] and int(indices.max()) < data.shape[axis])):
+        fail('Scatter', 11, 'V4', 'Every index is within [-s, s-1], s = data.shape[axis].')
+    if not (indices.size == 0 or indices.size == np.unique(np.concatenate([np.delete(np.indices(indices.shape), axis % data.ndim, 0).reshape(data.ndim - 1, indices.size), (indices % data.shape[axis]).reshape(1, -1)]), axis=1).shape[1]):
+        fail('Scatter', 11, 'V5', 'No two entries of indices target the same position (ONNX leaves the result of duplicates undefined).')
     try:
         return scatter_elements(data, indices, updates, axis, "none")
     except KernelValidationError:

@@ -27,6 +27,16 @@ def scatter_elements_11(data, indices, updates, *, axis=0):
     data, _t_T = check_type('ScatterElements', 11, 'data', data, 'T', _TYPES_11_T, None)
     indices, _t_Tind = check_type('ScatterElements', 11, 'indices', indices, 'Tind', _TYPES_11_Tind, None)
     updates, _t_T = check_type('ScatterElements', 11, 'updates', updates, 'T', _TYPES_11_T, _t_T)
+    if not (data.ndim >= 1 and indices.ndim == data.ndim):
+        fail('ScatterElements', 11, 'V1', 'data has rank r >= 1; indices has the same rank.')
+    if not (updates.shape == indices.shape):
+        fail('ScatterElements', 11, 'V2', 'updates has the shape of indices.')
+    if not (-data.ndim <= axis < data.ndim):
+        fail('ScatterElements', 11, 'V3', 'axis is in [-r, r-1].')
+    if not (indices.size == 0 or (int(indices.min()) >= -data.shape[axis] and int(indices.max()) < data.shape[axis])):
+        fail('ScatterElements', 11, 'V4', 'Every index is within [-s, s-1], s = data.shape[axis].')
+    if not (indices.size == 0 or indices.size == np.unique(np.concatenate([np.delete(np.indices(indices.shape), axis % data.ndim, 0).reshape(data.ndim - 1, indices.size), (indices % data.shape[axis]).reshape(1, -1)]), axis=1).shape[1]):
+        fail('ScatterElements', 11, 'V5', 'No two entries of indices target the same position (ONNX leaves the result of duplicates undefined).')
     try:
         return scatter_elements(data, indices, updates, axis, "none")
     except KernelValidationError:
@@ -40,6 +50,16 @@ def scatter_elements_13(data, indices, updates, *, axis=0):
     data, _t_T = check_type('ScatterElements', 13, 'data', data, 'T', _TYPES_13_T, None)
     indices, _t_Tind = check_type('ScatterElements', 13, 'indices', indices, 'Tind', _TYPES_13_Tind, None)
     updates, _t_T = check_type('ScatterElements', 13, 'updates', updates, 'T', _TYPES_13_T, _t_T)
+    if not (data.ndim >= 1 and indices.ndim == data.ndim):
+        fail('ScatterElements', 13, 'V1', 'data has rank r >= 1; indices has the same rank.')
+    if not (updates.shape == indices.shape):
+        fail('ScatterElements', 13, 'V2', 'updates has the shape of indices.')
+    if not (-data.ndim <= axis < data.ndim):
+        fail('ScatterElements', 13, 'V3', 'axis is in [-r, r-1].')
+    if not (indices.size == 0 or (int(indices.min()) >= -data.shape[axis] and int(indices.max()) < data.shape[axis])):
+        fail('ScatterElements', 13, 'V4', 'Every index is within [-s, s-1], s = data.shape[axis].')
+    if not (indices.size == 0 or indices.size == np.unique(np.concatenate([np.delete(np.indices(indices.shape), axis % data.ndim, 0).reshape(data.ndim - 1, indices.size), (indices % data.shape[axis]).reshape(1, -1)]), axis=1).shape[1]):
+        fail('ScatterElements', 13, 'V5', 'No two entries of indices target the same position (ONNX leaves the result of duplicates undefined).')
     try:
         return scatter_elements(data, indices, updates, axis, "none")
     except KernelValidationError:
@@ -53,6 +73,18 @@ def scatter_elements_16(data, indices, updates, *, reduction='none', axis=0):
     data, _t_T = check_type('ScatterElements', 16, 'data', data, 'T', _TYPES_16_T, None)
     indices, _t_Tind = check_type('ScatterElements', 16, 'indices', indices, 'Tind', _TYPES_16_Tind, None)
     updates, _t_T = check_type('ScatterElements', 16, 'updates', updates, 'T', _TYPES_16_T, _t_T)
+    if reduction is not None:
+        check_domain('ScatterElements', 16, 'reduction', reduction, ('none', 'add', 'mul'), None, None)
+    if not (data.ndim >= 1 and indices.ndim == data.ndim):
+        fail('ScatterElements', 16, 'V1', 'data has rank r >= 1; indices has the same rank.')
+    if not (updates.shape == indices.shape):
+        fail('ScatterElements', 16, 'V2', 'updates has the shape of indices.')
+    if not (-data.ndim <= axis < data.ndim):
+        fail('ScatterElements', 16, 'V3', 'axis is in [-r, r-1].')
+    if not (indices.size == 0 or (int(indices.min()) >= -data.shape[axis] and int(indices.max()) < data.shape[axis])):
+        fail('ScatterElements', 16, 'V4', 'Every index is within [-s, s-1], s = data.shape[axis].')
+    if not (reduction != "none" or indices.size == 0 or indices.size == np.unique(np.concatenate([np.delete(np.indices(indices.shape), axis % data.ndim, 0).reshape(data.ndim - 1, indices.size), (indices % data.shape[axis]).reshape(1, -1)]), axis=1).shape[1]):
+        fail('ScatterElements', 16, 'V5', "With reduction 'none' no two entries of indices target the same position (ONNX leaves the result of duplicates undefined).")
     try:
         return scatter_elements(data, indices, updates, axis, reduction)
     except KernelValidationError:
@@ -66,6 +98,18 @@ def scatter_elements_18(data, indices, updates, *, reduction='none', axis=0):
     data, _t_T = check_type('ScatterElements', 18, 'data', data, 'T', _TYPES_18_T, None)
     indices, _t_Tind = check_type('ScatterElements', 18, 'indices', indices, 'Tind', _TYPES_18_Tind, None)
     updates, _t_T = check_type('ScatterElements', 18, 'updates', updates, 'T', _TYPES_18_T, _t_T)
+    if reduction is not None:
+        check_domain('ScatterElements', 18, 'reduction', reduction, ('none', 'add', 'mul', 'max', 'min'), None, None)
+    if not (data.ndim >= 1 and indices.ndim == data.ndim):
+        fail('ScatterElements', 18, 'V1', 'data has rank r >= 1; indices has the same rank.')
+    if not (updates.shape == indices.shape):
+        fail('ScatterElements', 18, 'V2', 'updates has the shape of indices.')
+    if not (-data.ndim <= axis < data.ndim):
+        fail('ScatterElements', 18, 'V3', 'axis is in [-r, r-1].')
+    if not (indices.size == 0 or (int(indices.min()) >= -data.shape[axis] and int(indices.max()) < data.shape[axis])):
+        fail('ScatterElements', 18, 'V4', 'Every index is within [-s, s-1], s = data.shape[axis].')
+    if not (reduction != "none" or indices.size == 0 or indices.size == np.unique(np.concatenate([np.delete(np.indices(indices.shape), axis % data.ndim, 0).reshape(data.ndim - 1, indices.size), (indices % data.shape[axis]).reshape(1, -1)]), axis=1).shape[1]):
+        fail('ScatterElements', 18, 'V5', "With reduction 'none' no two entries of indices target the same position (ONNX leaves the result of duplicates undefined).")
     try:
         return scatter_elements(data, indices, updates, axis, reduction)
     except KernelValidationError:

@@ -23,6 +23,16 @@ def scatter_nd_11(data, indices, updates):
     data, _t_T = check_type('ScatterND', 11, 'data', data, 'T', _TYPES_11_T, None)
     indices, _ = check_type('ScatterND', 11, 'indices', indices, 'tensor(int64)', frozenset({'tensor(int64)'}), None)
     updates, _t_T = check_type('ScatterND', 11, 'updates', updates, 'T', _TYPES_11_T, _t_T)
+    if not (data.ndim >= 1 and indices.ndim >= 1):
+        fail('ScatterND', 11, 'V1', 'data and indices have rank >= 1.')
+    if not (indices.shape[-1] <= data.ndim):
+        fail('ScatterND', 11, 'V2', 'k = indices.shape[-1] is at most the rank of data.')
+    if not (updates.shape == indices.shape[:-1] + data.shape[indices.shape[-1]:]):
+        fail('ScatterND', 11, 'V3', 'updates.shape == indices.shape[0:q-1] ++ data.shape[k:r].')
+    if not (indices.size == 0 or bool(np.all((indices >= -np.array(data.shape[:indices.shape[-1]], dtype=np.int64)) & (indices < np.array(data.shape[:indices.shape[-1]], dtype=np.int64))))):
+        fail('ScatterND', 11, 'V4', 'Every index tuple is within bounds: -data.shape[i] <= indices[..., i] <= data.shape[i] - 1.')
+    if not (indices.size == 0 or indices.shape[-1] == 0 or len(np.unique(indices.reshape(-1, indices.shape[-1]) % np.array(data.shape[:indices.shape[-1]], dtype=np.int64), axis=0)) == indices.size // indices.shape[-1]):
+        fail('ScatterND', 11, 'V5', 'indices has no duplicate index tuples (ONNX leaves the result of duplicates undefined).')
     try:
         return scatter_nd(data, indices, updates, "none")
     except KernelValidationError:
@@ -36,6 +46,16 @@ def scatter_nd_13(data, indices, updates):
     data, _t_T = check_type('ScatterND', 13, 'data', data, 'T', _TYPES_13_T, None)
     indices, _ = check_type('ScatterND', 13, 'indices', indices, 'tensor(int64)', frozenset({'tensor(int64)'}), None)
     updates, _t_T = check_type('ScatterND', 13, 'updates', updates, 'T', _TYPES_13_T, _t_T)
+    if not (data.ndim >= 1 and indices.ndim >= 1):
+        fail('ScatterND', 13, 'V1', 'data and indices have rank >= 1.')
+    if not (indices.shape[-1] <= data.ndim):
+        fail('ScatterND', 13, 'V2', 'k = indices.shape[-1] is at most the rank of data.')
+    if not (updates.shape == indices.shape[:-1] + data.shape[indices.shape[-1]:]):
+        fail('ScatterND', 13, 'V3', 'updates.shape == indices.shape[0:q-1] ++ data.shape[k:r].')
+    if not (indices.size == 0 or bool(np.all((indices >= -np.array(data.shape[:indices.shape[-1]], dtype=np.int64)) & (indices < np.array(data.shape[:indices.shape[-1]], dtype=np.int64))))):
+        fail('ScatterND', 13, 'V4', 'Every index tuple is within bounds: -data.shape[i] <= indices[..., i] <= data.shape[i] - 1.')
+    if not (indices.size == 0 or indices.shape[-1] == 0 or len(np.unique(indices.reshape(-1, indices.shape[-1]) % np.array(data.shape[:indices.shape[-1]], dtype=np.int64), axis=0)) == indices.size // indices.shape[-1]):
+        fail('ScatterND', 13, 'V5', 'indices has no duplicate index tuples (ONNX leaves the result of duplicates undefined).')
     try:
         return scatter_nd(data, indices, updates, "none")
     except KernelValidationError:
@@ -49,6 +69,18 @@ def scatter_nd_16(data, indices, updates, *, reduction='none'):
     data, _t_T = check_type('ScatterND', 16, 'data', data, 'T', _TYPES_16_T, None)
     indices, _ = check_type('ScatterND', 16, 'indices', indices, 'tensor(int64)', frozenset({'tensor(int64)'}), None)
     updates, _t_T = check_type('ScatterND', 16, 'updates', updates, 'T', _TYPES_16_T, _t_T)
+    if reduction is not None:
+        check_domain('ScatterND', 16, 'reduction', reduction, ('none', 'add', 'mul'), None, None)
+    if not (data.ndim >= 1 and indices.ndim >= 1):
+        fail('ScatterND', 16, 'V1', 'data and indices have rank >= 1.')
+    if not (indices.shape[-1] <= data.ndim):
+        fail('ScatterND', 16, 'V2', 'k = indices.shape[-1] is at most the rank of data.')
+    if not (updates.shape == indices.shape[:-1] + data.shape[indices.shape[-1]:]):
+        fail('ScatterND', 16, 'V3', 'updates.shape == indices.shape[0:q-1] ++ data.shape[k:r].')
+    if not (indices.size == 0 or bool(np.all((indices >= -np.array(data.shape[:indices.shape[-1]], dtype=np.int64)) & (indices < np.array(data.shape[:indices.shape[-1]], dtype=np.int64))))):
+        fail('ScatterND', 16, 'V4', 'Every index tuple is within bounds: -data.shape[i] <= indices[..., i] <= data.shape[i] - 1.')
+    if not (reduction != "none" or indices.size == 0 or indices.shape[-1] == 0 or len(np.unique(indices.reshape(-1, indices.shape[-1]) % np.array(data.shape[:indices.shape[-1]], dtype=np.int64), axis=0)) == indices.size // indices.shape[-1]):
+        fail('ScatterND', 16, 'V5', "With reduction 'none' indices has no duplicate index tuples (ONNX leaves the result of duplicates undefined).")
     try:
         return scatter_nd(data, indices, updates, reduction)
     except KernelValidationError:
@@ -62,6 +94,18 @@ def scatter_nd_18(data, indices, updates, *, reduction='none'):
     data, _t_T = check_type('ScatterND', 18, 'data', data, 'T', _TYPES_18_T, None)
     indices, _ = check_type('ScatterND', 18, 'indices', indices, 'tensor(int64)', frozenset({'tensor(int64)'}), None)
     updates, _t_T = check_type('ScatterND', 18, 'updates', updates, 'T', _TYPES_18_T, _t_T)
+    if reduction is not None:
+        check_domain('ScatterND', 18, 'reduction', reduction, ('none', 'add', 'mul', 'max', 'min'), None, None)
+    if not (data.ndim >= 1 and indices.ndim >= 1):
+        fail('ScatterND', 18, 'V1', 'data and indices have rank >= 1.')
+    if not (indices.shape[-1] <= data.ndim):
+        fail('ScatterND', 18, 'V2', 'k = indices.shape[-1] is at most the rank of data.')
+    if not (updates.shape == indices.shape[:-1] + data.shape[indices.shape[-1]:]):
+        fail('ScatterND', 18, 'V3', 'updates.shape == indices.shape[0:q-1] ++ data.shape[k:r].')
+    if not (indices.size == 0 or bool(np.all((indices >= -np.array(data.shape[:indices.shape[-1]], dtype=np.int64)) & (indices < np.array(data.shape[:indices.shape[-1]], dtype=np.int64))))):
+        fail('ScatterND', 18, 'V4', 'Every index tuple is within bounds: -data.shape[i] <= indices[..., i] <= data.shape[i] - 1.')
+    if not (reduction != "none" or indices.size == 0 or indices.shape[-1] == 0 or len(np.unique(indices.reshape(-1, indices.shape[-1]) % np.array(data.shape[:indices.shape[-1]], dtype=np.int64), axis=0)) == indices.size // indices.shape[-1]):
+        fail('ScatterND', 18, 'V5', "With reduction 'none' indices has no duplicate index tuples (ONNX leaves the result of duplicates undefined).")
     try:
         return scatter_nd(data, indices, updates, reduction)
     except KernelValidationError:

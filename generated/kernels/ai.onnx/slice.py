@@ -28,6 +28,14 @@ def slice_1(data, *, ends=None, starts=None, axes=None):
         fail('Slice', 1, 'required-attribute:ends', "attribute 'ends' is required")
     if starts is None:
         fail('Slice', 1, 'required-attribute:starts', "attribute 'starts' is required")
+    if not (len(starts) == len(ends)):
+        fail('Slice', 1, 'V1', 'starts and ends have the same length.')
+    if not (axes is None or len(axes) == len(starts)):
+        fail('Slice', 1, 'V2', 'axes, when given, has one entry per start.')
+    if not (axes is None or all(-data.ndim <= int(a) < data.ndim for a in axes) and len({int(a) % data.ndim for a in axes}) == len(axes)):
+        fail('Slice', 1, 'V3', 'axes are within [-r, r-1] and name each axis once.')
+    if not (axes is not None or len(starts) <= data.ndim):
+        fail('Slice', 1, 'V4', 'Without axes, starts apply to the first len(starts) axes, which exist.')
     try:
         return slice_core(data, starts, ends, axes, None)
     except KernelValidationError:
@@ -45,6 +53,18 @@ def slice_10(data, starts, ends, axes=None, steps=None):
         axes, _t_Tind = check_type('Slice', 10, 'axes', axes, 'Tind', _TYPES_10_Tind, _t_Tind)
     if steps is not None:
         steps, _t_Tind = check_type('Slice', 10, 'steps', steps, 'Tind', _TYPES_10_Tind, _t_Tind)
+    if not (starts.ndim == 1 and ends.ndim == 1 and starts.size == ends.size):
+        fail('Slice', 10, 'V1', 'starts and ends are 1-D, of the same length.')
+    if not (axes is None or (axes.ndim == 1 and axes.size == starts.size)):
+        fail('Slice', 10, 'V2', 'axes, when given, has one entry per start.')
+    if not (steps is None or (steps.ndim == 1 and steps.size == starts.size)):
+        fail('Slice', 10, 'V3', 'steps, when given, has one entry per start.')
+    if not (axes is None or all(-data.ndim <= int(a) < data.ndim for a in np.ravel(axes)) and len({int(a) % data.ndim for a in np.ravel(axes)}) == len(np.ravel(axes))):
+        fail('Slice', 10, 'V4', 'axes are within [-r, r-1] and name each axis once.')
+    if not (axes is not None or starts.size <= data.ndim):
+        fail('Slice', 10, 'V5', 'Without axes, starts apply to the first len(starts) axes, which exist.')
+    if not (steps is None or all(int(s) != 0 for s in np.ravel(steps))):
+        fail('Slice', 10, 'V6', 'steps are not 0.')
     try:
         return slice_core(data, starts, ends, axes, steps)
     except KernelValidationError:
@@ -62,6 +82,18 @@ def slice_11(data, starts, ends, axes=None, steps=None):
         axes, _t_Tind = check_type('Slice', 11, 'axes', axes, 'Tind', _TYPES_11_Tind, _t_Tind)
     if steps is not None:
         steps, _t_Tind = check_type('Slice', 11, 'steps', steps, 'Tind', _TYPES_11_Tind, _t_Tind)
+    if not (starts.ndim == 1 and ends.ndim == 1 and starts.size == ends.size):
+        fail('Slice', 11, 'V1', 'starts and ends are 1-D, of the same length.')
+    if not (axes is None or (axes.ndim == 1 and axes.size == starts.size)):
+        fail('Slice', 11, 'V2', 'axes, when given, has one entry per start.')
+    if not (steps is None or (steps.ndim == 1 and steps.size == starts.size)):
+        fail('Slice', 11, 'V3', 'steps, when given, has one entry per start.')
+    if not (axes is None or all(-data.ndim <= int(a) < data.ndim for a in np.ravel(axes)) and len({int(a) % data.ndim for a in np.ravel(axes)}) == len(np.ravel(axes))):
+        fail('Slice', 11, 'V4', 'axes are within [-r, r-1] and name each axis once.')
+    if not (axes is not None or starts.size <= data.ndim):
+        fail('Slice', 11, 'V5', 'Without axes, starts apply to the first len(starts) axes, which exist.')
+    if not (steps is None or all(int(s) != 0 for s in np.ravel(steps))):
+        fail('Slice', 11, 'V6', 'steps are not 0.')
     try:
         return slice_core(data, starts, ends, axes, steps)
     except KernelValidationError:
@@ -79,6 +111,18 @@ def slice_13(data, starts, ends, axes=None, steps=None):
         axes, _t_Tind = check_type('Slice', 13, 'axes', axes, 'Tind', _TYPES_13_Tind, _t_Tind)
     if steps is not None:
         steps, _t_Tind = check_type('Slice', 13, 'steps', steps, 'Tind', _TYPES_13_Tind, _t_Tind)
+    if not (starts.ndim == 1 and ends.ndim == 1 and starts.size == ends.size):
+        fail('Slice', 13, 'V1', 'starts and ends are 1-D, of the same length.')
+    if not (axes is None or (axes.ndim == 1 and axes.size == starts.size)):
+        fail('Slice', 13, 'V2', 'axes, when given, has one entry per start.')
+    if not (steps is None or (steps.ndim == 1 and steps.size == starts.size)):
+        fail('Slice', 13, 'V3', 'steps, when given, has one entry per start.')
+    if not (axes is None or all(-data.ndim <= int(a) < data.ndim for a in np.ravel(axes)) and len({int(a) % data.ndim for a in np.ravel(axes)}) == len(np.ravel(axes))):
+        fail('Slice', 13, 'V4', 'axes are within [-r, r-1] and name each axis once.')
+    if not (axes is not None or starts.size <= data.ndim):
+        fail('Slice', 13, 'V5', 'Without axes, starts apply to the first len(starts) axes, which exist.')
+    if not (steps is None or all(int(s) != 0 for s in np.ravel(steps))):
+        fail('Slice', 13, 'V6', 'steps are not 0.')
     try:
         return slice_core(data, starts, ends, axes, steps)
     except KernelValidationError:

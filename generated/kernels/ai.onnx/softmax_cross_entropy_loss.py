@@ -24,6 +24,16 @@ def softmax_cross_entropy_loss_12(scores, labels, weights=None, *, ignore_index=
     labels, _t_Tind = check_type('SoftmaxCrossEntropyLoss', 12, 'labels', labels, 'Tind', _TYPES_12_Tind, None)
     if weights is not None:
         weights, _t_T = check_type('SoftmaxCrossEntropyLoss', 12, 'weights', weights, 'T', _TYPES_12_T, _t_T)
+    if reduction is not None:
+        check_domain('SoftmaxCrossEntropyLoss', 12, 'reduction', reduction, ('none', 'sum', 'mean'), None, None)
+    if not (scores.ndim >= 2):
+        fail('SoftmaxCrossEntropyLoss', 12, 'V1', 'scores is (N, C, d1, ..., dk): rank 2 or more.')
+    if not (tuple(labels.shape) == tuple(scores.shape[:1]) + tuple(scores.shape[2:])):
+        fail('SoftmaxCrossEntropyLoss', 12, 'V2', 'labels is (N, d1, ..., dk): the shape of scores without its class dimension C.')
+    if not (weights is None or tuple(weights.shape) == (scores.shape[1],)):
+        fail('SoftmaxCrossEntropyLoss', 12, 'V3', 'weights, when given, is 1-D with one weight per class: shape (C,).')
+    if not (bool(np.all((labels >= 0) & (labels < scores.shape[1]) | (ignore_index is not None and labels == ignore_index)))):
+        fail('SoftmaxCrossEntropyLoss', 12, 'V4', 'Every value of labels is a class index in [0, C) or equals ignore_index.')
     try:
         return softmax_cross_entropy(scores, labels, weights, ignore_index=ignore_index, reduction=reduction)
     except KernelValidationError:
@@ -38,6 +48,16 @@ def softmax_cross_entropy_loss_13(scores, labels, weights=None, *, ignore_index=
     labels, _t_Tind = check_type('SoftmaxCrossEntropyLoss', 13, 'labels', labels, 'Tind', _TYPES_13_Tind, None)
     if weights is not None:
         weights, _t_T = check_type('SoftmaxCrossEntropyLoss', 13, 'weights', weights, 'T', _TYPES_13_T, _t_T)
+    if reduction is not None:
+        check_domain('SoftmaxCrossEntropyLoss', 13, 'reduction', reduction, ('none', 'sum', 'mean'), None, None)
+    if not (scores.ndim >= 2):
+        fail('SoftmaxCrossEntropyLoss', 13, 'V1', 'scores is (N, C, d1, ..., dk): rank 2 or more.')
+    if not (tuple(labels.shape) == tuple(scores.shape[:1]) + tuple(scores.shape[2:])):
+        fail('SoftmaxCrossEntropyLoss', 13, 'V2', 'labels is (N, d1, ..., dk): the shape of scores without its class dimension C.')
+    if not (weights is None or tuple(weights.shape) == (scores.shape[1],)):
+        fail('SoftmaxCrossEntropyLoss', 13, 'V3', 'weights, when given, is 1-D with one weight per class: shape (C,).')
+    if not (bool(np.all((labels >= 0) & (labels < scores.shape[1]) | (ignore_index is not None and labels == ignore_index)))):
+        fail('SoftmaxCrossEntropyLoss', 13, 'V4', 'Every value of labels is a class index in [0, C) or equals ignore_index.')
     try:
         return softmax_cross_entropy(scores, labels, weights, ignore_index=ignore_index, reduction=reduction)
     except KernelValidationError:

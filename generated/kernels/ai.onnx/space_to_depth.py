@@ -22,6 +22,12 @@ def space_to_depth_1(input, *, blocksize=None):
     input, _t_T = check_type('SpaceToDepth', 1, 'input', input, 'T', _TYPES_1_T, None)
     if blocksize is None:
         fail('SpaceToDepth', 1, 'required-attribute:blocksize', "attribute 'blocksize' is required")
+    if not (input.ndim == 4):
+        fail('SpaceToDepth', 1, 'V1', 'input is 4-D: [N, C, H, W].')
+    if not (blocksize >= 1):
+        fail('SpaceToDepth', 1, 'V2', 'blocksize is positive.')
+    if not (input.shape[2] % blocksize == 0 and input.shape[3] % blocksize == 0):
+        fail('SpaceToDepth', 1, 'V3', 'blocksize divides H and W.')
     try:
         return space_to_depth(input, blocksize, "DCR")
     except KernelValidationError:
@@ -35,6 +41,12 @@ def space_to_depth_13(input, *, blocksize=None):
     input, _t_T = check_type('SpaceToDepth', 13, 'input', input, 'T', _TYPES_13_T, None)
     if blocksize is None:
         fail('SpaceToDepth', 13, 'required-attribute:blocksize', "attribute 'blocksize' is required")
+    if not (input.ndim == 4):
+        fail('SpaceToDepth', 13, 'V1', 'input is 4-D: [N, C, H, W].')
+    if not (blocksize >= 1):
+        fail('SpaceToDepth', 13, 'V2', 'blocksize is positive.')
+    if not (input.shape[2] % blocksize == 0 and input.shape[3] % blocksize == 0):
+        fail('SpaceToDepth', 13, 'V3', 'blocksize divides H and W.')
     try:
         return space_to_depth(input, blocksize, "DCR")
     except KernelValidationError:
@@ -46,8 +58,16 @@ def space_to_depth_13(input, *, blocksize=None):
 def space_to_depth_28(input, *, mode='DCR', blocksize=None):
     """SpaceToDepth-28 (python)."""
     input, _t_T = check_type('SpaceToDepth', 28, 'input', input, 'T', _TYPES_28_T, None)
+    if mode is not None:
+        check_domain('SpaceToDepth', 28, 'mode', mode, ('DCR', 'CRD'), None, None)
     if blocksize is None:
         fail('SpaceToDepth', 28, 'required-attribute:blocksize', "attribute 'blocksize' is required")
+    if not (input.ndim == 4):
+        fail('SpaceToDepth', 28, 'V1', 'input is 4-D: [N, C, H, W].')
+    if not (blocksize >= 1):
+        fail('SpaceToDepth', 28, 'V2', 'blocksize is positive.')
+    if not (input.shape[2] % blocksize == 0 and input.shape[3] % blocksize == 0):
+        fail('SpaceToDepth', 28, 'V3', 'blocksize divides H and W.')
     try:
         return space_to_depth(input, blocksize, mode)
     except KernelValidationError:

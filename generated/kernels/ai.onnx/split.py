@@ -21,6 +21,12 @@ _TYPES_18_T = frozenset(['tensor(uint8)', 'tensor(uint16)', 'tensor(uint32)', 't
 def split_2(input, *, split=None, axis=0, _n_outputs=None):
     """Split-2 (python)."""
     input, _t_T = check_type('Split', 2, 'input', input, 'T', _TYPES_2_T, None)
+    if not (-input.ndim <= axis < input.ndim):
+        fail('Split', 2, 'V1', 'axis names a dimension of input.')
+    if not (split is None or all(int(s) >= 0 for s in np.ravel(split))):
+        fail('Split', 2, 'V2', 'split lengths are not negative.')
+    if not (split is None or np.size(split) == 0 or int(np.sum(np.ravel(split))) == input.shape[axis]):
+        fail('Split', 2, 'V3', 'split lengths sum to the length of the split axis.')
     try:
         return split_core(input, axis, split, _n_outputs)
     except KernelValidationError:
@@ -32,6 +38,12 @@ def split_2(input, *, split=None, axis=0, _n_outputs=None):
 def split_11(input, *, split=None, axis=0, _n_outputs=None):
     """Split-11 (same_as 2)."""
     input, _t_T = check_type('Split', 11, 'input', input, 'T', _TYPES_11_T, None)
+    if not (-input.ndim <= axis < input.ndim):
+        fail('Split', 11, 'V1', 'axis names a dimension of input.')
+    if not (split is None or all(int(s) >= 0 for s in np.ravel(split))):
+        fail('Split', 11, 'V2', 'split lengths are not negative.')
+    if not (split is None or np.size(split) == 0 or int(np.sum(np.ravel(split))) == input.shape[axis]):
+        fail('Split', 11, 'V3', 'split lengths sum to the length of the split axis.')
     try:
         return split_core(input, axis, split, _n_outputs)
     except KernelValidationError:
@@ -45,6 +57,14 @@ def split_13(input, split=None, *, axis=0, _n_outputs=None):
     input, _t_T = check_type('Split', 13, 'input', input, 'T', _TYPES_13_T, None)
     if split is not None:
         split, _ = check_type('Split', 13, 'split', split, 'tensor(int64)', frozenset({'tensor(int64)'}), None)
+    if not (-input.ndim <= axis < input.ndim):
+        fail('Split', 13, 'V1', 'axis names a dimension of input.')
+    if not (split is None or split.ndim == 1):
+        fail('Split', 13, 'V2', 'split is a 1-D tensor.')
+    if not (split is None or all(int(s) >= 0 for s in np.ravel(split))):
+        fail('Split', 13, 'V3', 'split lengths are not negative.')
+    if not (split is None or np.size(split) == 0 or int(np.sum(np.ravel(split))) == input.shape[axis]):
+        fail('Split', 13, 'V4', 'split lengths sum to the length of the split axis.')
     try:
         return split_core(input, axis, split, _n_outputs)
     except KernelValidationError:
@@ -58,6 +78,18 @@ def split_18(input, split=None, *, num_outputs=None, axis=0, _n_outputs=None):
     input, _t_T = check_type('Split', 18, 'input', input, 'T', _TYPES_18_T, None)
     if split is not None:
         split, _ = check_type('Split', 18, 'split', split, 'tensor(int64)', frozenset({'tensor(int64)'}), None)
+    if not (-input.ndim <= axis < input.ndim):
+        fail('Split', 18, 'V1', 'axis names a dimension of input.')
+    if not (split is None or split.ndim == 1):
+        fail('Split', 18, 'V2', 'split is a 1-D tensor.')
+    if not (split is None or all(int(s) >= 0 for s in np.ravel(split))):
+        fail('Split', 18, 'V3', 'split lengths are not negative.')
+    if not (split is None or np.size(split) == 0 or int(np.sum(np.ravel(split))) == input.shape[axis]):
+        fail('Split', 18, 'V4', 'split lengths sum to the length of the split axis.')
+    if not ((split is None) != (num_outputs is None)):
+        fail('Split', 18, 'V5', 'Either split or num_outputs is given, not both.')
+    if not (num_outputs is None or num_outputs >= 1):
+        fail('Split', 18, 'V6', 'num_outputs is at least 1.')
     try:
         return split_core(input, axis, split, _n_outputs if num_outputs is None else num_outputs, bool(num_outputs))
     except KernelValidationError:

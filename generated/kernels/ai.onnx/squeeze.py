@@ -24,6 +24,10 @@ _TYPES_25_T = frozenset(['tensor(uint8)', 'tensor(uint16)', 'tensor(uint32)', 't
 def squeeze_1(data, *, axes=None):
     """Squeeze-1 (same_as 25)."""
     data, _t_T = check_type('Squeeze', 1, 'data', data, 'T', _TYPES_1_T, None)
+    if not (axes is None or all(0 <= int(a) < data.ndim for a in axes)):
+        fail('Squeeze', 1, 'V1', 'axes are within [0, r-1].')
+    if not (axes is None or all(data.shape[int(a)] == 1 for a in axes)):
+        fail('Squeeze', 1, 'V2', 'Squeezed axes have size 1.')
     try:
         # An empty axes *attribute* (Squeeze-1/11) cannot be told apart from an absent one in the
         # protobuf (an empty repeated field), so it means "not provided": squeeze every 1. An empty
@@ -40,6 +44,10 @@ def squeeze_1(data, *, axes=None):
 def squeeze_11(data, *, axes=None):
     """Squeeze-11 (same_as 25)."""
     data, _t_T = check_type('Squeeze', 11, 'data', data, 'T', _TYPES_11_T, None)
+    if not (axes is None or all(-data.ndim <= int(a) < data.ndim for a in axes)):
+        fail('Squeeze', 11, 'V1', 'axes are within [-r, r-1].')
+    if not (axes is None or all(data.shape[int(a)] == 1 for a in axes)):
+        fail('Squeeze', 11, 'V2', 'Squeezed axes have size 1.')
     try:
         # An empty axes *attribute* (Squeeze-1/11) cannot be told apart from an absent one in the
         # protobuf (an empty repeated field), so it means "not provided": squeeze every 1. An empty
@@ -58,6 +66,12 @@ def squeeze_13(data, axes=None):
     data, _t_T = check_type('Squeeze', 13, 'data', data, 'T', _TYPES_13_T, None)
     if axes is not None:
         axes, _ = check_type('Squeeze', 13, 'axes', axes, 'tensor(int64)', frozenset({'tensor(int64)'}), None)
+    if not (axes is None or axes.ndim <= 1):
+        fail('Squeeze', 13, 'V1', "axes is a 1-D tensor (or a scalar: ONNX's own function bodies, e.g. AffineGrid's, pass one axis as a 0-D tensor).")
+    if not (axes is None or all(-data.ndim <= int(a) < data.ndim for a in np.ravel(axes))):
+        fail('Squeeze', 13, 'V2', 'axes are within [-r, r-1].')
+    if not (axes is None or all(data.shape[int(a)] == 1 for a in np.ravel(axes))):
+        fail('Squeeze', 13, 'V3', 'Squeezed axes have size 1.')
     try:
         # An empty axes *attribute* (Squeeze-1/11) cannot be told apart from an absent one in the
         # protobuf (an empty repeated field), so it means "not provided": squeeze every 1. An empty
@@ -76,6 +90,12 @@ def squeeze_21(data, axes=None):
     data, _t_T = check_type('Squeeze', 21, 'data', data, 'T', _TYPES_21_T, None)
     if axes is not None:
         axes, _ = check_type('Squeeze', 21, 'axes', axes, 'tensor(int64)', frozenset({'tensor(int64)'}), None)
+    if not (axes is None or axes.ndim <= 1):
+        fail('Squeeze', 21, 'V1', "axes is a 1-D tensor (or a scalar: ONNX's own function bodies, e.g. AffineGrid's, pass one axis as a 0-D tensor).")
+    if not (axes is None or all(-data.ndim <= int(a) < data.ndim for a in np.ravel(axes))):
+        fail('Squeeze', 21, 'V2', 'axes are within [-r, r-1].')
+    if not (axes is None or all(data.shape[int(a)] == 1 for a in np.ravel(axes))):
+        fail('Squeeze', 21, 'V3', 'Squeezed axes have size 1.')
     try:
         # An empty axes *attribute* (Squeeze-1/11) cannot be told apart from an absent one in the
         # protobuf (an empty repeated field), so it means "not provided": squeeze every 1. An empty
@@ -94,6 +114,12 @@ def squeeze_23(data, axes=None):
     data, _t_T = check_type('Squeeze', 23, 'data', data, 'T', _TYPES_23_T, None)
     if axes is not None:
         axes, _ = check_type('Squeeze', 23, 'axes', axes, 'tensor(int64)', frozenset({'tensor(int64)'}), None)
+    if not (axes is None or axes.ndim <= 1):
+        fail('Squeeze', 23, 'V1', "axes is a 1-D tensor (or a scalar: ONNX's own function bodies, e.g. AffineGrid's, pass one axis as a 0-D tensor).")
+    if not (axes is None or all(-data.ndim <= int(a) < data.ndim for a in np.ravel(axes))):
+        fail('Squeeze', 23, 'V2', 'axes are within [-r, r-1].')
+    if not (axes is None or all(data.shape[int(a)] == 1 for a in np.ravel(axes))):
+        fail('Squeeze', 23, 'V3', 'Squeezed axes have size 1.')
     try:
         # An empty axes *attribute* (Squeeze-1/11) cannot be told apart from an absent one in the
         # protobuf (an empty repeated field), so it means "not provided": squeeze every 1. An empty
@@ -112,6 +138,12 @@ def squeeze_24(data, axes=None):
     data, _t_T = check_type('Squeeze', 24, 'data', data, 'T', _TYPES_24_T, None)
     if axes is not None:
         axes, _ = check_type('Squeeze', 24, 'axes', axes, 'tensor(int64)', frozenset({'tensor(int64)'}), None)
+    if not (axes is None or axes.ndim <= 1):
+        fail('Squeeze', 24, 'V1', "axes is a 1-D tensor (or a scalar: ONNX's own function bodies, e.g. AffineGrid's, pass one axis as a 0-D tensor).")
+    if not (axes is None or all(-data.ndim <= int(a) < data.ndim for a in np.ravel(axes))):
+        fail('Squeeze', 24, 'V2', 'axes are within [-r, r-1].')
+    if not (axes is None or all(data.shape[int(a)] == 1 for a in np.ravel(axes))):
+        fail('Squeeze', 24, 'V3', 'Squeezed axes have size 1.')
     try:
         # An empty axes *attribute* (Squeeze-1/11) cannot be told apart from an absent one in the
         # protobuf (an empty repeated field), so it means "not provided": squeeze every 1. An empty
@@ -130,6 +162,12 @@ def squeeze_25(data, axes=None):
     data, _t_T = check_type('Squeeze', 25, 'data', data, 'T', _TYPES_25_T, None)
     if axes is not None:
         axes, _ = check_type('Squeeze', 25, 'axes', axes, 'tensor(int64)', frozenset({'tensor(int64)'}), None)
+    if not (axes is None or axes.ndim <= 1):
+        fail('Squeeze', 25, 'V1', "axes is a 1-D tensor (or a scalar: ONNX's own function bodies, e.g. AffineGrid's, pass one axis as a 0-D tensor).")
+    if not (axes is None or all(-data.ndim <= int(a) < data.ndim for a in np.ravel(axes))):
+        fail('Squeeze', 25, 'V2', 'axes are within [-r, r-1].')
+    if not (axes is None or all(data.shape[int(a)] == 1 for a in np.ravel(axes))):
+        fail('Squeeze', 25, 'V3', 'Squeezed axes have size 1.')
     try:
         # An empty axes *attribute* (Squeeze-1/11) cannot be told apart from an absent one in the
         # protobuf (an empty repeated field), so it means "not provided": squeeze every 1. An empty

@@ -17,6 +17,8 @@ from opkit.kernels.runtime import *  # KernelValidationError, check_type, fail, 
 def string_normalizer_10(X, *, stopwords=None, locale=None, is_case_sensitive=0, case_change_action='NONE'):
     """StringNormalizer-10 (python)."""
     X, _ = check_type('StringNormalizer', 10, 'X', X, 'tensor(string)', frozenset({'tensor(string)'}), None)
+    if case_change_action is not None:
+        check_domain('StringNormalizer', 10, 'case_change_action', case_change_action, ('LOWER', 'UPPER', 'NONE'), None, None)
     try:
         return string_normalizer(X, case_change_action, is_case_sensitive, stopwords, locale)
     except KernelValidationError:

@@ -21,6 +21,18 @@ def tensor_scatter_24(past_cache, update, write_indices=None, *, mode='linear', 
     update, _t_T = check_type('TensorScatter', 24, 'update', update, 'T', _TYPES_24_T, _t_T)
     if write_indices is not None:
         write_indices, _ = check_type('TensorScatter', 24, 'write_indices', write_indices, 'tensor(int64)', frozenset({'tensor(int64)'}), None)
+    if mode is not None:
+        check_domain('TensorScatter', 24, 'mode', mode, ('linear', 'circular'), None, None)
+    if not (past_cache.ndim >= 2 and -past_cache.ndim <= axis < past_cache.ndim and axis % past_cache.ndim != 0):
+        fail('TensorScatter', 24, 'V1', 'axis is a valid axis of past_cache and not 0 (the batch dimension).')
+    if not (update.ndim == past_cache.ndim and all(u == p for i, (u, p) in enumerate(zip(update.shape, past_cache.shape)) if i != axis % past_cache.ndim)):
+        fail('TensorScatter', 24, 'V2', 'update has the shape of past_cache except on the sequence axis.')
+    if not (update.shape[axis] <= past_cache.shape[axis]):
+        fail('TensorScatter', 24, 'V3', 'sequence_length <= max_sequence_length.')
+    if not (write_indices is None or write_indices.shape == (past_cache.shape[0],)):
+        fail('TensorScatter', 24, 'V4', 'write_indices has shape (batch_size,).')
+    if not (mode != 'linear' or write_indices is None or bool(np.all(write_indices + update.shape[axis] <= past_cache.shape[axis]))):
+        fail('TensorScatter', 24, 'V5', 'linear mode requires write_indices + sequence_length <= max_sequence_length.')
     try:
         return tensor_scatter(past_cache, update, write_indices, mode=mode, axis=axis)
     except KernelValidationError:

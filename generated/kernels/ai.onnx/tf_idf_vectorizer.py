@@ -21,6 +21,8 @@ def tf_idf_vectorizer_9(X, *, mode=None, ngram_indexes=None, weights=None, ngram
     X, _t_T = check_type('TfIdfVectorizer', 9, 'X', X, 'T', _TYPES_9_T, None)
     if mode is None:
         fail('TfIdfVectorizer', 9, 'required-attribute:mode', "attribute 'mode' is required")
+    if mode is not None:
+        check_domain('TfIdfVectorizer', 9, 'mode', mode, ('TF', 'IDF', 'TFIDF'), None, None)
     if ngram_indexes is None:
         fail('TfIdfVectorizer', 9, 'required-attribute:ngram_indexes', "attribute 'ngram_indexes' is required")
     if ngram_counts is None:

@@ -46,6 +46,10 @@ def tile_6(input, repeats):
     """Tile-6 (same_as 13)."""
     input, _t_T = check_type('Tile', 6, 'input', input, 'T', _TYPES_6_T, None)
     repeats, _t_T1 = check_type('Tile', 6, 'repeats', repeats, 'T1', _TYPES_6_T1, None)
+    if not (repeats.ndim == 1 and repeats.size == input.ndim):
+        fail('Tile', 6, 'V1', 'repeats is 1-D with one entry per dimension of input.')
+    if not (all(int(r) >= 0 for r in np.ravel(repeats))):
+        fail('Tile', 6, 'V2', 'repeats are not negative.')
     try:
         return np.tile(input, [int(r) for r in repeats])
     except KernelValidationError:
@@ -58,6 +62,10 @@ def tile_13(input, repeats):
     """Tile-13 (python)."""
     input, _t_T = check_type('Tile', 13, 'input', input, 'T', _TYPES_13_T, None)
     repeats, _t_T1 = check_type('Tile', 13, 'repeats', repeats, 'T1', _TYPES_13_T1, None)
+    if not (repeats.ndim == 1 and repeats.size == input.ndim):
+        fail('Tile', 13, 'V1', 'repeats is 1-D with one entry per dimension of input.')
+    if not (all(int(r) >= 0 for r in np.ravel(repeats))):
+        fail('Tile', 13, 'V2', 'repeats are not negative.')
     try:
         return np.tile(input, [int(r) for r in repeats])
     except KernelValidationError:

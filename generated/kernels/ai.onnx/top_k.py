@@ -27,6 +27,12 @@ def top_k_1(X, *, axis=-1, k=None):
     X, _t_T = check_type('TopK', 1, 'X', X, 'T', _TYPES_1_T, None)
     if k is None:
         fail('TopK', 1, 'required-attribute:k', "attribute 'k' is required")
+    if not (X.ndim >= 1):
+        fail('TopK', 1, 'V1', 'X has rank >= 1.')
+    if not (-X.ndim <= axis < X.ndim):
+        fail('TopK', 1, 'V2', 'axis is in [-r, r-1].')
+    if not (0 <= k <= X.shape[axis]):
+        fail('TopK', 1, 'V3', 'k is at most the size of the axis.')
     try:
         return topk_core(X, k, axis, 1, 1)
     except KernelValidationError:
@@ -39,6 +45,12 @@ def top_k_10(X, K, *, axis=-1):
     """TopK-10 (python)."""
     X, _t_T = check_type('TopK', 10, 'X', X, 'T', _TYPES_10_T, None)
     K, _ = check_type('TopK', 10, 'K', K, 'tensor(int64)', frozenset({'tensor(int64)'}), None)
+    if not (X.ndim >= 1 and K.ndim == 1 and K.size == 1):
+        fail('TopK', 10, 'V1', 'X has rank >= 1; K is a 1-D tensor holding a single value.')
+    if not (-X.ndim <= axis < X.ndim):
+        fail('TopK', 10, 'V2', 'axis is in [-r, r-1].')
+    if not (1 <= int(K[0]) <= X.shape[axis]):
+        fail('TopK', 10, 'V3', 'K is positive and at most the size of the axis.')
     try:
         return topk_core(X, K, axis, 1, 1)
     except KernelValidationError:
@@ -51,6 +63,12 @@ def top_k_11(X, K, *, sorted=1, largest=1, axis=-1):
     """TopK-11 (python)."""
     X, _t_T = check_type('TopK', 11, 'X', X, 'T', _TYPES_11_T, None)
     K, _ = check_type('TopK', 11, 'K', K, 'tensor(int64)', frozenset({'tensor(int64)'}), None)
+    if not (X.ndim >= 1 and K.ndim == 1 and K.size == 1):
+        fail('TopK', 11, 'V1', 'X has rank >= 1; K is a 1-D tensor holding a single value.')
+    if not (-X.ndim <= axis < X.ndim):
+        fail('TopK', 11, 'V2', 'axis is in [-r, r-1].')
+    if not (1 <= int(K[0]) <= X.shape[axis]):
+        fail('TopK', 11, 'V3', 'K is positive and at most the size of the axis.')
     try:
         return topk_core(X, K, axis, largest, sorted)
     except KernelValidationError:
@@ -63,6 +81,12 @@ def top_k_24(X, K, *, sorted=1, largest=1, axis=-1):
     """TopK-24 (same_as 11)."""
     X, _t_T = check_type('TopK', 24, 'X', X, 'T', _TYPES_24_T, None)
     K, _ = check_type('TopK', 24, 'K', K, 'tensor(int64)', frozenset({'tensor(int64)'}), None)
+    if not (X.ndim >= 1 and K.ndim == 1 and K.size == 1):
+        fail('TopK', 24, 'V1', 'X has rank >= 1; K is a 1-D tensor holding a single value.')
+    if not (-X.ndim <= axis < X.ndim):
+        fail('TopK', 24, 'V2', 'axis is in [-r, r-1].')
+    if not (1 <= int(K[0]) <= X.shape[axis]):
+        fail('TopK', 24, 'V3', 'K is positive and at most the size of the axis.')
     try:
         return topk_core(X, K, axis, largest, sorted)
     except KernelValidationError:

@@ -23,6 +23,8 @@ _TYPES_25_T = frozenset(['tensor(uint8)', 'tensor(uint16)', 'tensor(uint32)', 't
 def transpose_1(data, *, perm=None):
     """Transpose-1 (same_as 25)."""
     data, _t_T = check_type('Transpose', 1, 'data', data, 'T', _TYPES_1_T, None)
+    if not (perm is None or sorted(int(p) for p in perm) == list(range(data.ndim))):
+        fail('Transpose', 1, 'V1', 'perm is a permutation of the axes of data.')
     try:
         return np.transpose(data, None if perm is None else [int(p) for p in perm])
     except KernelValidationError:
@@ -34,6 +36,8 @@ def transpose_1(data, *, perm=None):
 def transpose_13(data, *, perm=None):
     """Transpose-13 (same_as 25)."""
     data, _t_T = check_type('Transpose', 13, 'data', data, 'T', _TYPES_13_T, None)
+    if not (perm is None or sorted(int(p) for p in perm) == list(range(data.ndim))):
+        fail('Transpose', 13, 'V1', 'perm is a permutation of the axes of data.')
     try:
         return np.transpose(data, None if perm is None else [int(p) for p in perm])
     except KernelValidationError:
@@ -45,6 +49,8 @@ def transpose_13(data, *, perm=None):
 def transpose_21(data, *, perm=None):
     """Transpose-21 (same_as 25)."""
     data, _t_T = check_type('Transpose', 21, 'data', data, 'T', _TYPES_21_T, None)
+    if not (perm is None or sorted(int(p) for p in perm) == list(range(data.ndim))):
+        fail('Transpose', 21, 'V1', 'perm is a permutation of the axes of data.')
     try:
         return np.transpose(data, None if perm is None else [int(p) for p in perm])
     except KernelValidationError:
@@ -56,6 +62,8 @@ def transpose_21(data, *, perm=None):
 def transpose_23(data, *, perm=None):
     """Transpose-23 (same_as 25)."""
     data, _t_T = check_type('Transpose', 23, 'data', data, 'T', _TYPES_23_T, None)
+    if not (perm is None or sorted(int(p) for p in perm) == list(range(data.ndim))):
+        fail('Transpose', 23, 'V1', 'perm is a permutation of the axes of data.')
     try:
         return np.transpose(data, None if perm is None else [int(p) for p in perm])
     except KernelValidationError:
@@ -67,6 +75,8 @@ def transpose_23(data, *, perm=None):
 def transpose_24(data, *, perm=None):
     """Transpose-24 (same_as 25)."""
     data, _t_T = check_type('Transpose', 24, 'data', data, 'T', _TYPES_24_T, None)
+    if not (perm is None or sorted(int(p) for p in perm) == list(range(data.ndim))):
+        fail('Transpose', 24, 'V1', 'perm is a permutation of the axes of data.')
     try:
         return np.transpose(data, None if perm is None else [int(p) for p in perm])
     except KernelValidationError:
@@ -78,6 +88,8 @@ def transpose_24(data, *, perm=None):
 def transpose_25(data, *, perm=None):
     """Transpose-25 (python)."""
     data, _t_T = check_type('Transpose', 25, 'data', data, 'T', _TYPES_25_T, None)
+    if not (perm is None or sorted(int(p) for p in perm) == list(range(data.ndim))):
+        fail('Transpose', 25, 'V1', 'perm is a permutation of the axes of data.')
     try:
         return np.transpose(data, None if perm is None else [int(p) for p in perm])
     except KernelValidationError:

@@ -19,6 +19,8 @@ _TYPES_28_T = frozenset(['tensor(uint8)', 'tensor(uint16)', 'tensor(uint32)', 't
 def unique_11(X, *, axis=None, sorted=1):
     """Unique-11 (same_as 28)."""
     X, _t_T = check_type('Unique', 11, 'X', X, 'T', _TYPES_11_T, None)
+    if not (axis is None or -X.ndim <= axis < X.ndim):
+        fail('Unique', 11, 'V1', 'axis, when given, is in [-r, r-1].')
     try:
         return unique_core(X, axis, sorted)
     except KernelValidationError:
@@ -30,6 +32,8 @@ def unique_11(X, *, axis=None, sorted=1):
 def unique_28(X, *, axis=None, sorted=1):
     """Unique-28 (python)."""
     X, _t_T = check_type('Unique', 28, 'X', X, 'T', _TYPES_28_T, None)
+    if not (axis is None or -X.ndim <= axis < X.ndim):
+        fail('Unique', 28, 'V1', 'axis, when given, is in [-r, r-1].')
     try:
         return unique_core(X, axis, sorted)
     except KernelValidationError:

@@ -26,6 +26,8 @@ def unsqueeze_1(data, *, axes=None):
     data, _t_T = check_type('Unsqueeze', 1, 'data', data, 'T', _TYPES_1_T, None)
     if axes is None:
         fail('Unsqueeze', 1, 'required-attribute:axes', "attribute 'axes' is required")
+    if not (all(0 <= int(a) < (data.ndim + np.size(axes)) for a in axes)):
+        fail('Unsqueeze', 1, 'V1', 'axes are within [0, r-1], r the rank of the output.')
     try:
         ax = [int(a) for a in np.asarray(axes).reshape(-1)]
         rank = data.ndim + len(ax)
@@ -41,6 +43,8 @@ def unsqueeze_11(data, *, axes=None):
     data, _t_T = check_type('Unsqueeze', 11, 'data', data, 'T', _TYPES_11_T, None)
     if axes is None:
         fail('Unsqueeze', 11, 'required-attribute:axes', "attribute 'axes' is required")
+    if not (all(-(data.ndim + np.size(axes)) <= int(a) < (data.ndim + np.size(axes)) for a in list(axes)) and len({int(a) % (data.ndim + np.size(axes)) for a in list(axes)}) == len(list(axes))):
+        fail('Unsqueeze', 11, 'V1', 'axes are within [-r, r-1], r the rank of the output, and hold no duplicate.')
     try:
         ax = [int(a) for a in np.asarray(axes).reshape(-1)]
         rank = data.ndim + len(ax)
@@ -55,6 +59,10 @@ def unsqueeze_13(data, axes):
     """Unsqueeze-13 (same_as 25)."""
     data, _t_T = check_type('Unsqueeze', 13, 'data', data, 'T', _TYPES_13_T, None)
     axes, _ = check_type('Unsqueeze', 13, 'axes', axes, 'tensor(int64)', frozenset({'tensor(int64)'}), None)
+    if not (axes.ndim <= 1):
+        fail('Unsqueeze', 13, 'V1', "axes is a 1-D tensor (or a scalar: ONNX's own function bodies, e.g. AffineGrid's, pass one axis as a 0-D tensor).")
+    if not (all(-(data.ndim + np.size(axes)) <= int(a) < (data.ndim + np.size(axes)) for a in list(np.ravel(axes))) and len({int(a) % (data.ndim + np.size(axes)) for a in list(np.ravel(axes))}) == len(list(np.ravel(axes)))):
+        fail('Unsqueeze', 13, 'V2', 'axes are within [-r, r-1], r the rank of the output, and hold no duplicate.')
     try:
         ax = [int(a) for a in np.asarray(axes).reshape(-1)]
         rank = data.ndim + len(ax)
@@ -69,6 +77,10 @@ def unsqueeze_21(data, axes):
     """Unsqueeze-21 (same_as 25)."""
     data, _t_T = check_type('Unsqueeze', 21, 'data', data, 'T', _TYPES_21_T, None)
     axes, _ = check_type('Unsqueeze', 21, 'axes', axes, 'tensor(int64)', frozenset({'tensor(int64)'}), None)
+    if not (axes.ndim <= 1):
+        fail('Unsqueeze', 21, 'V1', "axes is a 1-D tensor (or a scalar: ONNX's own function bodies, e.g. AffineGrid's, pass one axis as a 0-D tensor).")
+    if not (all(-(data.ndim + np.size(axes)) <= int(a) < (data.ndim + np.size(axes)) for a in list(np.ravel(axes))) and len({int(a) % (data.ndim + np.size(axes)) for a in list(np.ravel(axes))}) == len(list(np.ravel(axes)))):
+        fail('Unsqueeze', 21, 'V2', 'axes are within [-r, r-1], r the rank of the output, and hold no duplicate.')
     try:
         ax = [int(a) for a in np.asarray(axes).reshape(-1)]
         rank = data.ndim + len(ax)
@@ -83,6 +95,10 @@ def unsqueeze_23(data, axes):
     """Unsqueeze-23 (same_as 25)."""
     data, _t_T = check_type('Unsqueeze', 23, 'data', data, 'T', _TYPES_23_T, None)
     axes, _ = check_type('Unsqueeze', 23, 'axes', axes, 'tensor(int64)', frozenset({'tensor(int64)'}), None)
+    if not (axes.ndim <= 1):
+        fail('Unsqueeze', 23, 'V1', "axes is a 1-D tensor (or a scalar: ONNX's own function bodies, e.g. AffineGrid's, pass one axis as a 0-D tensor).")
+    if not (all(-(data.ndim + np.size(axes)) <= int(a) < (data.ndim + np.size(axes)) for a in list(np.ravel(axes))) and len({int(a) % (data.ndim + np.size(axes)) for a in list(np.ravel(axes))}) == len(list(np.ravel(axes)))):
+        fail('Unsqueeze', 23, 'V2', 'axes are within [-r, r-1], r the rank of the output, and hold no duplicate.')
     try:
         ax = [int(a) for a in np.asarray(axes).reshape(-1)]
         rank = data.ndim + len(ax)
@@ -97,6 +113,10 @@ def unsqueeze_24(data, axes):
     """Unsqueeze-24 (same_as 25)."""
     data, _t_T = check_type('Unsqueeze', 24, 'data', data, 'T', _TYPES_24_T, None)
     axes, _ = check_type('Unsqueeze', 24, 'axes', axes, 'tensor(int64)', frozenset({'tensor(int64)'}), None)
+    if not (axes.ndim <= 1):
+        fail('Unsqueeze', 24, 'V1', "axes is a 1-D tensor (or a scalar: ONNX's own function bodies, e.g. AffineGrid's, pass one axis as a 0-D tensor).")
+    if not (all(-(data.ndim + np.size(axes)) <= int(a) < (data.ndim + np.size(axes)) for a in list(np.ravel(axes))) and len({int(a) % (data.ndim + np.size(axes)) for a in list(np.ravel(axes))}) == len(list(np.ravel(axes)))):
+        fail('Unsqueeze', 24, 'V2', 'axes are within [-r, r-1], r the rank of the output, and hold no duplicate.')
     try:
         ax = [int(a) for a in np.asarray(axes).reshape(-1)]
         rank = data.ndim + len(ax)
@@ -111,6 +131,10 @@ def unsqueeze_25(data, axes):
     """Unsqueeze-25 (python)."""
     data, _t_T = check_type('Unsqueeze', 25, 'data', data, 'T', _TYPES_25_T, None)
     axes, _ = check_type('Unsqueeze', 25, 'axes', axes, 'tensor(int64)', frozenset({'tensor(int64)'}), None)
+    if not (axes.ndim <= 1):
+        fail('Unsqueeze', 25, 'V1', "axes is a 1-D tensor (or a scalar: ONNX's own function bodies, e.g. AffineGrid's, pass one axis as a 0-D tensor).")
+    if not (all(-(data.ndim + np.size(axes)) <= int(a) < (data.ndim + np.size(axes)) for a in list(np.ravel(axes))) and len({int(a) % (data.ndim + np.size(axes)) for a in list(np.ravel(axes))}) == len(list(np.ravel(axes)))):
+        fail('Unsqueeze', 25, 'V2', 'axes are within [-r, r-1], r the rank of the output, and hold no duplicate.')
     try:
         ax = [int(a) for a in np.asarray(axes).reshape(-1)]
         rank = data.ndim + len(ax)

@@ -21,12 +21,19 @@ _TYPES_10_T = frozenset(['tensor(uint8)', 'tensor(uint16)', 'tensor(uint32)', 't
 def upsample_1(X, *, mode='nearest', height_scale=None, width_scale=None):
     """Upsample-1 (python)."""
     X, _t_T = check_type('Upsample', 1, 'X', X, 'T', _TYPES_1_T, None)
+    if mode is not None:
+        check_domain('Upsample', 1, 'mode', mode, ('nearest', 'bilinear'), None, None)
     if height_scale is None:
         fail('Upsample', 1, 'required-attribute:height_scale', "attribute 'height_scale' is required")
     if width_scale is None:
         fail('Upsample', 1, 'required-attribute:width_scale', "attribute 'width_scale' is required")
+    if not (X.ndim == 4):
+        fail('Upsample', 1, 'V1', 'X is 4-D: [N, C, H, W].')
+    if not (height_scale >= 1 and width_scale >= 1):
+        fail('Upsample', 1, 'V2', 'The scales are at least 1.')
     try:
-        return resize(X, None, np.array([1.0, 1.0, height_scale, width_scale]), None, mode=mode, coordinate_transformation_mode="asymmetric", nearest_mode="floor")
+        # Upsample-1 calls the 2-D linear mode "bilinear"
+        return resize(X, None, np.array([1.0, 1.0, height_scale, width_scale]), None, mode="linear" if mode == "bilinear" else mode, coordinate_transformation_mode="asymmetric", nearest_mode="floor")
     except KernelValidationError:
         raise
     except CORE_ERRORS as exc:  # the compute core cannot take these inputs: report, don't crash
@@ -36,8 +43,14 @@ def upsample_1(X, *, mode='nearest', height_scale=None, width_scale=None):
 def upsample_7(X, *, mode='nearest', scales=None):
     """Upsample-7 (python)."""
     X, _t_T = check_type('Upsample', 7, 'X', X, 'T', _TYPES_7_T, None)
+    if mode is not None:
+        check_domain('Upsample', 7, 'mode', mode, ('nearest', 'linear'), None, None)
     if scales is None:
         fail('Upsample', 7, 'required-attribute:scales', "attribute 'scales' is required")
+    if not (len(scales) == X.ndim):
+        fail('Upsample', 7, 'V1', 'scales has one entry per axis of X.')
+    if not (all(s >= 1 for s in scales)):
+        fail('Upsample', 7, 'V2', 'scales are at least 1.')
     try:
         return resize(X, None, np.array(scales), None, mode=mode, coordinate_transformation_mode="asymmetric", nearest_mode="floor")
     except KernelValidationError:
@@ -50,6 +63,12 @@ def upsample_9(X, scales, *, mode='nearest'):
     """Upsample-9 (python)."""
     X, _t_T = check_type('Upsample', 9, 'X', X, 'T', _TYPES_9_T, None)
     scales, _ = check_type('Upsample', 9, 'scales', scales, 'tensor(float)', frozenset({'tensor(float)'}), None)
+    if mode is not None:
+        check_domain('Upsample', 9, 'mode', mode, ('nearest', 'linear'), None, None)
+    if not (scales.ndim == 1 and scales.size == X.ndim):
+        fail('Upsample', 9, 'V1', 'scales has one entry per axis of X.')
+    if not (bool(np.all(scales >= 1))):
+        fail('Upsample', 9, 'V2', 'scales are at least 1.')
     try:
         return resize(X, None, scales, None, mode=mode, coordinate_transformation_mode="asymmetric", nearest_mode="floor")
     except KernelValidationError:
@@ -62,6 +81,12 @@ def upsample_10(X, scales, *, mode='nearest'):
     """Upsample-10 (python)."""
     X, _t_T = check_type('Upsample', 10, 'X', X, 'T', _TYPES_10_T, None)
     scales, _ = check_type('Upsample', 10, 'scales', scales, 'tensor(float)', frozenset({'tensor(float)'}), None)
+    if mode is not None:
+        check_domain('Upsample', 10, 'mode', mode, ('nearest', 'linear'), None, None)
+    if not (scales.ndim == 1 and scales.size == X.ndim):
+        fail('Upsample', 10, 'V1', 'scales has one entry per axis of X.')
+    if not (bool(np.all(scales >= 1))):
+        fail('Upsample', 10, 'V2', 'scales are at least 1.')
     try:
         return resize(X, None, scales, None, mode=mode, coordinate_transformation_mode="asymmetric", nearest_mode="floor")
     except KernelValidationError:

@@ -10,7 +10,7 @@ from ``pytest --backend NAME``; ``--max-examples`` and ``--seed`` steer hypothes
 import pytest
 from hypothesis import given, strategies as st
 
-from opkit import strategies as S
+from opkit.cases import cases
 from opkit.conformance import harness
 from opkit.conformance.pytest_support import check_differential, check_example, check_lowering, check_property
 
@@ -30,18 +30,10 @@ V20_TYPES = [
 V20_TYPE_IDS = ['bfloat16-int64', 'float16-int64', 'float-int64', 'double-int64']
 
 
-@st.composite
-def affine_grid_20_calls(draw, types, initializers=True, siblings=0):
-    """One call of AffineGrid-20 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'align_corners': draw(S.attribute(V20.attribute('align_corners'))),  # int, default 0
-    }
-    inputs = [
-        ('theta', draw(S.tensor(types['T1'], dims, rank=None, broadcast=True))),  # T1
-        ('size', draw(S.tensor(types['T2'], dims, rank=None, broadcast=True))),  # T2
-    ]
-    return S.finish_case(draw, SPEC, V20, types, attributes, inputs, initializers, siblings)
+def affine_grid_20_calls(types, initializers=True, siblings=0):
+    """Cases of AffineGrid-20 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator."""
+    return cases(SPEC, V20, types=types, initializers=initializers, siblings=siblings)
 
 
 # no differential test: AffineGrid-20 is nondeterministic (values cannot be compared)

@@ -10,7 +10,7 @@ from ``pytest --backend NAME``; ``--max-examples`` and ``--seed`` steer hypothes
 import pytest
 from hypothesis import given, strategies as st
 
-from opkit import strategies as S
+from opkit.cases import cases
 from opkit.conformance import harness
 from opkit.conformance.pytest_support import check_differential, check_example, check_lowering, check_property
 
@@ -37,18 +37,10 @@ V1_TYPES = [
 V1_TYPE_IDS = ['uint8', 'uint16', 'uint32', 'uint64', 'int8', 'int16', 'int32', 'int64', 'float16', 'float', 'double']
 
 
-@st.composite
-def arg_max_1_calls(draw, types, initializers=True, siblings=0):
-    """One call of ArgMax-1 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'keepdims': draw(S.attribute(V1.attribute('keepdims'))),  # int, default 1
-        'axis': draw(S.attribute(V1.attribute('axis'))),  # int, default 0
-    }
-    inputs = [
-        ('data', draw(S.tensor(types['T'], dims, rank=None))),  # T
-    ]
-    return S.finish_case(draw, SPEC, V1, types, attributes, inputs, initializers, siblings)
+def arg_max_1_calls(types, initializers=True, siblings=0):
+    """Cases of ArgMax-1 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: indices)."""
+    return cases(SPEC, V1, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='ArgMax', version=1, suite='differential', example='differential')
@@ -79,18 +71,10 @@ V11_TYPES = [
 V11_TYPE_IDS = ['uint8', 'uint16', 'uint32', 'uint64', 'int8', 'int16', 'int32', 'int64', 'float16', 'float', 'double']
 
 
-@st.composite
-def arg_max_11_calls(draw, types, initializers=True, siblings=0):
-    """One call of ArgMax-11 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'keepdims': draw(S.attribute(V11.attribute('keepdims'))),  # int, default 1
-        'axis': draw(S.attribute(V11.attribute('axis'))),  # int, default 0
-    }
-    inputs = [
-        ('data', draw(S.tensor(types['T'], dims, rank=None))),  # T
-    ]
-    return S.finish_case(draw, SPEC, V11, types, attributes, inputs, initializers, siblings)
+def arg_max_11_calls(types, initializers=True, siblings=0):
+    """Cases of ArgMax-11 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: indices)."""
+    return cases(SPEC, V11, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='ArgMax', version=11, suite='differential', example='differential')
@@ -121,19 +105,10 @@ V12_TYPES = [
 V12_TYPE_IDS = ['uint8', 'uint16', 'uint32', 'uint64', 'int8', 'int16', 'int32', 'int64', 'float16', 'float', 'double']
 
 
-@st.composite
-def arg_max_12_calls(draw, types, initializers=True, siblings=0):
-    """One call of ArgMax-12 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'select_last_index': draw(S.attribute(V12.attribute('select_last_index'))),  # int, default 0
-        'keepdims': draw(S.attribute(V12.attribute('keepdims'))),  # int, default 1
-        'axis': draw(S.attribute(V12.attribute('axis'))),  # int, default 0
-    }
-    inputs = [
-        ('data', draw(S.tensor(types['T'], dims, rank=None))),  # T
-    ]
-    return S.finish_case(draw, SPEC, V12, types, attributes, inputs, initializers, siblings)
+def arg_max_12_calls(types, initializers=True, siblings=0):
+    """Cases of ArgMax-12 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: indices)."""
+    return cases(SPEC, V12, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='ArgMax', version=12, suite='differential', example='differential')
@@ -165,19 +140,10 @@ V13_TYPES = [
 V13_TYPE_IDS = ['uint8', 'uint16', 'uint32', 'uint64', 'int8', 'int16', 'int32', 'int64', 'float16', 'float', 'double', 'bfloat16']
 
 
-@st.composite
-def arg_max_13_calls(draw, types, initializers=True, siblings=0):
-    """One call of ArgMax-13 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'select_last_index': draw(S.attribute(V13.attribute('select_last_index'))),  # int, default 0
-        'keepdims': draw(S.attribute(V13.attribute('keepdims'))),  # int, default 1
-        'axis': draw(S.attribute(V13.attribute('axis'))),  # int, default 0
-    }
-    inputs = [
-        ('data', draw(S.tensor(types['T'], dims, rank=None))),  # T
-    ]
-    return S.finish_case(draw, SPEC, V13, types, attributes, inputs, initializers, siblings)
+def arg_max_13_calls(types, initializers=True, siblings=0):
+    """Cases of ArgMax-13 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: indices)."""
+    return cases(SPEC, V13, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='ArgMax', version=13, suite='differential', example='differential')

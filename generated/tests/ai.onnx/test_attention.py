@@ -10,7 +10,7 @@ from ``pytest --backend NAME``; ``--max-examples`` and ``--seed`` steer hypothes
 import pytest
 from hypothesis import given, strategies as st
 
-from opkit import strategies as S
+from opkit.cases import cases
 from opkit.conformance import harness
 from opkit.conformance.pytest_support import check_differential, check_example, check_lowering, check_property
 
@@ -90,28 +90,10 @@ V23_TYPES = [
 V23_TYPE_IDS = ['bfloat16-bfloat16-uint8', 'bfloat16-bfloat16-int8', 'bfloat16-bfloat16-bfloat16', 'bfloat16-bfloat16-bool', 'bfloat16-float16-uint16', 'bfloat16-float16-uint32', 'bfloat16-float16-uint64', 'bfloat16-float16-int32', 'bfloat16-float16-int64', 'bfloat16-float16-float', 'bfloat16-float16-double', 'bfloat16-float-uint32', 'bfloat16-float-int32', 'bfloat16-float-float', 'bfloat16-double-uint16', 'bfloat16-double-int16', 'bfloat16-double-float16', 'float16-bfloat16-uint8', 'float16-bfloat16-int8', 'float16-bfloat16-bfloat16', 'float16-bfloat16-bool', 'float16-float16-uint64', 'float16-float16-int64', 'float16-float16-double', 'float16-float-uint32', 'float16-float-uint64', 'float16-float-int32', 'float16-float-int64', 'float16-float-float', 'float16-float-double', 'float16-double-uint16', 'float16-double-int16', 'float16-double-float16', 'float-bfloat16-uint8', 'float-bfloat16-int8', 'float-bfloat16-bfloat16', 'float-bfloat16-bool', 'float-float16-uint64', 'float-float16-int64', 'float-float16-double', 'float-float-uint32', 'float-float-int32', 'float-float-float', 'float-double-uint16', 'float-double-int8', 'float-double-int16', 'float-double-bfloat16', 'float-double-float16', 'float-double-bool', 'double-bfloat16-uint8', 'double-bfloat16-int8', 'double-bfloat16-int16', 'double-bfloat16-bfloat16', 'double-bfloat16-float16', 'double-bfloat16-bool', 'double-float16-uint64', 'double-float16-int64', 'double-float16-double', 'double-float-uint32', 'double-float-int32', 'double-float-float', 'double-double-uint16', 'double-double-int16', 'double-double-float16']
 
 
-@st.composite
-def attention_23_calls(draw, types, initializers=True, siblings=0):
-    """One call of Attention-23 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'qk_matmul_output_mode': draw(S.attribute(V23.attribute('qk_matmul_output_mode'))),  # int, default 0
-        'softcap': draw(S.attribute(V23.attribute('softcap'))),  # float, default 0.0
-        'softmax_precision': draw(S.attribute(V23.attribute('softmax_precision'))),  # int, no default
-        'kv_num_heads': draw(S.attribute(V23.attribute('kv_num_heads'))),  # int, no default
-        'q_num_heads': draw(S.attribute(V23.attribute('q_num_heads'))),  # int, no default
-        'scale': draw(S.attribute(V23.attribute('scale'))),  # float, no default
-        'is_causal': draw(S.attribute(V23.attribute('is_causal'))),  # int, default 0
-    }
-    inputs = [
-        ('Q', draw(S.tensor(types['T1'], dims, rank=None, broadcast=True))),  # T1
-        ('K', draw(S.tensor(types['T1'], dims, rank=None, broadcast=True))),  # T1
-        ('V', draw(S.tensor(types['T2'], dims, rank=None, broadcast=True))),  # T2
-        ('attn_mask', draw(S.optional(S.tensor(types['U'], dims, rank=None, broadcast=True)))),  # optional U
-        ('past_key', draw(S.optional(S.tensor(types['T1'], dims, rank=None, broadcast=True)))),  # optional T1
-        ('past_value', draw(S.optional(S.tensor(types['T2'], dims, rank=None, broadcast=True)))),  # optional T2
-    ]
-    return S.finish_case(draw, SPEC, V23, types, attributes, inputs, initializers, siblings)
+def attention_23_calls(types, initializers=True, siblings=0):
+    """Cases of Attention-23 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: attention)."""
+    return cases(SPEC, V23, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='Attention', version=23, suite='differential', example='differential')
@@ -195,29 +177,10 @@ V24_TYPES = [
 V24_TYPE_IDS = ['bfloat16-bfloat16-uint8', 'bfloat16-bfloat16-int8', 'bfloat16-bfloat16-bfloat16', 'bfloat16-bfloat16-bool', 'bfloat16-float16-uint16', 'bfloat16-float16-uint32', 'bfloat16-float16-uint64', 'bfloat16-float16-int32', 'bfloat16-float16-int64', 'bfloat16-float16-float', 'bfloat16-float16-double', 'bfloat16-float-uint32', 'bfloat16-float-int32', 'bfloat16-float-float', 'bfloat16-double-uint16', 'bfloat16-double-int16', 'bfloat16-double-float16', 'float16-bfloat16-uint8', 'float16-bfloat16-int8', 'float16-bfloat16-bfloat16', 'float16-bfloat16-bool', 'float16-float16-uint64', 'float16-float16-int64', 'float16-float16-double', 'float16-float-uint32', 'float16-float-uint64', 'float16-float-int32', 'float16-float-int64', 'float16-float-float', 'float16-float-double', 'float16-double-uint16', 'float16-double-int16', 'float16-double-float16', 'float-bfloat16-uint8', 'float-bfloat16-int8', 'float-bfloat16-bfloat16', 'float-bfloat16-bool', 'float-float16-uint64', 'float-float16-int64', 'float-float16-double', 'float-float-uint32', 'float-float-int32', 'float-float-float', 'float-double-uint16', 'float-double-int8', 'float-double-int16', 'float-double-bfloat16', 'float-double-float16', 'float-double-bool', 'double-bfloat16-uint8', 'double-bfloat16-int8', 'double-bfloat16-int16', 'double-bfloat16-bfloat16', 'double-bfloat16-float16', 'double-bfloat16-bool', 'double-float16-uint64', 'double-float16-int64', 'double-float16-double', 'double-float-uint32', 'double-float-int32', 'double-float-float', 'double-double-uint16', 'double-double-int16', 'double-double-float16']
 
 
-@st.composite
-def attention_24_calls(draw, types, initializers=True, siblings=0):
-    """One call of Attention-24 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'qk_matmul_output_mode': draw(S.attribute(V24.attribute('qk_matmul_output_mode'))),  # int, default 0
-        'softcap': draw(S.attribute(V24.attribute('softcap'))),  # float, default 0.0
-        'softmax_precision': draw(S.attribute(V24.attribute('softmax_precision'))),  # int, no default
-        'kv_num_heads': draw(S.attribute(V24.attribute('kv_num_heads'))),  # int, no default
-        'q_num_heads': draw(S.attribute(V24.attribute('q_num_heads'))),  # int, no default
-        'scale': draw(S.attribute(V24.attribute('scale'))),  # float, no default
-        'is_causal': draw(S.attribute(V24.attribute('is_causal'))),  # int, default 0
-    }
-    inputs = [
-        ('Q', draw(S.tensor(types['T1'], dims, rank=None, broadcast=True))),  # T1
-        ('K', draw(S.tensor(types['T1'], dims, rank=None, broadcast=True))),  # T1
-        ('V', draw(S.tensor(types['T2'], dims, rank=None, broadcast=True))),  # T2
-        ('attn_mask', draw(S.optional(S.tensor(types['U'], dims, rank=None, broadcast=True)))),  # optional U
-        ('past_key', draw(S.optional(S.tensor(types['T1'], dims, rank=None, broadcast=True)))),  # optional T1
-        ('past_value', draw(S.optional(S.tensor(types['T2'], dims, rank=None, broadcast=True)))),  # optional T2
-        ('nonpad_kv_seqlen', draw(S.optional(S.tensor('int64', dims, rank=None, broadcast=True)))),  # optional tensor(int64)
-    ]
-    return S.finish_case(draw, SPEC, V24, types, attributes, inputs, initializers, siblings)
+def attention_24_calls(types, initializers=True, siblings=0):
+    """Cases of Attention-24 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: attention)."""
+    return cases(SPEC, V24, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='Attention', version=24, suite='differential', example='differential')
@@ -301,31 +264,10 @@ V25_TYPES = [
 V25_TYPE_IDS = ['bfloat16-bfloat16-uint8', 'bfloat16-bfloat16-int8', 'bfloat16-bfloat16-bfloat16', 'bfloat16-bfloat16-bool', 'bfloat16-float16-uint16', 'bfloat16-float16-uint32', 'bfloat16-float16-uint64', 'bfloat16-float16-int32', 'bfloat16-float16-int64', 'bfloat16-float16-float', 'bfloat16-float16-double', 'bfloat16-float-uint32', 'bfloat16-float-int32', 'bfloat16-float-float', 'bfloat16-double-uint16', 'bfloat16-double-int16', 'bfloat16-double-float16', 'float16-bfloat16-uint8', 'float16-bfloat16-int8', 'float16-bfloat16-bfloat16', 'float16-bfloat16-bool', 'float16-float16-uint64', 'float16-float16-int64', 'float16-float16-double', 'float16-float-uint32', 'float16-float-uint64', 'float16-float-int32', 'float16-float-int64', 'float16-float-float', 'float16-float-double', 'float16-double-uint16', 'float16-double-int16', 'float16-double-float16', 'float-bfloat16-uint8', 'float-bfloat16-int8', 'float-bfloat16-bfloat16', 'float-bfloat16-bool', 'float-float16-uint64', 'float-float16-int64', 'float-float16-double', 'float-float-uint32', 'float-float-int32', 'float-float-float', 'float-double-uint16', 'float-double-int8', 'float-double-int16', 'float-double-bfloat16', 'float-double-float16', 'float-double-bool', 'double-bfloat16-uint8', 'double-bfloat16-int8', 'double-bfloat16-int16', 'double-bfloat16-bfloat16', 'double-bfloat16-float16', 'double-bfloat16-bool', 'double-float16-uint64', 'double-float16-int64', 'double-float16-double', 'double-float-uint32', 'double-float-int32', 'double-float-float', 'double-double-uint16', 'double-double-int16', 'double-double-float16']
 
 
-@st.composite
-def attention_25_calls(draw, types, initializers=True, siblings=0):
-    """One call of Attention-25 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'right_window_size': draw(S.attribute(V25.attribute('right_window_size'))),  # int, default -1
-        'left_window_size': draw(S.attribute(V25.attribute('left_window_size'))),  # int, default -1
-        'qk_matmul_output_mode': draw(S.attribute(V25.attribute('qk_matmul_output_mode'))),  # int, default 0
-        'softcap': draw(S.attribute(V25.attribute('softcap'))),  # float, default 0.0
-        'softmax_precision': draw(S.attribute(V25.attribute('softmax_precision'))),  # int, no default
-        'kv_num_heads': draw(S.attribute(V25.attribute('kv_num_heads'))),  # int, no default
-        'q_num_heads': draw(S.attribute(V25.attribute('q_num_heads'))),  # int, no default
-        'scale': draw(S.attribute(V25.attribute('scale'))),  # float, no default
-        'is_causal': draw(S.attribute(V25.attribute('is_causal'))),  # int, default 0
-    }
-    inputs = [
-        ('Q', draw(S.tensor(types['T1'], dims, rank=None, broadcast=True))),  # T1
-        ('K', draw(S.tensor(types['T1'], dims, rank=None, broadcast=True))),  # T1
-        ('V', draw(S.tensor(types['T2'], dims, rank=None, broadcast=True))),  # T2
-        ('attn_mask', draw(S.optional(S.tensor(types['U'], dims, rank=None, broadcast=True)))),  # optional U
-        ('past_key', draw(S.optional(S.tensor(types['T1'], dims, rank=None, broadcast=True)))),  # optional T1
-        ('past_value', draw(S.optional(S.tensor(types['T2'], dims, rank=None, broadcast=True)))),  # optional T2
-        ('nonpad_kv_seqlen', draw(S.optional(S.tensor('int64', dims, rank=None, broadcast=True)))),  # optional tensor(int64)
-    ]
-    return S.finish_case(draw, SPEC, V25, types, attributes, inputs, initializers, siblings)
+def attention_25_calls(types, initializers=True, siblings=0):
+    """Cases of Attention-25 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: attention)."""
+    return cases(SPEC, V25, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='Attention', version=25, suite='differential', example='differential')

@@ -10,7 +10,7 @@ from ``pytest --backend NAME``; ``--max-examples`` and ``--seed`` steer hypothes
 import pytest
 from hypothesis import given, strategies as st
 
-from opkit import strategies as S
+from opkit.cases import cases
 from opkit.conformance import harness
 from opkit.conformance.pytest_support import check_differential, check_example, check_lowering, check_property
 
@@ -29,20 +29,10 @@ V1_TYPES = [
 V1_TYPE_IDS = ['float16', 'float', 'double']
 
 
-@st.composite
-def average_pool_1_calls(draw, types, initializers=True, siblings=0):
-    """One call of AveragePool-1 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'pads': draw(S.attribute(V1.attribute('pads'))),  # ints, no default
-        'auto_pad': draw(S.attribute(V1.attribute('auto_pad'))),  # string, default 'NOTSET'
-        'strides': draw(S.attribute(V1.attribute('strides'))),  # ints, no default
-        'kernel_shape': draw(S.attribute(V1.attribute('kernel_shape'))),  # ints, required
-    }
-    inputs = [
-        ('X', draw(S.tensor(types['T'], dims, rank=None))),  # T
-    ]
-    return S.finish_case(draw, SPEC, V1, types, attributes, inputs, initializers, siblings)
+def average_pool_1_calls(types, initializers=True, siblings=0):
+    """Cases of AveragePool-1 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: window)."""
+    return cases(SPEC, V1, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='AveragePool', version=1, suite='differential', example='differential')
@@ -65,21 +55,10 @@ V7_TYPES = [
 V7_TYPE_IDS = ['float16', 'float', 'double']
 
 
-@st.composite
-def average_pool_7_calls(draw, types, initializers=True, siblings=0):
-    """One call of AveragePool-7 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'count_include_pad': draw(S.attribute(V7.attribute('count_include_pad'))),  # int, default 0
-        'pads': draw(S.attribute(V7.attribute('pads'))),  # ints, no default
-        'auto_pad': draw(S.attribute(V7.attribute('auto_pad'))),  # string, default 'NOTSET'
-        'strides': draw(S.attribute(V7.attribute('strides'))),  # ints, no default
-        'kernel_shape': draw(S.attribute(V7.attribute('kernel_shape'))),  # ints, required
-    }
-    inputs = [
-        ('X', draw(S.tensor(types['T'], dims, rank=None))),  # T
-    ]
-    return S.finish_case(draw, SPEC, V7, types, attributes, inputs, initializers, siblings)
+def average_pool_7_calls(types, initializers=True, siblings=0):
+    """Cases of AveragePool-7 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: window)."""
+    return cases(SPEC, V7, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='AveragePool', version=7, suite='differential', example='differential')
@@ -102,22 +81,10 @@ V10_TYPES = [
 V10_TYPE_IDS = ['float16', 'float', 'double']
 
 
-@st.composite
-def average_pool_10_calls(draw, types, initializers=True, siblings=0):
-    """One call of AveragePool-10 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'count_include_pad': draw(S.attribute(V10.attribute('count_include_pad'))),  # int, default 0
-        'ceil_mode': draw(S.attribute(V10.attribute('ceil_mode'))),  # int, default 0
-        'pads': draw(S.attribute(V10.attribute('pads'))),  # ints, no default
-        'auto_pad': draw(S.attribute(V10.attribute('auto_pad'))),  # string, default 'NOTSET'
-        'strides': draw(S.attribute(V10.attribute('strides'))),  # ints, no default
-        'kernel_shape': draw(S.attribute(V10.attribute('kernel_shape'))),  # ints, required
-    }
-    inputs = [
-        ('X', draw(S.tensor(types['T'], dims, rank=None))),  # T
-    ]
-    return S.finish_case(draw, SPEC, V10, types, attributes, inputs, initializers, siblings)
+def average_pool_10_calls(types, initializers=True, siblings=0):
+    """Cases of AveragePool-10 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: window)."""
+    return cases(SPEC, V10, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='AveragePool', version=10, suite='differential', example='differential')
@@ -140,22 +107,10 @@ V11_TYPES = [
 V11_TYPE_IDS = ['float16', 'float', 'double']
 
 
-@st.composite
-def average_pool_11_calls(draw, types, initializers=True, siblings=0):
-    """One call of AveragePool-11 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'count_include_pad': draw(S.attribute(V11.attribute('count_include_pad'))),  # int, default 0
-        'ceil_mode': draw(S.attribute(V11.attribute('ceil_mode'))),  # int, default 0
-        'pads': draw(S.attribute(V11.attribute('pads'))),  # ints, no default
-        'auto_pad': draw(S.attribute(V11.attribute('auto_pad'))),  # string, default 'NOTSET'
-        'strides': draw(S.attribute(V11.attribute('strides'))),  # ints, no default
-        'kernel_shape': draw(S.attribute(V11.attribute('kernel_shape'))),  # ints, required
-    }
-    inputs = [
-        ('X', draw(S.tensor(types['T'], dims, rank=None))),  # T
-    ]
-    return S.finish_case(draw, SPEC, V11, types, attributes, inputs, initializers, siblings)
+def average_pool_11_calls(types, initializers=True, siblings=0):
+    """Cases of AveragePool-11 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: window)."""
+    return cases(SPEC, V11, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='AveragePool', version=11, suite='differential', example='differential')
@@ -178,23 +133,10 @@ V19_TYPES = [
 V19_TYPE_IDS = ['float16', 'float', 'double']
 
 
-@st.composite
-def average_pool_19_calls(draw, types, initializers=True, siblings=0):
-    """One call of AveragePool-19 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'count_include_pad': draw(S.attribute(V19.attribute('count_include_pad'))),  # int, default 0
-        'dilations': draw(S.attribute(V19.attribute('dilations'))),  # ints, no default
-        'ceil_mode': draw(S.attribute(V19.attribute('ceil_mode'))),  # int, default 0
-        'pads': draw(S.attribute(V19.attribute('pads'))),  # ints, no default
-        'auto_pad': draw(S.attribute(V19.attribute('auto_pad'))),  # string, default 'NOTSET'
-        'strides': draw(S.attribute(V19.attribute('strides'))),  # ints, no default
-        'kernel_shape': draw(S.attribute(V19.attribute('kernel_shape'))),  # ints, required
-    }
-    inputs = [
-        ('X', draw(S.tensor(types['T'], dims, rank=None))),  # T
-    ]
-    return S.finish_case(draw, SPEC, V19, types, attributes, inputs, initializers, siblings)
+def average_pool_19_calls(types, initializers=True, siblings=0):
+    """Cases of AveragePool-19 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: window)."""
+    return cases(SPEC, V19, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='AveragePool', version=19, suite='differential', example='differential')
@@ -218,23 +160,10 @@ V22_TYPES = [
 V22_TYPE_IDS = ['bfloat16', 'float16', 'float', 'double']
 
 
-@st.composite
-def average_pool_22_calls(draw, types, initializers=True, siblings=0):
-    """One call of AveragePool-22 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'count_include_pad': draw(S.attribute(V22.attribute('count_include_pad'))),  # int, default 0
-        'dilations': draw(S.attribute(V22.attribute('dilations'))),  # ints, no default
-        'ceil_mode': draw(S.attribute(V22.attribute('ceil_mode'))),  # int, default 0
-        'pads': draw(S.attribute(V22.attribute('pads'))),  # ints, no default
-        'auto_pad': draw(S.attribute(V22.attribute('auto_pad'))),  # string, default 'NOTSET'
-        'strides': draw(S.attribute(V22.attribute('strides'))),  # ints, no default
-        'kernel_shape': draw(S.attribute(V22.attribute('kernel_shape'))),  # ints, required
-    }
-    inputs = [
-        ('X', draw(S.tensor(types['T'], dims, rank=None))),  # T
-    ]
-    return S.finish_case(draw, SPEC, V22, types, attributes, inputs, initializers, siblings)
+def average_pool_22_calls(types, initializers=True, siblings=0):
+    """Cases of AveragePool-22 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: window)."""
+    return cases(SPEC, V22, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='AveragePool', version=22, suite='differential', example='differential')

@@ -10,7 +10,7 @@ from ``pytest --backend NAME``; ``--max-examples`` and ``--seed`` steer hypothes
 import pytest
 from hypothesis import given, strategies as st
 
-from opkit import strategies as S
+from opkit.cases import cases
 from opkit.conformance import harness
 from opkit.conformance.pytest_support import check_differential, check_example, check_lowering, check_property
 
@@ -29,25 +29,10 @@ V1_TYPES = [
 V1_TYPE_IDS = ['float16', 'float', 'double']
 
 
-@st.composite
-def batch_normalization_1_calls(draw, types, initializers=True, siblings=0):
-    """One call of BatchNormalization-1 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'consumed_inputs': draw(S.attribute(V1.attribute('consumed_inputs'))),  # ints, required
-        'momentum': draw(S.attribute(V1.attribute('momentum'))),  # float, default 0.9
-        'epsilon': draw(S.attribute(V1.attribute('epsilon'))),  # float, default 1e-05
-        'is_test': draw(S.attribute(V1.attribute('is_test'))),  # int, default 0
-        'spatial': draw(S.attribute(V1.attribute('spatial'))),  # int, default 1
-    }
-    inputs = [
-        ('X', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-        ('scale', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-        ('B', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-        ('mean', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-        ('var', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-    ]
-    return S.finish_case(draw, SPEC, V1, types, attributes, inputs, initializers, siblings)
+def batch_normalization_1_calls(types, initializers=True, siblings=0):
+    """Cases of BatchNormalization-1 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: normalization)."""
+    return cases(SPEC, V1, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='BatchNormalization', version=1, suite='differential', example='differential')
@@ -70,24 +55,10 @@ V6_TYPES = [
 V6_TYPE_IDS = ['float16', 'float', 'double']
 
 
-@st.composite
-def batch_normalization_6_calls(draw, types, initializers=True, siblings=0):
-    """One call of BatchNormalization-6 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'momentum': draw(S.attribute(V6.attribute('momentum'))),  # float, default 0.9
-        'epsilon': draw(S.attribute(V6.attribute('epsilon'))),  # float, default 1e-05
-        'is_test': draw(S.attribute(V6.attribute('is_test'))),  # int, default 0
-        'spatial': draw(S.attribute(V6.attribute('spatial'))),  # int, default 1
-    }
-    inputs = [
-        ('X', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-        ('scale', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-        ('B', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-        ('mean', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-        ('var', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-    ]
-    return S.finish_case(draw, SPEC, V6, types, attributes, inputs, initializers, siblings)
+def batch_normalization_6_calls(types, initializers=True, siblings=0):
+    """Cases of BatchNormalization-6 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: normalization)."""
+    return cases(SPEC, V6, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='BatchNormalization', version=6, suite='differential', example='differential')
@@ -110,23 +81,10 @@ V7_TYPES = [
 V7_TYPE_IDS = ['float16', 'float', 'double']
 
 
-@st.composite
-def batch_normalization_7_calls(draw, types, initializers=True, siblings=0):
-    """One call of BatchNormalization-7 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'momentum': draw(S.attribute(V7.attribute('momentum'))),  # float, default 0.9
-        'epsilon': draw(S.attribute(V7.attribute('epsilon'))),  # float, default 1e-05
-        'spatial': draw(S.attribute(V7.attribute('spatial'))),  # int, default 1
-    }
-    inputs = [
-        ('X', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-        ('scale', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-        ('B', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-        ('mean', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-        ('var', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-    ]
-    return S.finish_case(draw, SPEC, V7, types, attributes, inputs, initializers, siblings)
+def batch_normalization_7_calls(types, initializers=True, siblings=0):
+    """Cases of BatchNormalization-7 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: normalization)."""
+    return cases(SPEC, V7, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='BatchNormalization', version=7, suite='differential', example='differential')
@@ -149,22 +107,10 @@ V9_TYPES = [
 V9_TYPE_IDS = ['float16', 'float', 'double']
 
 
-@st.composite
-def batch_normalization_9_calls(draw, types, initializers=True, siblings=0):
-    """One call of BatchNormalization-9 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'momentum': draw(S.attribute(V9.attribute('momentum'))),  # float, default 0.9
-        'epsilon': draw(S.attribute(V9.attribute('epsilon'))),  # float, default 1e-05
-    }
-    inputs = [
-        ('X', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-        ('scale', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-        ('B', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-        ('mean', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-        ('var', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-    ]
-    return S.finish_case(draw, SPEC, V9, types, attributes, inputs, initializers, siblings)
+def batch_normalization_9_calls(types, initializers=True, siblings=0):
+    """Cases of BatchNormalization-9 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: normalization)."""
+    return cases(SPEC, V9, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='BatchNormalization', version=9, suite='differential', example='differential')
@@ -200,23 +146,10 @@ V14_TYPES = [
 V14_TYPE_IDS = ['float16-float16', 'float16-float', 'float16-double', 'float16-bfloat16', 'float-float16', 'float-float', 'float-double', 'float-bfloat16', 'double-float16', 'double-float', 'double-double', 'double-bfloat16', 'bfloat16-float16', 'bfloat16-float', 'bfloat16-double', 'bfloat16-bfloat16']
 
 
-@st.composite
-def batch_normalization_14_calls(draw, types, initializers=True, siblings=0):
-    """One call of BatchNormalization-14 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'training_mode': draw(S.attribute(V14.attribute('training_mode'))),  # int, default 0
-        'momentum': draw(S.attribute(V14.attribute('momentum'))),  # float, default 0.9
-        'epsilon': draw(S.attribute(V14.attribute('epsilon'))),  # float, default 1e-05
-    }
-    inputs = [
-        ('X', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-        ('scale', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-        ('B', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-        ('input_mean', draw(S.tensor(types['U'], dims, rank=None, broadcast=True))),  # U
-        ('input_var', draw(S.tensor(types['U'], dims, rank=None, broadcast=True))),  # U
-    ]
-    return S.finish_case(draw, SPEC, V14, types, attributes, inputs, initializers, siblings)
+def batch_normalization_14_calls(types, initializers=True, siblings=0):
+    """Cases of BatchNormalization-14 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: normalization)."""
+    return cases(SPEC, V14, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='BatchNormalization', version=14, suite='differential', example='differential')
@@ -300,23 +233,10 @@ V15_TYPES = [
 V15_TYPE_IDS = ['float16-float16-float16', 'float16-float16-float', 'float16-float16-double', 'float16-float16-bfloat16', 'float16-float-float16', 'float16-float-float', 'float16-float-double', 'float16-float-bfloat16', 'float16-double-float16', 'float16-double-float', 'float16-double-double', 'float16-double-bfloat16', 'float16-bfloat16-float16', 'float16-bfloat16-float', 'float16-bfloat16-double', 'float16-bfloat16-bfloat16', 'float-float16-float16', 'float-float16-float', 'float-float16-double', 'float-float16-bfloat16', 'float-float-float16', 'float-float-float', 'float-float-double', 'float-float-bfloat16', 'float-double-float16', 'float-double-float', 'float-double-double', 'float-double-bfloat16', 'float-bfloat16-float16', 'float-bfloat16-float', 'float-bfloat16-double', 'float-bfloat16-bfloat16', 'double-float16-float16', 'double-float16-float', 'double-float16-double', 'double-float16-bfloat16', 'double-float-float16', 'double-float-float', 'double-float-double', 'double-float-bfloat16', 'double-double-float16', 'double-double-float', 'double-double-double', 'double-double-bfloat16', 'double-bfloat16-float16', 'double-bfloat16-float', 'double-bfloat16-double', 'double-bfloat16-bfloat16', 'bfloat16-float16-float16', 'bfloat16-float16-float', 'bfloat16-float16-double', 'bfloat16-float16-bfloat16', 'bfloat16-float-float16', 'bfloat16-float-float', 'bfloat16-float-double', 'bfloat16-float-bfloat16', 'bfloat16-double-float16', 'bfloat16-double-float', 'bfloat16-double-double', 'bfloat16-double-bfloat16', 'bfloat16-bfloat16-float16', 'bfloat16-bfloat16-float', 'bfloat16-bfloat16-double', 'bfloat16-bfloat16-bfloat16']
 
 
-@st.composite
-def batch_normalization_15_calls(draw, types, initializers=True, siblings=0):
-    """One call of BatchNormalization-15 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'training_mode': draw(S.attribute(V15.attribute('training_mode'))),  # int, default 0
-        'momentum': draw(S.attribute(V15.attribute('momentum'))),  # float, default 0.9
-        'epsilon': draw(S.attribute(V15.attribute('epsilon'))),  # float, default 1e-05
-    }
-    inputs = [
-        ('X', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-        ('scale', draw(S.tensor(types['T1'], dims, rank=None, broadcast=True))),  # T1
-        ('B', draw(S.tensor(types['T1'], dims, rank=None, broadcast=True))),  # T1
-        ('input_mean', draw(S.tensor(types['T2'], dims, rank=None, broadcast=True))),  # T2
-        ('input_var', draw(S.tensor(types['T2'], dims, rank=None, broadcast=True))),  # T2
-    ]
-    return S.finish_case(draw, SPEC, V15, types, attributes, inputs, initializers, siblings)
+def batch_normalization_15_calls(types, initializers=True, siblings=0):
+    """Cases of BatchNormalization-15 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: normalization)."""
+    return cases(SPEC, V15, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='BatchNormalization', version=15, suite='differential', example='differential')

@@ -10,7 +10,7 @@ from ``pytest --backend NAME``; ``--max-examples`` and ``--seed`` steer hypothes
 import pytest
 from hypothesis import given, strategies as st
 
-from opkit import strategies as S
+from opkit.cases import cases
 from opkit.conformance import harness
 from opkit.conformance.pytest_support import check_differential, check_example, check_lowering, check_property
 
@@ -65,18 +65,10 @@ V15_TYPES = [
 V15_TYPE_IDS = ['float16-float16', 'float16-float', 'float16-double', 'float16-bfloat16', 'float16-uint8', 'float16-uint16', 'float16-uint32', 'float16-uint64', 'float16-int8', 'float16-int16', 'float16-int32', 'float16-int64', 'float16-bool', 'float-float16', 'float-float', 'float-double', 'float-bfloat16', 'float-uint8', 'float-uint16', 'float-uint32', 'float-uint64', 'float-int8', 'float-int16', 'float-int32', 'float-int64', 'float-bool', 'double-float16', 'double-float', 'double-double', 'double-bfloat16', 'double-uint8', 'double-uint16', 'double-uint32', 'double-uint64', 'double-int8', 'double-int16', 'double-int32', 'double-int64', 'double-bool']
 
 
-@st.composite
-def bernoulli_15_calls(draw, types, initializers=True, siblings=0):
-    """One call of Bernoulli-15 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'dtype': draw(st.just(S.ABSENT)),  # int: set from the output's type binding by S.finish_case
-        'seed': draw(S.attribute(V15.attribute('seed'))),  # float, no default
-    }
-    inputs = [
-        ('input', draw(S.tensor(types['T1'], dims, rank=None))),  # T1
-    ]
-    return S.finish_case(draw, SPEC, V15, types, attributes, inputs, initializers, siblings)
+def bernoulli_15_calls(types, initializers=True, siblings=0):
+    """Cases of Bernoulli-15 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator."""
+    return cases(SPEC, V15, types=types, initializers=initializers, siblings=siblings)
 
 
 # no differential test: Bernoulli-15 is nondeterministic (values cannot be compared)
@@ -143,18 +135,10 @@ V22_TYPES = [
 V22_TYPE_IDS = ['bfloat16-uint8', 'bfloat16-uint16', 'bfloat16-uint32', 'bfloat16-uint64', 'bfloat16-int8', 'bfloat16-int16', 'bfloat16-int32', 'bfloat16-int64', 'bfloat16-bfloat16', 'bfloat16-float16', 'bfloat16-float', 'bfloat16-double', 'bfloat16-bool', 'float16-uint8', 'float16-uint16', 'float16-uint32', 'float16-uint64', 'float16-int8', 'float16-int16', 'float16-int32', 'float16-int64', 'float16-bfloat16', 'float16-float16', 'float16-float', 'float16-double', 'float16-bool', 'float-uint8', 'float-uint16', 'float-uint32', 'float-uint64', 'float-int8', 'float-int16', 'float-int32', 'float-int64', 'float-bfloat16', 'float-float16', 'float-float', 'float-double', 'float-bool', 'double-uint8', 'double-uint16', 'double-uint32', 'double-uint64', 'double-int8', 'double-int16', 'double-int32', 'double-int64', 'double-bfloat16', 'double-float16', 'double-float', 'double-double', 'double-bool']
 
 
-@st.composite
-def bernoulli_22_calls(draw, types, initializers=True, siblings=0):
-    """One call of Bernoulli-22 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'dtype': draw(st.just(S.ABSENT)),  # int: set from the output's type binding by S.finish_case
-        'seed': draw(S.attribute(V22.attribute('seed'))),  # float, no default
-    }
-    inputs = [
-        ('input', draw(S.tensor(types['T1'], dims, rank=None))),  # T1
-    ]
-    return S.finish_case(draw, SPEC, V22, types, attributes, inputs, initializers, siblings)
+def bernoulli_22_calls(types, initializers=True, siblings=0):
+    """Cases of Bernoulli-22 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator."""
+    return cases(SPEC, V22, types=types, initializers=initializers, siblings=siblings)
 
 
 # no differential test: Bernoulli-22 is nondeterministic (values cannot be compared)

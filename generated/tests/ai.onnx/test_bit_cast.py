@@ -10,7 +10,7 @@ from ``pytest --backend NAME``; ``--max-examples`` and ``--seed`` steer hypothes
 import pytest
 from hypothesis import given, strategies as st
 
-from opkit import strategies as S
+from opkit.cases import cases
 from opkit.conformance import harness
 from opkit.conformance.pytest_support import check_differential, check_example, check_lowering, check_property
 
@@ -90,17 +90,10 @@ V26_TYPES = [
 V26_TYPE_IDS = ['uint8-uint8', 'uint8-uint16', 'uint8-float8e4m3fnuz', 'uint16-uint32', 'uint16-int64', 'uint16-uint2', 'uint32-uint64', 'uint32-complex128', 'uint64-int8', 'uint64-int16', 'uint64-float4e2m1', 'int8-int16', 'int8-bool', 'int16-uint64', 'int16-int32', 'int16-uint4', 'int32-int64', 'int32-float', 'int64-uint16', 'int64-bfloat16', 'int64-float8e5m2', 'bfloat16-bfloat16', 'bfloat16-float16', 'bfloat16-int2', 'float16-float', 'float16-float8e4m3fn', 'float-int32', 'float-double', 'float-float8e8m0', 'double-bool', 'double-complex64', 'bool-int8', 'bool-complex64', 'bool-int4', 'complex64-double', 'complex64-complex128', 'complex128-uint32', 'complex128-float8e4m3fn', 'complex128-float8e5m2fnuz', 'float8e4m3fn-float16', 'float8e4m3fn-float8e4m3fnuz', 'float8e4m3fnuz-uint8', 'float8e4m3fnuz-float8e4m3fnuz', 'float8e4m3fnuz-float8e5m2', 'float8e5m2-int64', 'float8e5m2-float8e5m2fnuz', 'float8e5m2-uint2', 'float8e5m2fnuz-complex128', 'float8e5m2fnuz-uint4', 'uint4-int16', 'uint4-int4', 'uint4-float4e2m1', 'int4-bool', 'int4-float4e2m1', 'float4e2m1-uint64', 'float4e2m1-uint4', 'float4e2m1-float8e8m0', 'float8e8m0-float', 'float8e8m0-uint2', 'uint2-uint16', 'uint2-float8e5m2', 'uint2-int2', 'int2-uint8', 'int2-bfloat16']
 
 
-@st.composite
-def bit_cast_26_calls(draw, types, initializers=True, siblings=0):
-    """One call of BitCast-26 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'to': draw(st.just(S.ABSENT)),  # int: set from the output's type binding by S.finish_case
-    }
-    inputs = [
-        ('input', draw(S.tensor(types['T1'], dims, rank=None))),  # T1
-    ]
-    return S.finish_case(draw, SPEC, V26, types, attributes, inputs, initializers, siblings)
+def bit_cast_26_calls(types, initializers=True, siblings=0):
+    """Cases of BitCast-26 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator."""
+    return cases(SPEC, V26, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='BitCast', version=26, suite='differential', example='differential')

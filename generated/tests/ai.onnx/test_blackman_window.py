@@ -10,7 +10,7 @@ from ``pytest --backend NAME``; ``--max-examples`` and ``--seed`` steer hypothes
 import pytest
 from hypothesis import given, strategies as st
 
-from opkit import strategies as S
+from opkit.cases import cases
 from opkit.conformance import harness
 from opkit.conformance.pytest_support import check_differential, check_example, check_lowering, check_property
 
@@ -50,18 +50,10 @@ V17_TYPES = [
 V17_TYPE_IDS = ['int32-uint8', 'int32-uint16', 'int32-uint32', 'int32-uint64', 'int32-int8', 'int32-int16', 'int32-int32', 'int32-int64', 'int32-float16', 'int32-float', 'int32-double', 'int32-bfloat16', 'int64-uint8', 'int64-uint16', 'int64-uint32', 'int64-uint64', 'int64-int8', 'int64-int16', 'int64-int32', 'int64-int64', 'int64-float16', 'int64-float', 'int64-double', 'int64-bfloat16']
 
 
-@st.composite
-def blackman_window_17_calls(draw, types, initializers=True, siblings=0):
-    """One call of BlackmanWindow-17 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'periodic': draw(S.attribute(V17.attribute('periodic'))),  # int, default 1
-        'output_datatype': draw(st.just(S.ABSENT)),  # int: set from the output's type binding by S.finish_case
-    }
-    inputs = [
-        ('size', draw(S.tensor(types['T1'], dims, rank=None))),  # T1
-    ]
-    return S.finish_case(draw, SPEC, V17, types, attributes, inputs, initializers, siblings)
+def blackman_window_17_calls(types, initializers=True, siblings=0):
+    """Cases of BlackmanWindow-17 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: signal)."""
+    return cases(SPEC, V17, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='BlackmanWindow', version=17, suite='differential', example='differential')

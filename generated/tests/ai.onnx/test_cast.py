@@ -10,7 +10,7 @@ from ``pytest --backend NAME``; ``--max-examples`` and ``--seed`` steer hypothes
 import pytest
 from hypothesis import given, strategies as st
 
-from opkit import strategies as S
+from opkit.cases import cases
 from opkit.conformance import harness
 from opkit.conformance.pytest_support import check_differential, check_example, check_lowering, check_property
 
@@ -90,17 +90,10 @@ V1_TYPES = [
 V1_TYPE_IDS = ['float16-float16', 'float16-float', 'float16-double', 'float16-int16', 'float16-int64', 'float16-uint16', 'float16-uint64', 'float-float16', 'float-double', 'float-int16', 'float-int64', 'float-uint16', 'float-uint64', 'double-float16', 'double-double', 'double-int8', 'double-int16', 'double-int64', 'double-uint16', 'double-uint64', 'int8-float16', 'int8-double', 'int8-int16', 'int8-int64', 'int8-uint16', 'int8-uint64', 'int16-float16', 'int16-double', 'int16-int16', 'int16-int32', 'int16-int64', 'int16-uint16', 'int16-uint64', 'int32-float16', 'int32-double', 'int32-int16', 'int32-int64', 'int32-uint16', 'int32-uint64', 'int64-float16', 'int64-double', 'int64-int16', 'int64-int64', 'int64-uint8', 'int64-uint16', 'int64-uint64', 'uint8-float16', 'uint8-double', 'uint8-int16', 'uint8-int64', 'uint8-uint16', 'uint8-uint64', 'uint16-float16', 'uint16-double', 'uint16-int16', 'uint16-int64', 'uint16-uint16', 'uint16-uint32', 'uint16-uint64', 'uint32-float16', 'uint32-double', 'uint32-uint64', 'uint64-bool', 'bool-float16']
 
 
-@st.composite
-def cast_1_calls(draw, types, initializers=True, siblings=0):
-    """One call of Cast-1 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'to': draw(st.just(S.ABSENT)),  # string: set from the output's type binding by S.finish_case
-    }
-    inputs = [
-        ('input', draw(S.tensor(types['T1'], dims, rank=None))),  # T1
-    ]
-    return S.finish_case(draw, SPEC, V1, types, attributes, inputs, initializers, siblings)
+def cast_1_calls(types, initializers=True, siblings=0):
+    """Cases of Cast-1 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator."""
+    return cases(SPEC, V1, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='Cast', version=1, suite='differential', example='differential')
@@ -184,17 +177,10 @@ V6_TYPES = [
 V6_TYPE_IDS = ['float16-float16', 'float16-float', 'float16-double', 'float16-int16', 'float16-int64', 'float16-uint16', 'float16-uint64', 'float-float16', 'float-double', 'float-int16', 'float-int64', 'float-uint16', 'float-uint64', 'double-float16', 'double-double', 'double-int8', 'double-int16', 'double-int64', 'double-uint16', 'double-uint64', 'int8-float16', 'int8-double', 'int8-int16', 'int8-int64', 'int8-uint16', 'int8-uint64', 'int16-float16', 'int16-double', 'int16-int16', 'int16-int32', 'int16-int64', 'int16-uint16', 'int16-uint64', 'int32-float16', 'int32-double', 'int32-int16', 'int32-int64', 'int32-uint16', 'int32-uint64', 'int64-float16', 'int64-double', 'int64-int16', 'int64-int64', 'int64-uint8', 'int64-uint16', 'int64-uint64', 'uint8-float16', 'uint8-double', 'uint8-int16', 'uint8-int64', 'uint8-uint16', 'uint8-uint64', 'uint16-float16', 'uint16-double', 'uint16-int16', 'uint16-int64', 'uint16-uint16', 'uint16-uint32', 'uint16-uint64', 'uint32-float16', 'uint32-double', 'uint32-uint64', 'uint64-bool', 'bool-float16']
 
 
-@st.composite
-def cast_6_calls(draw, types, initializers=True, siblings=0):
-    """One call of Cast-6 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'to': draw(st.just(S.ABSENT)),  # int: set from the output's type binding by S.finish_case
-    }
-    inputs = [
-        ('input', draw(S.tensor(types['T1'], dims, rank=None))),  # T1
-    ]
-    return S.finish_case(draw, SPEC, V6, types, attributes, inputs, initializers, siblings)
+def cast_6_calls(types, initializers=True, siblings=0):
+    """Cases of Cast-6 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator."""
+    return cases(SPEC, V6, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='Cast', version=6, suite='differential', example='differential')
@@ -278,17 +264,10 @@ V9_TYPES = [
 V9_TYPE_IDS = ['float16-float16', 'float16-float', 'float16-int8', 'float16-int64', 'float16-uint32', 'float16-string', 'float-double', 'float-int32', 'float-uint16', 'float-bool', 'double-float', 'double-int8', 'double-int16', 'double-uint8', 'double-uint64', 'int8-float16', 'int8-int8', 'int8-int16', 'int8-int64', 'int8-uint32', 'int8-string', 'int16-double', 'int16-int32', 'int16-uint16', 'int16-bool', 'int32-float', 'int32-int16', 'int32-int64', 'int32-uint8', 'int32-uint64', 'int64-float16', 'int64-int8', 'int64-int64', 'int64-uint8', 'int64-uint32', 'int64-string', 'uint8-double', 'uint8-int32', 'uint8-uint16', 'uint8-bool', 'uint16-float', 'uint16-int16', 'uint16-uint8', 'uint16-uint32', 'uint16-uint64', 'uint32-float16', 'uint32-int8', 'uint32-int64', 'uint32-uint32', 'uint32-uint64', 'uint32-string', 'uint64-double', 'uint64-int32', 'uint64-uint16', 'uint64-bool', 'bool-float', 'bool-int16', 'bool-uint8', 'bool-uint64', 'bool-string', 'string-float16', 'string-int8', 'string-int64', 'string-uint32']
 
 
-@st.composite
-def cast_9_calls(draw, types, initializers=True, siblings=0):
-    """One call of Cast-9 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'to': draw(st.just(S.ABSENT)),  # int: set from the output's type binding by S.finish_case
-    }
-    inputs = [
-        ('input', draw(S.tensor(types['T1'], dims, rank=None))),  # T1
-    ]
-    return S.finish_case(draw, SPEC, V9, types, attributes, inputs, initializers, siblings)
+def cast_9_calls(types, initializers=True, siblings=0):
+    """Cases of Cast-9 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator."""
+    return cases(SPEC, V9, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='Cast', version=9, suite='differential', example='differential')
@@ -372,17 +351,10 @@ V13_TYPES = [
 V13_TYPE_IDS = ['float16-float16', 'float16-float', 'float16-int8', 'float16-int64', 'float16-uint32', 'float16-string', 'float-float', 'float-double', 'float-int16', 'float-uint8', 'float-uint64', 'float-bfloat16', 'double-double', 'double-int8', 'double-int32', 'double-uint16', 'double-bool', 'int8-float16', 'int8-int8', 'int8-int16', 'int8-int64', 'int8-uint32', 'int8-string', 'int16-float', 'int16-int16', 'int16-int32', 'int16-uint8', 'int16-uint64', 'int16-bfloat16', 'int32-double', 'int32-int32', 'int32-int64', 'int32-uint16', 'int32-bool', 'int64-float16', 'int64-int8', 'int64-int64', 'int64-uint8', 'int64-uint32', 'int64-string', 'uint8-float', 'uint8-int16', 'uint8-uint8', 'uint8-uint16', 'uint8-uint64', 'uint8-bfloat16', 'uint16-double', 'uint16-int32', 'uint16-uint16', 'uint16-uint32', 'uint16-bool', 'uint32-float16', 'uint32-int8', 'uint32-int64', 'uint32-uint32', 'uint32-uint64', 'uint32-string', 'uint64-float', 'uint64-int16', 'uint64-uint8', 'uint64-bool', 'bool-string', 'string-bfloat16', 'bfloat16-float16']
 
 
-@st.composite
-def cast_13_calls(draw, types, initializers=True, siblings=0):
-    """One call of Cast-13 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'to': draw(st.just(S.ABSENT)),  # int: set from the output's type binding by S.finish_case
-    }
-    inputs = [
-        ('input', draw(S.tensor(types['T1'], dims, rank=None))),  # T1
-    ]
-    return S.finish_case(draw, SPEC, V13, types, attributes, inputs, initializers, siblings)
+def cast_13_calls(types, initializers=True, siblings=0):
+    """Cases of Cast-13 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator."""
+    return cases(SPEC, V13, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='Cast', version=13, suite='differential', example='differential')
@@ -465,18 +437,10 @@ V19_TYPES = [
 V19_TYPE_IDS = ['float16-float16', 'float16-float', 'float16-uint8', 'float16-float8e4m3fn', 'float-double', 'float-int8', 'float-uint64', 'float-float8e5m2fnuz', 'double-int8', 'double-int64', 'double-bfloat16', 'int8-double', 'int8-int16', 'int8-uint32', 'int8-float8e5m2', 'int16-int32', 'int16-string', 'int32-float', 'int32-int64', 'int32-uint16', 'int32-float8e4m3fnuz', 'int64-int16', 'int64-uint8', 'int64-bool', 'uint8-float16', 'uint8-uint8', 'uint8-uint16', 'uint8-float8e4m3fn', 'uint16-int8', 'uint16-uint32', 'uint16-uint64', 'uint16-float8e5m2fnuz', 'uint32-int64', 'uint32-uint64', 'uint32-bfloat16', 'uint64-double', 'uint64-uint32', 'uint64-bool', 'uint64-float8e5m2', 'bool-int32', 'bool-string', 'string-float', 'string-uint16', 'string-bfloat16', 'string-float8e4m3fnuz', 'bfloat16-int16', 'bfloat16-bool', 'bfloat16-float8e4m3fn', 'float8e4m3fn-float16', 'float8e4m3fn-uint8', 'float8e4m3fn-float8e4m3fn', 'float8e4m3fn-float8e4m3fnuz', 'float8e4m3fnuz-int8', 'float8e4m3fnuz-uint64', 'float8e4m3fnuz-float8e5m2', 'float8e4m3fnuz-float8e5m2fnuz', 'float8e5m2-int64', 'float8e5m2-bfloat16', 'float8e5m2-float8e5m2fnuz', 'float8e5m2fnuz-float16', 'float8e5m2fnuz-double', 'float8e5m2fnuz-uint32', 'float8e5m2fnuz-float8e5m2']
 
 
-@st.composite
-def cast_19_calls(draw, types, initializers=True, siblings=0):
-    """One call of Cast-19 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'saturate': draw(S.attribute(V19.attribute('saturate'))),  # int, default 1
-        'to': draw(st.just(S.ABSENT)),  # int: set from the output's type binding by S.finish_case
-    }
-    inputs = [
-        ('input', draw(S.tensor(types['T1'], dims, rank=None))),  # T1
-    ]
-    return S.finish_case(draw, SPEC, V19, types, attributes, inputs, initializers, siblings)
+def cast_19_calls(types, initializers=True, siblings=0):
+    """Cases of Cast-19 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator."""
+    return cases(SPEC, V19, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='Cast', version=19, suite='differential', example='differential')
@@ -560,18 +524,10 @@ V21_TYPES = [
 V21_TYPE_IDS = ['float16-float16', 'float16-float', 'float16-uint32', 'float16-uint4', 'float-double', 'float-uint8', 'float-float8e5m2', 'double-int8', 'double-int32', 'double-float8e4m3fn', 'int8-int8', 'int8-int16', 'int8-string', 'int16-float', 'int16-int32', 'int16-uint64', 'int16-int4', 'int32-int64', 'int32-uint16', 'int32-float8e5m2fnuz', 'int64-int64', 'int64-uint8', 'int64-float8e4m3fnuz', 'uint8-int16', 'uint8-uint16', 'uint8-bfloat16', 'uint16-double', 'uint16-uint32', 'uint16-bool', 'uint32-float16', 'uint32-uint32', 'uint32-uint64', 'uint32-uint4', 'uint64-uint8', 'uint64-bool', 'uint64-float8e5m2', 'bool-int32', 'bool-string', 'bool-float8e4m3fn', 'string-int8', 'string-string', 'string-bfloat16', 'bfloat16-float', 'bfloat16-uint64', 'bfloat16-float8e4m3fn', 'bfloat16-int4', 'float8e4m3fn-uint16', 'float8e4m3fn-float8e4m3fnuz', 'float8e4m3fn-float8e5m2fnuz', 'float8e4m3fnuz-int64', 'float8e4m3fnuz-float8e4m3fnuz', 'float8e4m3fnuz-float8e5m2', 'float8e5m2-int16', 'float8e5m2-bfloat16', 'float8e5m2-float8e5m2fnuz', 'float8e5m2fnuz-double', 'float8e5m2fnuz-bool', 'float8e5m2fnuz-uint4', 'uint4-float16', 'uint4-uint32', 'uint4-uint4', 'uint4-int4', 'int4-float16', 'int4-uint8']
 
 
-@st.composite
-def cast_21_calls(draw, types, initializers=True, siblings=0):
-    """One call of Cast-21 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'saturate': draw(S.attribute(V21.attribute('saturate'))),  # int, default 1
-        'to': draw(st.just(S.ABSENT)),  # int: set from the output's type binding by S.finish_case
-    }
-    inputs = [
-        ('input', draw(S.tensor(types['T1'], dims, rank=None))),  # T1
-    ]
-    return S.finish_case(draw, SPEC, V21, types, attributes, inputs, initializers, siblings)
+def cast_21_calls(types, initializers=True, siblings=0):
+    """Cases of Cast-21 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator."""
+    return cases(SPEC, V21, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='Cast', version=21, suite='differential', example='differential')
@@ -655,18 +611,10 @@ V23_TYPES = [
 V23_TYPE_IDS = ['uint8-uint8', 'uint8-uint16', 'uint8-float', 'uint8-float4e2m1', 'uint16-uint32', 'uint16-float16', 'uint16-int4', 'uint32-uint64', 'uint32-bfloat16', 'uint32-uint4', 'uint64-int8', 'uint64-int64', 'uint64-float8e5m2fnuz', 'int8-int16', 'int8-int32', 'int8-float8e5m2', 'int16-int16', 'int16-int32', 'int16-float8e4m3fnuz', 'int32-int8', 'int32-int64', 'int32-float8e4m3fn', 'int64-uint64', 'int64-bfloat16', 'int64-bool', 'bfloat16-uint32', 'bfloat16-float16', 'bfloat16-string', 'float16-uint16', 'float16-float', 'float16-double', 'float-uint8', 'float-float', 'float-double', 'float-float4e2m1', 'double-float16', 'double-string', 'double-int4', 'string-bfloat16', 'string-bool', 'string-uint4', 'bool-int64', 'bool-float8e4m3fn', 'bool-float8e5m2fnuz', 'float8e4m3fn-int32', 'float8e4m3fn-float8e4m3fnuz', 'float8e4m3fn-float8e5m2', 'float8e4m3fnuz-int16', 'float8e4m3fnuz-float8e4m3fnuz', 'float8e4m3fnuz-float8e5m2', 'float8e5m2-int8', 'float8e5m2-float8e4m3fn', 'float8e5m2-float8e5m2fnuz', 'float8e5m2fnuz-uint64', 'float8e5m2fnuz-bool', 'float8e5m2fnuz-uint4', 'uint4-uint32', 'uint4-string', 'uint4-int4', 'int4-uint16', 'int4-double', 'int4-float4e2m1', 'float4e2m1-uint8', 'float4e2m1-float']
 
 
-@st.composite
-def cast_23_calls(draw, types, initializers=True, siblings=0):
-    """One call of Cast-23 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'saturate': draw(S.attribute(V23.attribute('saturate'))),  # int, default 1
-        'to': draw(st.just(S.ABSENT)),  # int: set from the output's type binding by S.finish_case
-    }
-    inputs = [
-        ('input', draw(S.tensor(types['T1'], dims, rank=None))),  # T1
-    ]
-    return S.finish_case(draw, SPEC, V23, types, attributes, inputs, initializers, siblings)
+def cast_23_calls(types, initializers=True, siblings=0):
+    """Cases of Cast-23 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator."""
+    return cases(SPEC, V23, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='Cast', version=23, suite='differential', example='differential')
@@ -750,19 +698,10 @@ V24_TYPES = [
 V24_TYPE_IDS = ['uint8-uint8', 'uint8-uint16', 'uint8-double', 'uint16-uint8', 'uint16-uint32', 'uint16-double', 'uint32-uint8', 'uint32-uint64', 'uint32-double', 'uint64-uint8', 'uint64-int8', 'uint64-double', 'int8-uint8', 'int8-int16', 'int8-double', 'int16-uint8', 'int16-int32', 'int16-double', 'int32-uint8', 'int32-int64', 'int32-double', 'int64-uint8', 'int64-bfloat16', 'int64-double', 'bfloat16-uint8', 'bfloat16-float16', 'bfloat16-double', 'float16-uint8', 'float16-float', 'float16-double', 'float-uint8', 'float-double', 'double-uint8', 'double-double', 'double-string', 'string-uint8', 'string-double', 'string-bool', 'bool-uint8', 'bool-double', 'bool-float8e4m3fn', 'float8e4m3fn-uint8', 'float8e4m3fn-double', 'float8e4m3fn-float8e4m3fnuz', 'float8e4m3fnuz-uint8', 'float8e4m3fnuz-double', 'float8e4m3fnuz-float8e5m2', 'float8e5m2-uint8', 'float8e5m2-double', 'float8e5m2-float8e5m2fnuz', 'float8e5m2fnuz-uint8', 'float8e5m2fnuz-double', 'float8e5m2fnuz-uint4', 'uint4-uint8', 'uint4-double', 'uint4-int4', 'int4-uint8', 'int4-double', 'int4-float4e2m1', 'float4e2m1-uint8', 'float4e2m1-double', 'float4e2m1-float8e8m0', 'float8e8m0-uint8', 'float8e8m0-double']
 
 
-@st.composite
-def cast_24_calls(draw, types, initializers=True, siblings=0):
-    """One call of Cast-24 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'round_mode': draw(S.attribute(V24.attribute('round_mode'))),  # string, default 'up'
-        'saturate': draw(S.attribute(V24.attribute('saturate'))),  # int, default 1
-        'to': draw(st.just(S.ABSENT)),  # int: set from the output's type binding by S.finish_case
-    }
-    inputs = [
-        ('input', draw(S.tensor(types['T1'], dims, rank=None))),  # T1
-    ]
-    return S.finish_case(draw, SPEC, V24, types, attributes, inputs, initializers, siblings)
+def cast_24_calls(types, initializers=True, siblings=0):
+    """Cases of Cast-24 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator."""
+    return cases(SPEC, V24, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='Cast', version=24, suite='differential', example='differential')
@@ -846,19 +785,10 @@ V25_TYPES = [
 V25_TYPE_IDS = ['uint8-uint8', 'uint8-uint16', 'uint8-float8e4m3fn', 'uint16-uint32', 'uint16-int8', 'uint16-uint4', 'uint32-uint64', 'uint32-bfloat16', 'uint32-uint2', 'uint64-int8', 'uint64-string', 'int8-uint32', 'int8-int16', 'int8-float8e5m2', 'int16-int32', 'int16-float4e2m1', 'int32-int64', 'int32-float', 'int64-uint8', 'int64-bfloat16', 'int64-float8e4m3fn', 'bfloat16-int8', 'bfloat16-float16', 'bfloat16-uint4', 'float16-bfloat16', 'float16-float', 'float16-uint2', 'float-double', 'float-string', 'double-uint32', 'double-string', 'double-float8e5m2', 'string-int32', 'string-bool', 'string-float4e2m1', 'bool-float', 'bool-float8e4m3fn', 'float8e4m3fn-uint8', 'float8e4m3fn-float8e4m3fn', 'float8e4m3fn-float8e4m3fnuz', 'float8e4m3fnuz-int8', 'float8e4m3fnuz-float8e5m2', 'float8e4m3fnuz-uint4', 'float8e5m2-bfloat16', 'float8e5m2-float8e5m2fnuz', 'float8e5m2-uint2', 'float8e5m2fnuz-string', 'float8e5m2fnuz-uint4', 'uint4-uint32', 'uint4-float8e5m2', 'uint4-int4', 'int4-int32', 'int4-float4e2m1', 'float4e2m1-float', 'float4e2m1-float8e8m0', 'float8e8m0-uint8', 'float8e8m0-float8e4m3fn', 'float8e8m0-uint2', 'uint2-int8', 'uint2-uint4', 'uint2-int2', 'int2-uint8', 'int2-bfloat16', 'int2-uint2']
 
 
-@st.composite
-def cast_25_calls(draw, types, initializers=True, siblings=0):
-    """One call of Cast-25 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'round_mode': draw(S.attribute(V25.attribute('round_mode'))),  # string, default 'up'
-        'saturate': draw(S.attribute(V25.attribute('saturate'))),  # int, default 1
-        'to': draw(st.just(S.ABSENT)),  # int: set from the output's type binding by S.finish_case
-    }
-    inputs = [
-        ('input', draw(S.tensor(types['T1'], dims, rank=None))),  # T1
-    ]
-    return S.finish_case(draw, SPEC, V25, types, attributes, inputs, initializers, siblings)
+def cast_25_calls(types, initializers=True, siblings=0):
+    """Cases of Cast-25 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator."""
+    return cases(SPEC, V25, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='Cast', version=25, suite='differential', example='differential')
@@ -942,19 +872,10 @@ V28_TYPES = [
 V28_TYPE_IDS = ['uint8-uint8', 'uint8-uint16', 'uint8-float8e5m2fnuz', 'uint16-uint32', 'uint16-bfloat16', 'uint16-float6e3m2', 'uint32-uint64', 'uint32-float8e5m2', 'uint64-int8', 'uint64-int64', 'uint64-float6e2m3', 'int8-int16', 'int8-float8e4m3fnuz', 'int16-int32', 'int16-int2', 'int32-int64', 'int32-float8e4m3fn', 'int64-int16', 'int64-bfloat16', 'int64-uint2', 'bfloat16-float16', 'bfloat16-bool', 'float16-int8', 'float16-float', 'float16-float8e8m0', 'float-double', 'float-string', 'double-uint64', 'double-string', 'double-float4e2m1', 'string-double', 'string-bool', 'bool-uint32', 'bool-float8e4m3fn', 'bool-int4', 'float8e4m3fn-float', 'float8e4m3fn-float8e4m3fnuz', 'float8e4m3fnuz-uint16', 'float8e4m3fnuz-float8e5m2', 'float8e4m3fnuz-uint4', 'float8e5m2-float16', 'float8e5m2-float8e5m2fnuz', 'float8e5m2fnuz-uint8', 'float8e5m2fnuz-float8e5m2fnuz', 'float8e5m2fnuz-uint4', 'uint4-bfloat16', 'uint4-int4', 'uint4-float6e3m2', 'int4-float8e5m2', 'int4-float4e2m1', 'float4e2m1-int64', 'float4e2m1-float8e8m0', 'float4e2m1-float6e2m3', 'float8e8m0-float8e4m3fnuz', 'float8e8m0-uint2', 'uint2-int32', 'uint2-int2', 'int2-float8e4m3fn', 'int2-float6e2m3', 'float6e2m3-int16', 'float6e2m3-uint2', 'float6e2m3-float6e3m2', 'float6e3m2-uint8', 'float6e3m2-bool']
 
 
-@st.composite
-def cast_28_calls(draw, types, initializers=True, siblings=0):
-    """One call of Cast-28 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'round_mode': draw(S.attribute(V28.attribute('round_mode'))),  # string, default 'up'
-        'saturate': draw(S.attribute(V28.attribute('saturate'))),  # int, default 1
-        'to': draw(st.just(S.ABSENT)),  # int: set from the output's type binding by S.finish_case
-    }
-    inputs = [
-        ('input', draw(S.tensor(types['T1'], dims, rank=None))),  # T1
-    ]
-    return S.finish_case(draw, SPEC, V28, types, attributes, inputs, initializers, siblings)
+def cast_28_calls(types, initializers=True, siblings=0):
+    """Cases of Cast-28 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator."""
+    return cases(SPEC, V28, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='Cast', version=28, suite='differential', example='differential')

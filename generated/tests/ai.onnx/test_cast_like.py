@@ -10,7 +10,7 @@ from ``pytest --backend NAME``; ``--max-examples`` and ``--seed`` steer hypothes
 import pytest
 from hypothesis import given, strategies as st
 
-from opkit import strategies as S
+from opkit.cases import cases
 from opkit.conformance import harness
 from opkit.conformance.pytest_support import check_differential, check_example, check_lowering, check_property
 
@@ -90,17 +90,10 @@ V15_TYPES = [
 V15_TYPE_IDS = ['float16-float16', 'float16-float', 'float16-int8', 'float16-int64', 'float16-uint32', 'float16-string', 'float-float', 'float-double', 'float-int16', 'float-uint8', 'float-uint64', 'float-bfloat16', 'double-double', 'double-int8', 'double-int32', 'double-uint16', 'double-bool', 'int8-float16', 'int8-int8', 'int8-int16', 'int8-int64', 'int8-uint32', 'int8-string', 'int16-float', 'int16-int16', 'int16-int32', 'int16-uint8', 'int16-uint64', 'int16-bfloat16', 'int32-double', 'int32-int32', 'int32-int64', 'int32-uint16', 'int32-bool', 'int64-float16', 'int64-int8', 'int64-int64', 'int64-uint8', 'int64-uint32', 'int64-string', 'uint8-float', 'uint8-int16', 'uint8-uint8', 'uint8-uint16', 'uint8-uint64', 'uint8-bfloat16', 'uint16-double', 'uint16-int32', 'uint16-uint16', 'uint16-uint32', 'uint16-bool', 'uint32-float16', 'uint32-int8', 'uint32-int64', 'uint32-uint32', 'uint32-uint64', 'uint32-string', 'uint64-float', 'uint64-int16', 'uint64-uint8', 'uint64-bool', 'bool-string', 'string-bfloat16', 'bfloat16-float16']
 
 
-@st.composite
-def cast_like_15_calls(draw, types, initializers=True, siblings=0):
-    """One call of CastLike-15 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-    }
-    inputs = [
-        ('input', draw(S.tensor(types['T1'], dims, rank=None, broadcast=True))),  # T1
-        ('target_type', draw(S.tensor(types['T2'], dims, rank=None, broadcast=True))),  # T2
-    ]
-    return S.finish_case(draw, SPEC, V15, types, attributes, inputs, initializers, siblings)
+def cast_like_15_calls(types, initializers=True, siblings=0):
+    """Cases of CastLike-15 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator."""
+    return cases(SPEC, V15, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='CastLike', version=15, suite='differential', example='differential')
@@ -183,18 +176,10 @@ V19_TYPES = [
 V19_TYPE_IDS = ['float16-float16', 'float16-float', 'float16-uint8', 'float16-float8e4m3fn', 'float-double', 'float-int8', 'float-uint64', 'float-float8e5m2fnuz', 'double-int8', 'double-int64', 'double-bfloat16', 'int8-double', 'int8-int16', 'int8-uint32', 'int8-float8e5m2', 'int16-int32', 'int16-string', 'int32-float', 'int32-int64', 'int32-uint16', 'int32-float8e4m3fnuz', 'int64-int16', 'int64-uint8', 'int64-bool', 'uint8-float16', 'uint8-uint8', 'uint8-uint16', 'uint8-float8e4m3fn', 'uint16-int8', 'uint16-uint32', 'uint16-uint64', 'uint16-float8e5m2fnuz', 'uint32-int64', 'uint32-uint64', 'uint32-bfloat16', 'uint64-double', 'uint64-uint32', 'uint64-bool', 'uint64-float8e5m2', 'bool-int32', 'bool-string', 'string-float', 'string-uint16', 'string-bfloat16', 'string-float8e4m3fnuz', 'bfloat16-int16', 'bfloat16-bool', 'bfloat16-float8e4m3fn', 'float8e4m3fn-float16', 'float8e4m3fn-uint8', 'float8e4m3fn-float8e4m3fn', 'float8e4m3fn-float8e4m3fnuz', 'float8e4m3fnuz-int8', 'float8e4m3fnuz-uint64', 'float8e4m3fnuz-float8e5m2', 'float8e4m3fnuz-float8e5m2fnuz', 'float8e5m2-int64', 'float8e5m2-bfloat16', 'float8e5m2-float8e5m2fnuz', 'float8e5m2fnuz-float16', 'float8e5m2fnuz-double', 'float8e5m2fnuz-uint32', 'float8e5m2fnuz-float8e5m2']
 
 
-@st.composite
-def cast_like_19_calls(draw, types, initializers=True, siblings=0):
-    """One call of CastLike-19 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'saturate': draw(S.attribute(V19.attribute('saturate'))),  # int, default 1
-    }
-    inputs = [
-        ('input', draw(S.tensor(types['T1'], dims, rank=None, broadcast=True))),  # T1
-        ('target_type', draw(S.tensor(types['T2'], dims, rank=None, broadcast=True))),  # T2
-    ]
-    return S.finish_case(draw, SPEC, V19, types, attributes, inputs, initializers, siblings)
+def cast_like_19_calls(types, initializers=True, siblings=0):
+    """Cases of CastLike-19 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator."""
+    return cases(SPEC, V19, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='CastLike', version=19, suite='differential', example='differential')
@@ -278,18 +263,10 @@ V21_TYPES = [
 V21_TYPE_IDS = ['uint8-uint8', 'uint8-uint16', 'uint8-float16', 'uint8-uint4', 'uint16-uint32', 'uint16-int64', 'uint16-float8e5m2', 'uint32-uint64', 'uint32-int16', 'uint32-float8e4m3fn', 'uint64-uint64', 'uint64-int8', 'uint64-string', 'int8-uint16', 'int8-int16', 'int8-float', 'int8-int4', 'int16-int32', 'int16-bfloat16', 'int16-float8e5m2fnuz', 'int32-int32', 'int32-int64', 'int32-float8e4m3fnuz', 'int64-int8', 'int64-bfloat16', 'int64-bool', 'bfloat16-uint32', 'bfloat16-float16', 'bfloat16-double', 'float16-uint8', 'float16-float16', 'float16-float', 'float16-uint4', 'float-int64', 'float-double', 'float-float8e5m2', 'double-int16', 'double-string', 'double-float8e4m3fn', 'string-uint64', 'string-string', 'string-bool', 'bool-uint16', 'bool-float', 'bool-float8e4m3fn', 'bool-int4', 'float8e4m3fn-bfloat16', 'float8e4m3fn-float8e4m3fnuz', 'float8e4m3fn-float8e5m2fnuz', 'float8e4m3fnuz-int32', 'float8e4m3fnuz-float8e4m3fnuz', 'float8e4m3fnuz-float8e5m2', 'float8e5m2-int8', 'float8e5m2-bool', 'float8e5m2-float8e5m2fnuz', 'float8e5m2fnuz-uint32', 'float8e5m2fnuz-double', 'float8e5m2fnuz-uint4', 'uint4-uint8', 'uint4-float16', 'uint4-uint4', 'uint4-int4', 'int4-uint8', 'int4-int64']
 
 
-@st.composite
-def cast_like_21_calls(draw, types, initializers=True, siblings=0):
-    """One call of CastLike-21 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'saturate': draw(S.attribute(V21.attribute('saturate'))),  # int, default 1
-    }
-    inputs = [
-        ('input', draw(S.tensor(types['T1'], dims, rank=None, broadcast=True))),  # T1
-        ('target_type', draw(S.tensor(types['T2'], dims, rank=None, broadcast=True))),  # T2
-    ]
-    return S.finish_case(draw, SPEC, V21, types, attributes, inputs, initializers, siblings)
+def cast_like_21_calls(types, initializers=True, siblings=0):
+    """Cases of CastLike-21 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator."""
+    return cases(SPEC, V21, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='CastLike', version=21, suite='differential', example='differential')
@@ -373,18 +350,10 @@ V23_TYPES = [
 V23_TYPE_IDS = ['uint8-uint8', 'uint8-uint16', 'uint8-float', 'uint8-float4e2m1', 'uint16-uint32', 'uint16-float16', 'uint16-int4', 'uint32-uint64', 'uint32-bfloat16', 'uint32-uint4', 'uint64-int8', 'uint64-int64', 'uint64-float8e5m2fnuz', 'int8-int16', 'int8-int32', 'int8-float8e5m2', 'int16-int16', 'int16-int32', 'int16-float8e4m3fnuz', 'int32-int8', 'int32-int64', 'int32-float8e4m3fn', 'int64-uint64', 'int64-bfloat16', 'int64-bool', 'bfloat16-uint32', 'bfloat16-float16', 'bfloat16-string', 'float16-uint16', 'float16-float', 'float16-double', 'float-uint8', 'float-float', 'float-double', 'float-float4e2m1', 'double-float16', 'double-string', 'double-int4', 'string-bfloat16', 'string-bool', 'string-uint4', 'bool-int64', 'bool-float8e4m3fn', 'bool-float8e5m2fnuz', 'float8e4m3fn-int32', 'float8e4m3fn-float8e4m3fnuz', 'float8e4m3fn-float8e5m2', 'float8e4m3fnuz-int16', 'float8e4m3fnuz-float8e4m3fnuz', 'float8e4m3fnuz-float8e5m2', 'float8e5m2-int8', 'float8e5m2-float8e4m3fn', 'float8e5m2-float8e5m2fnuz', 'float8e5m2fnuz-uint64', 'float8e5m2fnuz-bool', 'float8e5m2fnuz-uint4', 'uint4-uint32', 'uint4-string', 'uint4-int4', 'int4-uint16', 'int4-double', 'int4-float4e2m1', 'float4e2m1-uint8', 'float4e2m1-float']
 
 
-@st.composite
-def cast_like_23_calls(draw, types, initializers=True, siblings=0):
-    """One call of CastLike-23 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'saturate': draw(S.attribute(V23.attribute('saturate'))),  # int, default 1
-    }
-    inputs = [
-        ('input', draw(S.tensor(types['T1'], dims, rank=None, broadcast=True))),  # T1
-        ('target_type', draw(S.tensor(types['T2'], dims, rank=None, broadcast=True))),  # T2
-    ]
-    return S.finish_case(draw, SPEC, V23, types, attributes, inputs, initializers, siblings)
+def cast_like_23_calls(types, initializers=True, siblings=0):
+    """Cases of CastLike-23 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator."""
+    return cases(SPEC, V23, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='CastLike', version=23, suite='differential', example='differential')
@@ -468,19 +437,10 @@ V24_TYPES = [
 V24_TYPE_IDS = ['uint8-uint8', 'uint8-uint16', 'uint8-double', 'uint16-uint8', 'uint16-uint32', 'uint16-double', 'uint32-uint8', 'uint32-uint64', 'uint32-double', 'uint64-uint8', 'uint64-int8', 'uint64-double', 'int8-uint8', 'int8-int16', 'int8-double', 'int16-uint8', 'int16-int32', 'int16-double', 'int32-uint8', 'int32-int64', 'int32-double', 'int64-uint8', 'int64-bfloat16', 'int64-double', 'bfloat16-uint8', 'bfloat16-float16', 'bfloat16-double', 'float16-uint8', 'float16-float', 'float16-double', 'float-uint8', 'float-double', 'double-uint8', 'double-double', 'double-string', 'string-uint8', 'string-double', 'string-bool', 'bool-uint8', 'bool-double', 'bool-float8e4m3fn', 'float8e4m3fn-uint8', 'float8e4m3fn-double', 'float8e4m3fn-float8e4m3fnuz', 'float8e4m3fnuz-uint8', 'float8e4m3fnuz-double', 'float8e4m3fnuz-float8e5m2', 'float8e5m2-uint8', 'float8e5m2-double', 'float8e5m2-float8e5m2fnuz', 'float8e5m2fnuz-uint8', 'float8e5m2fnuz-double', 'float8e5m2fnuz-uint4', 'uint4-uint8', 'uint4-double', 'uint4-int4', 'int4-uint8', 'int4-double', 'int4-float4e2m1', 'float4e2m1-uint8', 'float4e2m1-double', 'float4e2m1-float8e8m0', 'float8e8m0-uint8', 'float8e8m0-double']
 
 
-@st.composite
-def cast_like_24_calls(draw, types, initializers=True, siblings=0):
-    """One call of CastLike-24 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'round_mode': draw(S.attribute(V24.attribute('round_mode'))),  # string, default 'up'
-        'saturate': draw(S.attribute(V24.attribute('saturate'))),  # int, default 1
-    }
-    inputs = [
-        ('input', draw(S.tensor(types['T1'], dims, rank=None, broadcast=True))),  # T1
-        ('target_type', draw(S.tensor(types['T2'], dims, rank=None, broadcast=True))),  # T2
-    ]
-    return S.finish_case(draw, SPEC, V24, types, attributes, inputs, initializers, siblings)
+def cast_like_24_calls(types, initializers=True, siblings=0):
+    """Cases of CastLike-24 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator."""
+    return cases(SPEC, V24, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='CastLike', version=24, suite='differential', example='differential')
@@ -564,19 +524,10 @@ V25_TYPES = [
 V25_TYPE_IDS = ['uint8-uint8', 'uint8-uint16', 'uint8-float8e4m3fn', 'uint16-uint32', 'uint16-int8', 'uint16-uint4', 'uint32-uint64', 'uint32-bfloat16', 'uint32-uint2', 'uint64-int8', 'uint64-string', 'int8-uint32', 'int8-int16', 'int8-float8e5m2', 'int16-int32', 'int16-float4e2m1', 'int32-int64', 'int32-float', 'int64-uint8', 'int64-bfloat16', 'int64-float8e4m3fn', 'bfloat16-int8', 'bfloat16-float16', 'bfloat16-uint4', 'float16-bfloat16', 'float16-float', 'float16-uint2', 'float-double', 'float-string', 'double-uint32', 'double-string', 'double-float8e5m2', 'string-int32', 'string-bool', 'string-float4e2m1', 'bool-float', 'bool-float8e4m3fn', 'float8e4m3fn-uint8', 'float8e4m3fn-float8e4m3fn', 'float8e4m3fn-float8e4m3fnuz', 'float8e4m3fnuz-int8', 'float8e4m3fnuz-float8e5m2', 'float8e4m3fnuz-uint4', 'float8e5m2-bfloat16', 'float8e5m2-float8e5m2fnuz', 'float8e5m2-uint2', 'float8e5m2fnuz-string', 'float8e5m2fnuz-uint4', 'uint4-uint32', 'uint4-float8e5m2', 'uint4-int4', 'int4-int32', 'int4-float4e2m1', 'float4e2m1-float', 'float4e2m1-float8e8m0', 'float8e8m0-uint8', 'float8e8m0-float8e4m3fn', 'float8e8m0-uint2', 'uint2-int8', 'uint2-uint4', 'uint2-int2', 'int2-uint8', 'int2-bfloat16', 'int2-uint2']
 
 
-@st.composite
-def cast_like_25_calls(draw, types, initializers=True, siblings=0):
-    """One call of CastLike-25 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'round_mode': draw(S.attribute(V25.attribute('round_mode'))),  # string, default 'up'
-        'saturate': draw(S.attribute(V25.attribute('saturate'))),  # int, default 1
-    }
-    inputs = [
-        ('input', draw(S.tensor(types['T1'], dims, rank=None, broadcast=True))),  # T1
-        ('target_type', draw(S.tensor(types['T2'], dims, rank=None, broadcast=True))),  # T2
-    ]
-    return S.finish_case(draw, SPEC, V25, types, attributes, inputs, initializers, siblings)
+def cast_like_25_calls(types, initializers=True, siblings=0):
+    """Cases of CastLike-25 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator."""
+    return cases(SPEC, V25, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='CastLike', version=25, suite='differential', example='differential')

@@ -10,7 +10,7 @@ from ``pytest --backend NAME``; ``--max-examples`` and ``--seed`` steer hypothes
 import pytest
 from hypothesis import given, strategies as st
 
-from opkit import strategies as S
+from opkit.cases import cases
 from opkit.conformance import harness
 from opkit.conformance.pytest_support import check_differential, check_example, check_lowering, check_property
 
@@ -29,20 +29,10 @@ V27_TYPES = [
 V27_TYPE_IDS = ['float', 'float16', 'bfloat16']
 
 
-@st.composite
-def causal_conv_with_state_27_calls(draw, types, initializers=True, siblings=0):
-    """One call of CausalConvWithState-27 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'activation': draw(S.attribute(V27.attribute('activation'))),  # string, default 'none'
-    }
-    inputs = [
-        ('input', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-        ('weight', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-        ('bias', draw(S.optional(S.tensor(types['T'], dims, rank=None, broadcast=True)))),  # optional T
-        ('past_state', draw(S.optional(S.tensor(types['T'], dims, rank=None, broadcast=True)))),  # optional T
-    ]
-    return S.finish_case(draw, SPEC, V27, types, attributes, inputs, initializers, siblings)
+def causal_conv_with_state_27_calls(types, initializers=True, siblings=0):
+    """Cases of CausalConvWithState-27 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: attention)."""
+    return cases(SPEC, V27, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='CausalConvWithState', version=27, suite='differential', example='differential')

@@ -10,7 +10,7 @@ from ``pytest --backend NAME``; ``--max-examples`` and ``--seed`` steer hypothes
 import pytest
 from hypothesis import given, strategies as st
 
-from opkit import strategies as S
+from opkit.cases import cases
 from opkit.conformance import harness
 from opkit.conformance.pytest_support import check_differential, check_example, check_lowering, check_property
 
@@ -29,19 +29,10 @@ V1_TYPES = [
 V1_TYPE_IDS = ['float16', 'float', 'double']
 
 
-@st.composite
-def clip_1_calls(draw, types, initializers=True, siblings=0):
-    """One call of Clip-1 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'consumed_inputs': draw(S.attribute(V1.attribute('consumed_inputs'))),  # ints, no default
-        'max': draw(S.attribute(V1.attribute('max'))),  # float, no default
-        'min': draw(S.attribute(V1.attribute('min'))),  # float, no default
-    }
-    inputs = [
-        ('input', draw(S.tensor(types['T'], dims, rank=None))),  # T
-    ]
-    return S.finish_case(draw, SPEC, V1, types, attributes, inputs, initializers, siblings)
+def clip_1_calls(types, initializers=True, siblings=0):
+    """Cases of Clip-1 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator."""
+    return cases(SPEC, V1, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='Clip', version=1, suite='differential', example='differential')
@@ -64,18 +55,10 @@ V6_TYPES = [
 V6_TYPE_IDS = ['float16', 'float', 'double']
 
 
-@st.composite
-def clip_6_calls(draw, types, initializers=True, siblings=0):
-    """One call of Clip-6 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'max': draw(S.attribute(V6.attribute('max'))),  # float, default 3.4028235e+38
-        'min': draw(S.attribute(V6.attribute('min'))),  # float, default -3.4028235e+38
-    }
-    inputs = [
-        ('input', draw(S.tensor(types['T'], dims, rank=None))),  # T
-    ]
-    return S.finish_case(draw, SPEC, V6, types, attributes, inputs, initializers, siblings)
+def clip_6_calls(types, initializers=True, siblings=0):
+    """Cases of Clip-6 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator."""
+    return cases(SPEC, V6, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='Clip', version=6, suite='differential', example='differential')
@@ -98,18 +81,10 @@ V11_TYPES = [
 V11_TYPE_IDS = ['float16', 'float', 'double']
 
 
-@st.composite
-def clip_11_calls(draw, types, initializers=True, siblings=0):
-    """One call of Clip-11 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-    }
-    inputs = [
-        ('input', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-        ('min', draw(S.optional(S.tensor(types['T'], dims, rank=None, broadcast=True)))),  # optional T
-        ('max', draw(S.optional(S.tensor(types['T'], dims, rank=None, broadcast=True)))),  # optional T
-    ]
-    return S.finish_case(draw, SPEC, V11, types, attributes, inputs, initializers, siblings)
+def clip_11_calls(types, initializers=True, siblings=0):
+    """Cases of Clip-11 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator."""
+    return cases(SPEC, V11, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='Clip', version=11, suite='differential', example='differential')
@@ -140,18 +115,10 @@ V12_TYPES = [
 V12_TYPE_IDS = ['uint8', 'uint16', 'uint32', 'uint64', 'int8', 'int16', 'int32', 'int64', 'float16', 'float', 'double']
 
 
-@st.composite
-def clip_12_calls(draw, types, initializers=True, siblings=0):
-    """One call of Clip-12 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-    }
-    inputs = [
-        ('input', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-        ('min', draw(S.optional(S.tensor(types['T'], dims, rank=None, broadcast=True)))),  # optional T
-        ('max', draw(S.optional(S.tensor(types['T'], dims, rank=None, broadcast=True)))),  # optional T
-    ]
-    return S.finish_case(draw, SPEC, V12, types, attributes, inputs, initializers, siblings)
+def clip_12_calls(types, initializers=True, siblings=0):
+    """Cases of Clip-12 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator."""
+    return cases(SPEC, V12, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='Clip', version=12, suite='differential', example='differential')
@@ -183,18 +150,10 @@ V13_TYPES = [
 V13_TYPE_IDS = ['uint8', 'uint16', 'uint32', 'uint64', 'int8', 'int16', 'int32', 'int64', 'float16', 'float', 'double', 'bfloat16']
 
 
-@st.composite
-def clip_13_calls(draw, types, initializers=True, siblings=0):
-    """One call of Clip-13 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-    }
-    inputs = [
-        ('input', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-        ('min', draw(S.optional(S.tensor(types['T'], dims, rank=None, broadcast=True)))),  # optional T
-        ('max', draw(S.optional(S.tensor(types['T'], dims, rank=None, broadcast=True)))),  # optional T
-    ]
-    return S.finish_case(draw, SPEC, V13, types, attributes, inputs, initializers, siblings)
+def clip_13_calls(types, initializers=True, siblings=0):
+    """Cases of Clip-13 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator."""
+    return cases(SPEC, V13, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='Clip', version=13, suite='differential', example='differential')

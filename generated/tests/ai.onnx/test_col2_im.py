@@ -10,7 +10,7 @@ from ``pytest --backend NAME``; ``--max-examples`` and ``--seed`` steer hypothes
 import pytest
 from hypothesis import given, strategies as st
 
-from opkit import strategies as S
+from opkit.cases import cases
 from opkit.conformance import harness
 from opkit.conformance.pytest_support import check_differential, check_example, check_lowering, check_property
 
@@ -42,21 +42,10 @@ V18_TYPES = [
 V18_TYPE_IDS = ['uint8', 'uint16', 'uint32', 'uint64', 'int8', 'int16', 'int32', 'int64', 'bfloat16', 'float16', 'float', 'double', 'string', 'bool', 'complex64', 'complex128']
 
 
-@st.composite
-def col2_im_18_calls(draw, types, initializers=True, siblings=0):
-    """One call of Col2Im-18 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'strides': draw(S.attribute(V18.attribute('strides'))),  # ints, no default
-        'pads': draw(S.attribute(V18.attribute('pads'))),  # ints, no default
-        'dilations': draw(S.attribute(V18.attribute('dilations'))),  # ints, no default
-    }
-    inputs = [
-        ('input', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-        ('image_shape', draw(S.tensor('int64', dims, rank=None, broadcast=True))),  # tensor(int64)
-        ('block_shape', draw(S.tensor('int64', dims, rank=None, broadcast=True))),  # tensor(int64)
-    ]
-    return S.finish_case(draw, SPEC, V18, types, attributes, inputs, initializers, siblings)
+def col2_im_18_calls(types, initializers=True, siblings=0):
+    """Cases of Col2Im-18 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: window)."""
+    return cases(SPEC, V18, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='Col2Im', version=18, suite='differential', example='differential')

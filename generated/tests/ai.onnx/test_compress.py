@@ -10,7 +10,7 @@ from ``pytest --backend NAME``; ``--max-examples`` and ``--seed`` steer hypothes
 import pytest
 from hypothesis import given, strategies as st
 
-from opkit import strategies as S
+from opkit.cases import cases
 from opkit.conformance import harness
 from opkit.conformance.pytest_support import check_differential, check_example, check_lowering, check_property
 
@@ -41,18 +41,10 @@ V9_TYPES = [
 V9_TYPE_IDS = ['uint8-bool', 'uint16-bool', 'uint32-bool', 'uint64-bool', 'int8-bool', 'int16-bool', 'int32-bool', 'int64-bool', 'float16-bool', 'float-bool', 'double-bool', 'string-bool', 'bool-bool', 'complex64-bool', 'complex128-bool']
 
 
-@st.composite
-def compress_9_calls(draw, types, initializers=True, siblings=0):
-    """One call of Compress-9 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'axis': draw(S.attribute(V9.attribute('axis'))),  # int, no default
-    }
-    inputs = [
-        ('input', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-        ('condition', draw(S.tensor(types['T1'], dims, rank=None, broadcast=True))),  # T1
-    ]
-    return S.finish_case(draw, SPEC, V9, types, attributes, inputs, initializers, siblings)
+def compress_9_calls(types, initializers=True, siblings=0):
+    """Cases of Compress-9 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: indices)."""
+    return cases(SPEC, V9, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='Compress', version=9, suite='differential', example='differential')
@@ -87,18 +79,10 @@ V11_TYPES = [
 V11_TYPE_IDS = ['uint8-bool', 'uint16-bool', 'uint32-bool', 'uint64-bool', 'int8-bool', 'int16-bool', 'int32-bool', 'int64-bool', 'float16-bool', 'float-bool', 'double-bool', 'string-bool', 'bool-bool', 'complex64-bool', 'complex128-bool']
 
 
-@st.composite
-def compress_11_calls(draw, types, initializers=True, siblings=0):
-    """One call of Compress-11 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'axis': draw(S.attribute(V11.attribute('axis'))),  # int, no default
-    }
-    inputs = [
-        ('input', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-        ('condition', draw(S.tensor(types['T1'], dims, rank=None, broadcast=True))),  # T1
-    ]
-    return S.finish_case(draw, SPEC, V11, types, attributes, inputs, initializers, siblings)
+def compress_11_calls(types, initializers=True, siblings=0):
+    """Cases of Compress-11 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: indices)."""
+    return cases(SPEC, V11, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='Compress', version=11, suite='differential', example='differential')
@@ -134,18 +118,10 @@ V28_TYPES = [
 V28_TYPE_IDS = ['uint8-bool', 'uint16-bool', 'uint32-bool', 'uint64-bool', 'int8-bool', 'int16-bool', 'int32-bool', 'int64-bool', 'bfloat16-bool', 'float16-bool', 'float-bool', 'double-bool', 'string-bool', 'bool-bool', 'complex64-bool', 'complex128-bool']
 
 
-@st.composite
-def compress_28_calls(draw, types, initializers=True, siblings=0):
-    """One call of Compress-28 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'axis': draw(S.attribute(V28.attribute('axis'))),  # int, no default
-    }
-    inputs = [
-        ('input', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-        ('condition', draw(S.tensor(types['T1'], dims, rank=None, broadcast=True))),  # T1
-    ]
-    return S.finish_case(draw, SPEC, V28, types, attributes, inputs, initializers, siblings)
+def compress_28_calls(types, initializers=True, siblings=0):
+    """Cases of Compress-28 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: indices)."""
+    return cases(SPEC, V28, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='Compress', version=28, suite='differential', example='differential')

@@ -10,7 +10,7 @@ from ``pytest --backend NAME``; ``--max-examples`` and ``--seed`` steer hypothes
 import pytest
 from hypothesis import given, strategies as st
 
-from opkit import strategies as S
+from opkit.cases import cases
 from opkit.conformance import harness
 from opkit.conformance.pytest_support import check_differential, check_example, check_lowering, check_property
 
@@ -29,17 +29,10 @@ V1_TYPES = [
 V1_TYPE_IDS = ['float16', 'float', 'double']
 
 
-@st.composite
-def concat_1_calls(draw, types, initializers=True, siblings=0):
-    """One call of Concat-1 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'axis': draw(S.attribute(V1.attribute('axis'))),  # int, no default
-    }
-    inputs = [
-    ]
-    inputs += S.draw_variadic(draw, 'inputs', types['T'], dims, None, 1, False)  # variadic T
-    return S.finish_case(draw, SPEC, V1, types, attributes, inputs, initializers, siblings)
+def concat_1_calls(types, initializers=True, siblings=0):
+    """Cases of Concat-1 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: elementwise)."""
+    return cases(SPEC, V1, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='Concat', version=1, suite='differential', example='differential')
@@ -74,17 +67,10 @@ V4_TYPES = [
 V4_TYPE_IDS = ['uint8', 'uint16', 'uint32', 'uint64', 'int8', 'int16', 'int32', 'int64', 'float16', 'float', 'double', 'string', 'bool', 'complex64', 'complex128']
 
 
-@st.composite
-def concat_4_calls(draw, types, initializers=True, siblings=0):
-    """One call of Concat-4 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'axis': draw(S.attribute(V4.attribute('axis'))),  # int, required
-    }
-    inputs = [
-    ]
-    inputs += S.draw_variadic(draw, 'inputs', types['T'], dims, None, 1, False)  # variadic T
-    return S.finish_case(draw, SPEC, V4, types, attributes, inputs, initializers, siblings)
+def concat_4_calls(types, initializers=True, siblings=0):
+    """Cases of Concat-4 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: elementwise)."""
+    return cases(SPEC, V4, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='Concat', version=4, suite='differential', example='differential')
@@ -119,17 +105,10 @@ V11_TYPES = [
 V11_TYPE_IDS = ['uint8', 'uint16', 'uint32', 'uint64', 'int8', 'int16', 'int32', 'int64', 'float16', 'float', 'double', 'string', 'bool', 'complex64', 'complex128']
 
 
-@st.composite
-def concat_11_calls(draw, types, initializers=True, siblings=0):
-    """One call of Concat-11 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'axis': draw(S.attribute(V11.attribute('axis'))),  # int, required
-    }
-    inputs = [
-    ]
-    inputs += S.draw_variadic(draw, 'inputs', types['T'], dims, None, 1, False)  # variadic T
-    return S.finish_case(draw, SPEC, V11, types, attributes, inputs, initializers, siblings)
+def concat_11_calls(types, initializers=True, siblings=0):
+    """Cases of Concat-11 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: elementwise)."""
+    return cases(SPEC, V11, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='Concat', version=11, suite='differential', example='differential')
@@ -165,17 +144,10 @@ V13_TYPES = [
 V13_TYPE_IDS = ['uint8', 'uint16', 'uint32', 'uint64', 'int8', 'int16', 'int32', 'int64', 'bfloat16', 'float16', 'float', 'double', 'string', 'bool', 'complex64', 'complex128']
 
 
-@st.composite
-def concat_13_calls(draw, types, initializers=True, siblings=0):
-    """One call of Concat-13 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'axis': draw(S.attribute(V13.attribute('axis'))),  # int, required
-    }
-    inputs = [
-    ]
-    inputs += S.draw_variadic(draw, 'inputs', types['T'], dims, None, 1, False)  # variadic T
-    return S.finish_case(draw, SPEC, V13, types, attributes, inputs, initializers, siblings)
+def concat_13_calls(types, initializers=True, siblings=0):
+    """Cases of Concat-13 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: elementwise)."""
+    return cases(SPEC, V13, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='Concat', version=13, suite='differential', example='differential')

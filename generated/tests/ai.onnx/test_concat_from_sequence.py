@@ -10,7 +10,7 @@ from ``pytest --backend NAME``; ``--max-examples`` and ``--seed`` steer hypothes
 import pytest
 from hypothesis import given, strategies as st
 
-from opkit import strategies as S
+from opkit.cases import cases
 from opkit.conformance import harness
 from opkit.conformance.pytest_support import check_differential, check_example, check_lowering, check_property
 
@@ -26,18 +26,10 @@ V11_TYPES = [
 V11_TYPE_IDS = []
 
 
-@st.composite
-def concat_from_sequence_11_calls(draw, types, initializers=True, siblings=0):
-    """One call of ConcatFromSequence-11 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'new_axis': draw(S.attribute(V11.attribute('new_axis'))),  # int, default 0
-        'axis': draw(S.attribute(V11.attribute('axis'))),  # int, required
-    }
-    inputs = [
-        ('input_sequence', draw(S.tensor(types['S'], dims, rank=None))),  # S
-    ]
-    return S.finish_case(draw, SPEC, V11, types, attributes, inputs, initializers, siblings)
+def concat_from_sequence_11_calls(types, initializers=True, siblings=0):
+    """Cases of ConcatFromSequence-11 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator."""
+    return cases(SPEC, V11, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='ConcatFromSequence', version=11, suite='differential', example='differential')

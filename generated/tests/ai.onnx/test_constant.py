@@ -10,7 +10,7 @@ from ``pytest --backend NAME``; ``--max-examples`` and ``--seed`` steer hypothes
 import pytest
 from hypothesis import given, strategies as st
 
-from opkit import strategies as S
+from opkit.cases import cases
 from opkit.conformance import harness
 from opkit.conformance.pytest_support import check_differential, check_example, check_lowering, check_property
 
@@ -29,16 +29,10 @@ V1_TYPES = [
 V1_TYPE_IDS = ['float16', 'float', 'double']
 
 
-@st.composite
-def constant_1_calls(draw, types, initializers=True, siblings=0):
-    """One call of Constant-1 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'value': draw(S.attribute(V1.attribute('value'))),  # tensor, required
-    }
-    inputs = [
-    ]
-    return S.finish_case(draw, SPEC, V1, types, attributes, inputs, initializers, siblings)
+def constant_1_calls(types, initializers=True, siblings=0):
+    """Cases of Constant-1 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: constant)."""
+    return cases(SPEC, V1, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='Constant', version=1, suite='differential', example='differential')
@@ -73,16 +67,10 @@ V9_TYPES = [
 V9_TYPE_IDS = ['uint8', 'uint16', 'uint32', 'uint64', 'int8', 'int16', 'int32', 'int64', 'float16', 'float', 'double', 'string', 'bool', 'complex64', 'complex128']
 
 
-@st.composite
-def constant_9_calls(draw, types, initializers=True, siblings=0):
-    """One call of Constant-9 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'value': draw(S.attribute(V9.attribute('value'))),  # tensor, required
-    }
-    inputs = [
-    ]
-    return S.finish_case(draw, SPEC, V9, types, attributes, inputs, initializers, siblings)
+def constant_9_calls(types, initializers=True, siblings=0):
+    """Cases of Constant-9 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: constant)."""
+    return cases(SPEC, V9, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='Constant', version=9, suite='differential', example='differential')
@@ -117,17 +105,10 @@ V11_TYPES = [
 V11_TYPE_IDS = ['uint8', 'uint16', 'uint32', 'uint64', 'int8', 'int16', 'int32', 'int64', 'float16', 'float', 'double', 'string', 'bool', 'complex64', 'complex128']
 
 
-@st.composite
-def constant_11_calls(draw, types, initializers=True, siblings=0):
-    """One call of Constant-11 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'sparse_value': draw(S.attribute(V11.attribute('sparse_value'))),  # sparse_tensor, no default
-        'value': draw(S.attribute(V11.attribute('value'))),  # tensor, no default
-    }
-    inputs = [
-    ]
-    return S.finish_case(draw, SPEC, V11, types, attributes, inputs, initializers, siblings)
+def constant_11_calls(types, initializers=True, siblings=0):
+    """Cases of Constant-11 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: constant)."""
+    return cases(SPEC, V11, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='Constant', version=11, suite='differential', example='differential')
@@ -162,23 +143,10 @@ V12_TYPES = [
 V12_TYPE_IDS = ['uint8', 'uint16', 'uint32', 'uint64', 'int8', 'int16', 'int32', 'int64', 'float16', 'float', 'double', 'string', 'bool', 'complex64', 'complex128']
 
 
-@st.composite
-def constant_12_calls(draw, types, initializers=True, siblings=0):
-    """One call of Constant-12 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'value_strings': draw(S.attribute(V12.attribute('value_strings'))),  # strings, no default
-        'value_string': draw(S.attribute(V12.attribute('value_string'))),  # string, no default
-        'value_floats': draw(S.attribute(V12.attribute('value_floats'))),  # floats, no default
-        'value_float': draw(S.attribute(V12.attribute('value_float'))),  # float, no default
-        'value_ints': draw(S.attribute(V12.attribute('value_ints'))),  # ints, no default
-        'value_int': draw(S.attribute(V12.attribute('value_int'))),  # int, no default
-        'sparse_value': draw(S.attribute(V12.attribute('sparse_value'))),  # sparse_tensor, no default
-        'value': draw(S.attribute(V12.attribute('value'))),  # tensor, no default
-    }
-    inputs = [
-    ]
-    return S.finish_case(draw, SPEC, V12, types, attributes, inputs, initializers, siblings)
+def constant_12_calls(types, initializers=True, siblings=0):
+    """Cases of Constant-12 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: constant)."""
+    return cases(SPEC, V12, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='Constant', version=12, suite='differential', example='differential')
@@ -214,23 +182,10 @@ V13_TYPES = [
 V13_TYPE_IDS = ['uint8', 'uint16', 'uint32', 'uint64', 'int8', 'int16', 'int32', 'int64', 'bfloat16', 'float16', 'float', 'double', 'string', 'bool', 'complex64', 'complex128']
 
 
-@st.composite
-def constant_13_calls(draw, types, initializers=True, siblings=0):
-    """One call of Constant-13 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'value_strings': draw(S.attribute(V13.attribute('value_strings'))),  # strings, no default
-        'value_string': draw(S.attribute(V13.attribute('value_string'))),  # string, no default
-        'value_floats': draw(S.attribute(V13.attribute('value_floats'))),  # floats, no default
-        'value_float': draw(S.attribute(V13.attribute('value_float'))),  # float, no default
-        'value_ints': draw(S.attribute(V13.attribute('value_ints'))),  # ints, no default
-        'value_int': draw(S.attribute(V13.attribute('value_int'))),  # int, no default
-        'sparse_value': draw(S.attribute(V13.attribute('sparse_value'))),  # sparse_tensor, no default
-        'value': draw(S.attribute(V13.attribute('value'))),  # tensor, no default
-    }
-    inputs = [
-    ]
-    return S.finish_case(draw, SPEC, V13, types, attributes, inputs, initializers, siblings)
+def constant_13_calls(types, initializers=True, siblings=0):
+    """Cases of Constant-13 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: constant)."""
+    return cases(SPEC, V13, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='Constant', version=13, suite='differential', example='differential')
@@ -270,23 +225,10 @@ V19_TYPES = [
 V19_TYPE_IDS = ['uint8', 'uint16', 'uint32', 'uint64', 'int8', 'int16', 'int32', 'int64', 'bfloat16', 'float16', 'float', 'double', 'string', 'bool', 'complex64', 'complex128', 'float8e4m3fn', 'float8e4m3fnuz', 'float8e5m2', 'float8e5m2fnuz']
 
 
-@st.composite
-def constant_19_calls(draw, types, initializers=True, siblings=0):
-    """One call of Constant-19 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'value_strings': draw(S.attribute(V19.attribute('value_strings'))),  # strings, no default
-        'value_string': draw(S.attribute(V19.attribute('value_string'))),  # string, no default
-        'value_floats': draw(S.attribute(V19.attribute('value_floats'))),  # floats, no default
-        'value_float': draw(S.attribute(V19.attribute('value_float'))),  # float, no default
-        'value_ints': draw(S.attribute(V19.attribute('value_ints'))),  # ints, no default
-        'value_int': draw(S.attribute(V19.attribute('value_int'))),  # int, no default
-        'sparse_value': draw(S.attribute(V19.attribute('sparse_value'))),  # sparse_tensor, no default
-        'value': draw(S.attribute(V19.attribute('value'))),  # tensor, no default
-    }
-    inputs = [
-    ]
-    return S.finish_case(draw, SPEC, V19, types, attributes, inputs, initializers, siblings)
+def constant_19_calls(types, initializers=True, siblings=0):
+    """Cases of Constant-19 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: constant)."""
+    return cases(SPEC, V19, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='Constant', version=19, suite='differential', example='differential')
@@ -328,23 +270,10 @@ V21_TYPES = [
 V21_TYPE_IDS = ['uint8', 'uint16', 'uint32', 'uint64', 'int8', 'int16', 'int32', 'int64', 'bfloat16', 'float16', 'float', 'double', 'string', 'bool', 'complex64', 'complex128', 'float8e4m3fn', 'float8e4m3fnuz', 'float8e5m2', 'float8e5m2fnuz', 'uint4', 'int4']
 
 
-@st.composite
-def constant_21_calls(draw, types, initializers=True, siblings=0):
-    """One call of Constant-21 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'value_strings': draw(S.attribute(V21.attribute('value_strings'))),  # strings, no default
-        'value_string': draw(S.attribute(V21.attribute('value_string'))),  # string, no default
-        'value_floats': draw(S.attribute(V21.attribute('value_floats'))),  # floats, no default
-        'value_float': draw(S.attribute(V21.attribute('value_float'))),  # float, no default
-        'value_ints': draw(S.attribute(V21.attribute('value_ints'))),  # ints, no default
-        'value_int': draw(S.attribute(V21.attribute('value_int'))),  # int, no default
-        'sparse_value': draw(S.attribute(V21.attribute('sparse_value'))),  # sparse_tensor, no default
-        'value': draw(S.attribute(V21.attribute('value'))),  # tensor, no default
-    }
-    inputs = [
-    ]
-    return S.finish_case(draw, SPEC, V21, types, attributes, inputs, initializers, siblings)
+def constant_21_calls(types, initializers=True, siblings=0):
+    """Cases of Constant-21 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: constant)."""
+    return cases(SPEC, V21, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='Constant', version=21, suite='differential', example='differential')
@@ -387,23 +316,10 @@ V23_TYPES = [
 V23_TYPE_IDS = ['uint8', 'uint16', 'uint32', 'uint64', 'int8', 'int16', 'int32', 'int64', 'bfloat16', 'float16', 'float', 'double', 'string', 'bool', 'complex64', 'complex128', 'float8e4m3fn', 'float8e4m3fnuz', 'float8e5m2', 'float8e5m2fnuz', 'uint4', 'int4', 'float4e2m1']
 
 
-@st.composite
-def constant_23_calls(draw, types, initializers=True, siblings=0):
-    """One call of Constant-23 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'value_strings': draw(S.attribute(V23.attribute('value_strings'))),  # strings, no default
-        'value_string': draw(S.attribute(V23.attribute('value_string'))),  # string, no default
-        'value_floats': draw(S.attribute(V23.attribute('value_floats'))),  # floats, no default
-        'value_float': draw(S.attribute(V23.attribute('value_float'))),  # float, no default
-        'value_ints': draw(S.attribute(V23.attribute('value_ints'))),  # ints, no default
-        'value_int': draw(S.attribute(V23.attribute('value_int'))),  # int, no default
-        'sparse_value': draw(S.attribute(V23.attribute('sparse_value'))),  # sparse_tensor, no default
-        'value': draw(S.attribute(V23.attribute('value'))),  # tensor, no default
-    }
-    inputs = [
-    ]
-    return S.finish_case(draw, SPEC, V23, types, attributes, inputs, initializers, siblings)
+def constant_23_calls(types, initializers=True, siblings=0):
+    """Cases of Constant-23 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: constant)."""
+    return cases(SPEC, V23, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='Constant', version=23, suite='differential', example='differential')
@@ -447,23 +363,10 @@ V24_TYPES = [
 V24_TYPE_IDS = ['uint8', 'uint16', 'uint32', 'uint64', 'int8', 'int16', 'int32', 'int64', 'bfloat16', 'float16', 'float', 'double', 'string', 'bool', 'complex64', 'complex128', 'float8e4m3fn', 'float8e4m3fnuz', 'float8e5m2', 'float8e5m2fnuz', 'uint4', 'int4', 'float4e2m1', 'float8e8m0']
 
 
-@st.composite
-def constant_24_calls(draw, types, initializers=True, siblings=0):
-    """One call of Constant-24 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'value_strings': draw(S.attribute(V24.attribute('value_strings'))),  # strings, no default
-        'value_string': draw(S.attribute(V24.attribute('value_string'))),  # string, no default
-        'value_floats': draw(S.attribute(V24.attribute('value_floats'))),  # floats, no default
-        'value_float': draw(S.attribute(V24.attribute('value_float'))),  # float, no default
-        'value_ints': draw(S.attribute(V24.attribute('value_ints'))),  # ints, no default
-        'value_int': draw(S.attribute(V24.attribute('value_int'))),  # int, no default
-        'sparse_value': draw(S.attribute(V24.attribute('sparse_value'))),  # sparse_tensor, no default
-        'value': draw(S.attribute(V24.attribute('value'))),  # tensor, no default
-    }
-    inputs = [
-    ]
-    return S.finish_case(draw, SPEC, V24, types, attributes, inputs, initializers, siblings)
+def constant_24_calls(types, initializers=True, siblings=0):
+    """Cases of Constant-24 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: constant)."""
+    return cases(SPEC, V24, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='Constant', version=24, suite='differential', example='differential')
@@ -509,23 +412,10 @@ V25_TYPES = [
 V25_TYPE_IDS = ['uint8', 'uint16', 'uint32', 'uint64', 'int8', 'int16', 'int32', 'int64', 'bfloat16', 'float16', 'float', 'double', 'string', 'bool', 'complex64', 'complex128', 'float8e4m3fn', 'float8e4m3fnuz', 'float8e5m2', 'float8e5m2fnuz', 'uint4', 'int4', 'float4e2m1', 'float8e8m0', 'uint2', 'int2']
 
 
-@st.composite
-def constant_25_calls(draw, types, initializers=True, siblings=0):
-    """One call of Constant-25 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'value_strings': draw(S.attribute(V25.attribute('value_strings'))),  # strings, no default
-        'value_string': draw(S.attribute(V25.attribute('value_string'))),  # string, no default
-        'value_floats': draw(S.attribute(V25.attribute('value_floats'))),  # floats, no default
-        'value_float': draw(S.attribute(V25.attribute('value_float'))),  # float, no default
-        'value_ints': draw(S.attribute(V25.attribute('value_ints'))),  # ints, no default
-        'value_int': draw(S.attribute(V25.attribute('value_int'))),  # int, no default
-        'sparse_value': draw(S.attribute(V25.attribute('sparse_value'))),  # sparse_tensor, no default
-        'value': draw(S.attribute(V25.attribute('value'))),  # tensor, no default
-    }
-    inputs = [
-    ]
-    return S.finish_case(draw, SPEC, V25, types, attributes, inputs, initializers, siblings)
+def constant_25_calls(types, initializers=True, siblings=0):
+    """Cases of Constant-25 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: constant)."""
+    return cases(SPEC, V25, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='Constant', version=25, suite='differential', example='differential')

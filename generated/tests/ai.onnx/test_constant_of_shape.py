@@ -10,7 +10,7 @@ from ``pytest --backend NAME``; ``--max-examples`` and ``--seed`` steer hypothes
 import pytest
 from hypothesis import given, strategies as st
 
-from opkit import strategies as S
+from opkit.cases import cases
 from opkit.conformance import harness
 from opkit.conformance.pytest_support import check_differential, check_example, check_lowering, check_property
 
@@ -38,17 +38,10 @@ V9_TYPES = [
 V9_TYPE_IDS = ['int64-float16', 'int64-float', 'int64-double', 'int64-int8', 'int64-int16', 'int64-int32', 'int64-int64', 'int64-uint8', 'int64-uint16', 'int64-uint32', 'int64-uint64', 'int64-bool']
 
 
-@st.composite
-def constant_of_shape_9_calls(draw, types, initializers=True, siblings=0):
-    """One call of ConstantOfShape-9 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'value': draw(S.attribute(V9.attribute('value'))),  # tensor, no default
-    }
-    inputs = [
-        ('input', draw(S.tensor(types['T1'], dims, rank=None))),  # T1
-    ]
-    return S.finish_case(draw, SPEC, V9, types, attributes, inputs, initializers, siblings)
+def constant_of_shape_9_calls(types, initializers=True, siblings=0):
+    """Cases of ConstantOfShape-9 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: shape)."""
+    return cases(SPEC, V9, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='ConstantOfShape', version=9, suite='differential', example='differential')
@@ -85,17 +78,10 @@ V20_TYPES = [
 V20_TYPE_IDS = ['int64-float16', 'int64-float', 'int64-double', 'int64-int8', 'int64-int16', 'int64-int32', 'int64-int64', 'int64-uint8', 'int64-uint16', 'int64-uint32', 'int64-uint64', 'int64-bool', 'int64-bfloat16', 'int64-float8e4m3fn', 'int64-float8e4m3fnuz', 'int64-float8e5m2', 'int64-float8e5m2fnuz']
 
 
-@st.composite
-def constant_of_shape_20_calls(draw, types, initializers=True, siblings=0):
-    """One call of ConstantOfShape-20 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'value': draw(S.attribute(V20.attribute('value'))),  # tensor, no default
-    }
-    inputs = [
-        ('input', draw(S.tensor(types['T1'], dims, rank=None))),  # T1
-    ]
-    return S.finish_case(draw, SPEC, V20, types, attributes, inputs, initializers, siblings)
+def constant_of_shape_20_calls(types, initializers=True, siblings=0):
+    """Cases of ConstantOfShape-20 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: shape)."""
+    return cases(SPEC, V20, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='ConstantOfShape', version=20, suite='differential', example='differential')
@@ -134,17 +120,10 @@ V21_TYPES = [
 V21_TYPE_IDS = ['int64-float16', 'int64-float', 'int64-double', 'int64-int8', 'int64-int16', 'int64-int32', 'int64-int64', 'int64-uint8', 'int64-uint16', 'int64-uint32', 'int64-uint64', 'int64-uint4', 'int64-int4', 'int64-bool', 'int64-bfloat16', 'int64-float8e4m3fn', 'int64-float8e4m3fnuz', 'int64-float8e5m2', 'int64-float8e5m2fnuz']
 
 
-@st.composite
-def constant_of_shape_21_calls(draw, types, initializers=True, siblings=0):
-    """One call of ConstantOfShape-21 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'value': draw(S.attribute(V21.attribute('value'))),  # tensor, no default
-    }
-    inputs = [
-        ('input', draw(S.tensor(types['T1'], dims, rank=None))),  # T1
-    ]
-    return S.finish_case(draw, SPEC, V21, types, attributes, inputs, initializers, siblings)
+def constant_of_shape_21_calls(types, initializers=True, siblings=0):
+    """Cases of ConstantOfShape-21 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: shape)."""
+    return cases(SPEC, V21, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='ConstantOfShape', version=21, suite='differential', example='differential')
@@ -184,17 +163,10 @@ V23_TYPES = [
 V23_TYPE_IDS = ['int64-float16', 'int64-float', 'int64-double', 'int64-int8', 'int64-int16', 'int64-int32', 'int64-int64', 'int64-uint8', 'int64-uint16', 'int64-uint32', 'int64-uint64', 'int64-uint4', 'int64-int4', 'int64-bool', 'int64-bfloat16', 'int64-float8e4m3fn', 'int64-float8e4m3fnuz', 'int64-float8e5m2', 'int64-float8e5m2fnuz', 'int64-float4e2m1']
 
 
-@st.composite
-def constant_of_shape_23_calls(draw, types, initializers=True, siblings=0):
-    """One call of ConstantOfShape-23 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'value': draw(S.attribute(V23.attribute('value'))),  # tensor, no default
-    }
-    inputs = [
-        ('input', draw(S.tensor(types['T1'], dims, rank=None))),  # T1
-    ]
-    return S.finish_case(draw, SPEC, V23, types, attributes, inputs, initializers, siblings)
+def constant_of_shape_23_calls(types, initializers=True, siblings=0):
+    """Cases of ConstantOfShape-23 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: shape)."""
+    return cases(SPEC, V23, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='ConstantOfShape', version=23, suite='differential', example='differential')
@@ -235,17 +207,10 @@ V24_TYPES = [
 V24_TYPE_IDS = ['int64-float16', 'int64-float', 'int64-double', 'int64-int8', 'int64-int16', 'int64-int32', 'int64-int64', 'int64-uint8', 'int64-uint16', 'int64-uint32', 'int64-uint64', 'int64-uint4', 'int64-int4', 'int64-bool', 'int64-bfloat16', 'int64-float8e4m3fn', 'int64-float8e4m3fnuz', 'int64-float8e5m2', 'int64-float8e5m2fnuz', 'int64-float4e2m1', 'int64-float8e8m0']
 
 
-@st.composite
-def constant_of_shape_24_calls(draw, types, initializers=True, siblings=0):
-    """One call of ConstantOfShape-24 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'value': draw(S.attribute(V24.attribute('value'))),  # tensor, no default
-    }
-    inputs = [
-        ('input', draw(S.tensor(types['T1'], dims, rank=None))),  # T1
-    ]
-    return S.finish_case(draw, SPEC, V24, types, attributes, inputs, initializers, siblings)
+def constant_of_shape_24_calls(types, initializers=True, siblings=0):
+    """Cases of ConstantOfShape-24 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: shape)."""
+    return cases(SPEC, V24, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='ConstantOfShape', version=24, suite='differential', example='differential')
@@ -288,17 +253,10 @@ V25_TYPES = [
 V25_TYPE_IDS = ['int64-float16', 'int64-float', 'int64-double', 'int64-int8', 'int64-int16', 'int64-int32', 'int64-int64', 'int64-uint8', 'int64-uint16', 'int64-uint32', 'int64-uint64', 'int64-uint4', 'int64-int4', 'int64-bool', 'int64-bfloat16', 'int64-float8e4m3fn', 'int64-float8e4m3fnuz', 'int64-float8e5m2', 'int64-float8e5m2fnuz', 'int64-float4e2m1', 'int64-float8e8m0', 'int64-uint2', 'int64-int2']
 
 
-@st.composite
-def constant_of_shape_25_calls(draw, types, initializers=True, siblings=0):
-    """One call of ConstantOfShape-25 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'value': draw(S.attribute(V25.attribute('value'))),  # tensor, no default
-    }
-    inputs = [
-        ('input', draw(S.tensor(types['T1'], dims, rank=None))),  # T1
-    ]
-    return S.finish_case(draw, SPEC, V25, types, attributes, inputs, initializers, siblings)
+def constant_of_shape_25_calls(types, initializers=True, siblings=0):
+    """Cases of ConstantOfShape-25 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: shape)."""
+    return cases(SPEC, V25, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='ConstantOfShape', version=25, suite='differential', example='differential')

@@ -10,7 +10,7 @@ from ``pytest --backend NAME``; ``--max-examples`` and ``--seed`` steer hypothes
 import pytest
 from hypothesis import given, strategies as st
 
-from opkit import strategies as S
+from opkit.cases import cases
 from opkit.conformance import harness
 from opkit.conformance.pytest_support import check_differential, check_example, check_lowering, check_property
 
@@ -29,24 +29,10 @@ V1_TYPES = [
 V1_TYPE_IDS = ['float16', 'float', 'double']
 
 
-@st.composite
-def conv_1_calls(draw, types, initializers=True, siblings=0):
-    """One call of Conv-1 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'group': draw(S.attribute(V1.attribute('group'))),  # int, default 1
-        'pads': draw(S.attribute(V1.attribute('pads'))),  # ints, no default
-        'auto_pad': draw(S.attribute(V1.attribute('auto_pad'))),  # string, default 'NOTSET'
-        'strides': draw(S.attribute(V1.attribute('strides'))),  # ints, no default
-        'dilations': draw(S.attribute(V1.attribute('dilations'))),  # ints, no default
-        'kernel_shape': draw(S.attribute(V1.attribute('kernel_shape'))),  # ints, no default
-    }
-    inputs = [
-        ('X', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-        ('W', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-        ('B', draw(S.optional(S.tensor(types['T'], dims, rank=None, broadcast=True)))),  # optional T
-    ]
-    return S.finish_case(draw, SPEC, V1, types, attributes, inputs, initializers, siblings)
+def conv_1_calls(types, initializers=True, siblings=0):
+    """Cases of Conv-1 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: window)."""
+    return cases(SPEC, V1, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='Conv', version=1, suite='differential', example='differential')
@@ -69,24 +55,10 @@ V11_TYPES = [
 V11_TYPE_IDS = ['float16', 'float', 'double']
 
 
-@st.composite
-def conv_11_calls(draw, types, initializers=True, siblings=0):
-    """One call of Conv-11 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'group': draw(S.attribute(V11.attribute('group'))),  # int, default 1
-        'pads': draw(S.attribute(V11.attribute('pads'))),  # ints, no default
-        'auto_pad': draw(S.attribute(V11.attribute('auto_pad'))),  # string, default 'NOTSET'
-        'strides': draw(S.attribute(V11.attribute('strides'))),  # ints, no default
-        'dilations': draw(S.attribute(V11.attribute('dilations'))),  # ints, no default
-        'kernel_shape': draw(S.attribute(V11.attribute('kernel_shape'))),  # ints, no default
-    }
-    inputs = [
-        ('X', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-        ('W', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-        ('B', draw(S.optional(S.tensor(types['T'], dims, rank=None, broadcast=True)))),  # optional T
-    ]
-    return S.finish_case(draw, SPEC, V11, types, attributes, inputs, initializers, siblings)
+def conv_11_calls(types, initializers=True, siblings=0):
+    """Cases of Conv-11 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: window)."""
+    return cases(SPEC, V11, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='Conv', version=11, suite='differential', example='differential')
@@ -110,24 +82,10 @@ V22_TYPES = [
 V22_TYPE_IDS = ['bfloat16', 'float16', 'float', 'double']
 
 
-@st.composite
-def conv_22_calls(draw, types, initializers=True, siblings=0):
-    """One call of Conv-22 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'group': draw(S.attribute(V22.attribute('group'))),  # int, default 1
-        'pads': draw(S.attribute(V22.attribute('pads'))),  # ints, no default
-        'auto_pad': draw(S.attribute(V22.attribute('auto_pad'))),  # string, default 'NOTSET'
-        'strides': draw(S.attribute(V22.attribute('strides'))),  # ints, no default
-        'dilations': draw(S.attribute(V22.attribute('dilations'))),  # ints, no default
-        'kernel_shape': draw(S.attribute(V22.attribute('kernel_shape'))),  # ints, no default
-    }
-    inputs = [
-        ('X', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-        ('W', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-        ('B', draw(S.optional(S.tensor(types['T'], dims, rank=None, broadcast=True)))),  # optional T
-    ]
-    return S.finish_case(draw, SPEC, V22, types, attributes, inputs, initializers, siblings)
+def conv_22_calls(types, initializers=True, siblings=0):
+    """Cases of Conv-22 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: window)."""
+    return cases(SPEC, V22, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='Conv', version=22, suite='differential', example='differential')

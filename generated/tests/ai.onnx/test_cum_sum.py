@@ -10,7 +10,7 @@ from ``pytest --backend NAME``; ``--max-examples`` and ``--seed`` steer hypothes
 import pytest
 from hypothesis import given, strategies as st
 
-from opkit import strategies as S
+from opkit.cases import cases
 from opkit.conformance import harness
 from opkit.conformance.pytest_support import check_differential, check_example, check_lowering, check_property
 
@@ -38,19 +38,10 @@ V11_TYPES = [
 V11_TYPE_IDS = ['uint32-int32', 'uint32-int64', 'uint64-int32', 'uint64-int64', 'int32-int32', 'int32-int64', 'int64-int32', 'int64-int64', 'float-int32', 'float-int64', 'double-int32', 'double-int64']
 
 
-@st.composite
-def cum_sum_11_calls(draw, types, initializers=True, siblings=0):
-    """One call of CumSum-11 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'reverse': draw(S.attribute(V11.attribute('reverse'))),  # int, default 0
-        'exclusive': draw(S.attribute(V11.attribute('exclusive'))),  # int, default 0
-    }
-    inputs = [
-        ('x', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-        ('axis', draw(S.tensor(types['T2'], dims, rank=None, broadcast=True))),  # T2
-    ]
-    return S.finish_case(draw, SPEC, V11, types, attributes, inputs, initializers, siblings)
+def cum_sum_11_calls(types, initializers=True, siblings=0):
+    """Cases of CumSum-11 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: indices)."""
+    return cases(SPEC, V11, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='CumSum', version=11, suite='differential', example='differential')
@@ -86,19 +77,10 @@ V14_TYPES = [
 V14_TYPE_IDS = ['uint32-int32', 'uint32-int64', 'uint64-int32', 'uint64-int64', 'int32-int32', 'int32-int64', 'int64-int32', 'int64-int64', 'float16-int32', 'float16-int64', 'float-int32', 'float-int64', 'double-int32', 'double-int64', 'bfloat16-int32', 'bfloat16-int64']
 
 
-@st.composite
-def cum_sum_14_calls(draw, types, initializers=True, siblings=0):
-    """One call of CumSum-14 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'reverse': draw(S.attribute(V14.attribute('reverse'))),  # int, default 0
-        'exclusive': draw(S.attribute(V14.attribute('exclusive'))),  # int, default 0
-    }
-    inputs = [
-        ('x', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-        ('axis', draw(S.tensor(types['T2'], dims, rank=None, broadcast=True))),  # T2
-    ]
-    return S.finish_case(draw, SPEC, V14, types, attributes, inputs, initializers, siblings)
+def cum_sum_14_calls(types, initializers=True, siblings=0):
+    """Cases of CumSum-14 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: indices)."""
+    return cases(SPEC, V14, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='CumSum', version=14, suite='differential', example='differential')

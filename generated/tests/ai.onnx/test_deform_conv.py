@@ -10,7 +10,7 @@ from ``pytest --backend NAME``; ``--max-examples`` and ``--seed`` steer hypothes
 import pytest
 from hypothesis import given, strategies as st
 
-from opkit import strategies as S
+from opkit.cases import cases
 from opkit.conformance import harness
 from opkit.conformance.pytest_support import check_differential, check_example, check_lowering, check_property
 
@@ -29,26 +29,10 @@ V19_TYPES = [
 V19_TYPE_IDS = ['float16', 'float', 'double']
 
 
-@st.composite
-def deform_conv_19_calls(draw, types, initializers=True, siblings=0):
-    """One call of DeformConv-19 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'strides': draw(S.attribute(V19.attribute('strides'))),  # ints, no default
-        'pads': draw(S.attribute(V19.attribute('pads'))),  # ints, no default
-        'offset_group': draw(S.attribute(V19.attribute('offset_group'))),  # int, default 1
-        'kernel_shape': draw(S.attribute(V19.attribute('kernel_shape'))),  # ints, no default
-        'group': draw(S.attribute(V19.attribute('group'))),  # int, default 1
-        'dilations': draw(S.attribute(V19.attribute('dilations'))),  # ints, no default
-    }
-    inputs = [
-        ('X', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-        ('W', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-        ('offset', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-        ('B', draw(S.optional(S.tensor(types['T'], dims, rank=None, broadcast=True)))),  # optional T
-        ('mask', draw(S.optional(S.tensor(types['T'], dims, rank=None, broadcast=True)))),  # optional T
-    ]
-    return S.finish_case(draw, SPEC, V19, types, attributes, inputs, initializers, siblings)
+def deform_conv_19_calls(types, initializers=True, siblings=0):
+    """Cases of DeformConv-19 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: window)."""
+    return cases(SPEC, V19, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='DeformConv', version=19, suite='differential', example='differential')
@@ -72,26 +56,10 @@ V22_TYPES = [
 V22_TYPE_IDS = ['bfloat16', 'float16', 'float', 'double']
 
 
-@st.composite
-def deform_conv_22_calls(draw, types, initializers=True, siblings=0):
-    """One call of DeformConv-22 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'strides': draw(S.attribute(V22.attribute('strides'))),  # ints, no default
-        'pads': draw(S.attribute(V22.attribute('pads'))),  # ints, no default
-        'offset_group': draw(S.attribute(V22.attribute('offset_group'))),  # int, default 1
-        'kernel_shape': draw(S.attribute(V22.attribute('kernel_shape'))),  # ints, no default
-        'group': draw(S.attribute(V22.attribute('group'))),  # int, default 1
-        'dilations': draw(S.attribute(V22.attribute('dilations'))),  # ints, no default
-    }
-    inputs = [
-        ('X', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-        ('W', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-        ('offset', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-        ('B', draw(S.optional(S.tensor(types['T'], dims, rank=None, broadcast=True)))),  # optional T
-        ('mask', draw(S.optional(S.tensor(types['T'], dims, rank=None, broadcast=True)))),  # optional T
-    ]
-    return S.finish_case(draw, SPEC, V22, types, attributes, inputs, initializers, siblings)
+def deform_conv_22_calls(types, initializers=True, siblings=0):
+    """Cases of DeformConv-22 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: window)."""
+    return cases(SPEC, V22, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='DeformConv', version=22, suite='differential', example='differential')

@@ -10,7 +10,7 @@ from ``pytest --backend NAME``; ``--max-examples`` and ``--seed`` steer hypothes
 import pytest
 from hypothesis import given, strategies as st
 
-from opkit import strategies as S
+from opkit.cases import cases
 from opkit.conformance import harness
 from opkit.conformance.pytest_support import check_differential, check_example, check_lowering, check_property
 
@@ -41,17 +41,10 @@ V1_TYPES = [
 V1_TYPE_IDS = ['uint8', 'uint16', 'uint32', 'uint64', 'int8', 'int16', 'int32', 'int64', 'float16', 'float', 'double', 'string', 'bool', 'complex64', 'complex128']
 
 
-@st.composite
-def depth_to_space_1_calls(draw, types, initializers=True, siblings=0):
-    """One call of DepthToSpace-1 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'blocksize': draw(S.attribute(V1.attribute('blocksize'))),  # int, required
-    }
-    inputs = [
-        ('input', draw(S.tensor(types['T'], dims, rank=None))),  # T
-    ]
-    return S.finish_case(draw, SPEC, V1, types, attributes, inputs, initializers, siblings)
+def depth_to_space_1_calls(types, initializers=True, siblings=0):
+    """Cases of DepthToSpace-1 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: shape)."""
+    return cases(SPEC, V1, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='DepthToSpace', version=1, suite='differential', example='differential')
@@ -86,18 +79,10 @@ V11_TYPES = [
 V11_TYPE_IDS = ['uint8', 'uint16', 'uint32', 'uint64', 'int8', 'int16', 'int32', 'int64', 'float16', 'float', 'double', 'string', 'bool', 'complex64', 'complex128']
 
 
-@st.composite
-def depth_to_space_11_calls(draw, types, initializers=True, siblings=0):
-    """One call of DepthToSpace-11 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'mode': draw(S.attribute(V11.attribute('mode'))),  # string, default 'DCR'
-        'blocksize': draw(S.attribute(V11.attribute('blocksize'))),  # int, required
-    }
-    inputs = [
-        ('input', draw(S.tensor(types['T'], dims, rank=None))),  # T
-    ]
-    return S.finish_case(draw, SPEC, V11, types, attributes, inputs, initializers, siblings)
+def depth_to_space_11_calls(types, initializers=True, siblings=0):
+    """Cases of DepthToSpace-11 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: shape)."""
+    return cases(SPEC, V11, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='DepthToSpace', version=11, suite='differential', example='differential')
@@ -133,18 +118,10 @@ V13_TYPES = [
 V13_TYPE_IDS = ['uint8', 'uint16', 'uint32', 'uint64', 'int8', 'int16', 'int32', 'int64', 'bfloat16', 'float16', 'float', 'double', 'string', 'bool', 'complex64', 'complex128']
 
 
-@st.composite
-def depth_to_space_13_calls(draw, types, initializers=True, siblings=0):
-    """One call of DepthToSpace-13 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'mode': draw(S.attribute(V13.attribute('mode'))),  # string, default 'DCR'
-        'blocksize': draw(S.attribute(V13.attribute('blocksize'))),  # int, required
-    }
-    inputs = [
-        ('input', draw(S.tensor(types['T'], dims, rank=None))),  # T
-    ]
-    return S.finish_case(draw, SPEC, V13, types, attributes, inputs, initializers, siblings)
+def depth_to_space_13_calls(types, initializers=True, siblings=0):
+    """Cases of DepthToSpace-13 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: shape)."""
+    return cases(SPEC, V13, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='DepthToSpace', version=13, suite='differential', example='differential')
@@ -180,18 +157,10 @@ V28_TYPES = [
 V28_TYPE_IDS = ['uint8', 'uint16', 'uint32', 'uint64', 'int8', 'int16', 'int32', 'int64', 'bfloat16', 'float16', 'float', 'double', 'string', 'bool', 'complex64', 'complex128']
 
 
-@st.composite
-def depth_to_space_28_calls(draw, types, initializers=True, siblings=0):
-    """One call of DepthToSpace-28 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'mode': draw(S.attribute(V28.attribute('mode'))),  # string, default 'DCR'
-        'blocksize': draw(S.attribute(V28.attribute('blocksize'))),  # int, required
-    }
-    inputs = [
-        ('input', draw(S.tensor(types['T'], dims, rank=None))),  # T
-    ]
-    return S.finish_case(draw, SPEC, V28, types, attributes, inputs, initializers, siblings)
+def depth_to_space_28_calls(types, initializers=True, siblings=0):
+    """Cases of DepthToSpace-28 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: shape)."""
+    return cases(SPEC, V28, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='DepthToSpace', version=28, suite='differential', example='differential')

@@ -10,7 +10,7 @@ from ``pytest --backend NAME``; ``--max-examples`` and ``--seed`` steer hypothes
 import pytest
 from hypothesis import given, strategies as st
 
-from opkit import strategies as S
+from opkit.cases import cases
 from opkit.conformance import harness
 from opkit.conformance.pytest_support import check_differential, check_example, check_lowering, check_property
 
@@ -34,20 +34,10 @@ V17_TYPES = [
 V17_TYPE_IDS = ['float16-int32', 'float16-int64', 'float-int32', 'float-int64', 'double-int32', 'double-int64', 'bfloat16-int32', 'bfloat16-int64']
 
 
-@st.composite
-def dft_17_calls(draw, types, initializers=True, siblings=0):
-    """One call of DFT-17 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'inverse': draw(S.attribute(V17.attribute('inverse'))),  # int, default 0
-        'axis': draw(S.attribute(V17.attribute('axis'))),  # int, default 1
-        'onesided': draw(S.attribute(V17.attribute('onesided'))),  # int, default 0
-    }
-    inputs = [
-        ('input', draw(S.tensor(types['T1'], dims, rank=None, broadcast=True))),  # T1
-        ('dft_length', draw(S.optional(S.tensor(types['T2'], dims, rank=None, broadcast=True)))),  # optional T2
-    ]
-    return S.finish_case(draw, SPEC, V17, types, attributes, inputs, initializers, siblings)
+def dft_17_calls(types, initializers=True, siblings=0):
+    """Cases of DFT-17 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: signal)."""
+    return cases(SPEC, V17, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='DFT', version=17, suite='differential', example='differential')
@@ -75,20 +65,10 @@ V20_TYPES = [
 V20_TYPE_IDS = ['bfloat16-int32', 'bfloat16-int64', 'float16-int32', 'float16-int64', 'float-int32', 'float-int64', 'double-int32', 'double-int64']
 
 
-@st.composite
-def dft_20_calls(draw, types, initializers=True, siblings=0):
-    """One call of DFT-20 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'inverse': draw(S.attribute(V20.attribute('inverse'))),  # int, default 0
-        'onesided': draw(S.attribute(V20.attribute('onesided'))),  # int, default 0
-    }
-    inputs = [
-        ('input', draw(S.tensor(types['T1'], dims, rank=None, broadcast=True))),  # T1
-        ('dft_length', draw(S.optional(S.tensor(types['T2'], dims, rank=None, broadcast=True)))),  # optional T2
-        ('axis', draw(S.optional(S.tensor('int64', dims, rank=None, broadcast=True)))),  # optional tensor(int64)
-    ]
-    return S.finish_case(draw, SPEC, V20, types, attributes, inputs, initializers, siblings)
+def dft_20_calls(types, initializers=True, siblings=0):
+    """Cases of DFT-20 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: signal)."""
+    return cases(SPEC, V20, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='DFT', version=20, suite='differential', example='differential')

@@ -10,7 +10,7 @@ from ``pytest --backend NAME``; ``--max-examples`` and ``--seed`` steer hypothes
 import pytest
 from hypothesis import given, strategies as st
 
-from opkit import strategies as S
+from opkit.cases import cases
 from opkit.conformance import harness
 from opkit.conformance.pytest_support import check_differential, check_example, check_lowering, check_property
 
@@ -29,19 +29,10 @@ V1_TYPES = [
 V1_TYPE_IDS = ['float16', 'float', 'double']
 
 
-@st.composite
-def dropout_1_calls(draw, types, initializers=True, siblings=0):
-    """One call of Dropout-1 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'is_test': draw(S.attribute(V1.attribute('is_test'))),  # int, default 0
-        'consumed_inputs': draw(S.attribute(V1.attribute('consumed_inputs'))),  # ints, no default
-        'ratio': draw(S.attribute(V1.attribute('ratio'))),  # float, default 0.5
-    }
-    inputs = [
-        ('data', draw(S.tensor(types['T'], dims, rank=None))),  # T
-    ]
-    return S.finish_case(draw, SPEC, V1, types, attributes, inputs, initializers, siblings)
+def dropout_1_calls(types, initializers=True, siblings=0):
+    """Cases of Dropout-1 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator."""
+    return cases(SPEC, V1, types=types, initializers=initializers, siblings=siblings)
 
 
 # no differential test: Dropout-1 is nondeterministic (values cannot be compared)
@@ -59,18 +50,10 @@ V6_TYPES = [
 V6_TYPE_IDS = ['float16', 'float', 'double']
 
 
-@st.composite
-def dropout_6_calls(draw, types, initializers=True, siblings=0):
-    """One call of Dropout-6 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'is_test': draw(S.attribute(V6.attribute('is_test'))),  # int, default 0
-        'ratio': draw(S.attribute(V6.attribute('ratio'))),  # float, default 0.5
-    }
-    inputs = [
-        ('data', draw(S.tensor(types['T'], dims, rank=None))),  # T
-    ]
-    return S.finish_case(draw, SPEC, V6, types, attributes, inputs, initializers, siblings)
+def dropout_6_calls(types, initializers=True, siblings=0):
+    """Cases of Dropout-6 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator."""
+    return cases(SPEC, V6, types=types, initializers=initializers, siblings=siblings)
 
 
 # no differential test: Dropout-6 is nondeterministic (values cannot be compared)
@@ -88,17 +71,10 @@ V7_TYPES = [
 V7_TYPE_IDS = ['float16', 'float', 'double']
 
 
-@st.composite
-def dropout_7_calls(draw, types, initializers=True, siblings=0):
-    """One call of Dropout-7 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'ratio': draw(S.attribute(V7.attribute('ratio'))),  # float, default 0.5
-    }
-    inputs = [
-        ('data', draw(S.tensor(types['T'], dims, rank=None))),  # T
-    ]
-    return S.finish_case(draw, SPEC, V7, types, attributes, inputs, initializers, siblings)
+def dropout_7_calls(types, initializers=True, siblings=0):
+    """Cases of Dropout-7 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator."""
+    return cases(SPEC, V7, types=types, initializers=initializers, siblings=siblings)
 
 
 # no differential test: Dropout-7 is nondeterministic (values cannot be compared)
@@ -116,17 +92,10 @@ V10_TYPES = [
 V10_TYPE_IDS = ['float16-bool', 'float-bool', 'double-bool']
 
 
-@st.composite
-def dropout_10_calls(draw, types, initializers=True, siblings=0):
-    """One call of Dropout-10 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'ratio': draw(S.attribute(V10.attribute('ratio'))),  # float, default 0.5
-    }
-    inputs = [
-        ('data', draw(S.tensor(types['T'], dims, rank=None))),  # T
-    ]
-    return S.finish_case(draw, SPEC, V10, types, attributes, inputs, initializers, siblings)
+def dropout_10_calls(types, initializers=True, siblings=0):
+    """Cases of Dropout-10 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator."""
+    return cases(SPEC, V10, types=types, initializers=initializers, siblings=siblings)
 
 
 # no differential test: Dropout-10 is nondeterministic (values cannot be compared)
@@ -150,19 +119,10 @@ V12_TYPES = [
 V12_TYPE_IDS = ['float16-float16-bool', 'float16-float-bool', 'float16-double-bool', 'float-float16-bool', 'float-float-bool', 'float-double-bool', 'double-float16-bool', 'double-float-bool', 'double-double-bool']
 
 
-@st.composite
-def dropout_12_calls(draw, types, initializers=True, siblings=0):
-    """One call of Dropout-12 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'seed': draw(S.attribute(V12.attribute('seed'))),  # int, no default
-    }
-    inputs = [
-        ('data', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-        ('ratio', draw(S.optional(S.tensor(types['T1'], dims, rank=None, broadcast=True)))),  # optional T1
-        ('training_mode', draw(S.optional(S.tensor(types['T2'], dims, rank=None, broadcast=True)))),  # optional T2
-    ]
-    return S.finish_case(draw, SPEC, V12, types, attributes, inputs, initializers, siblings)
+def dropout_12_calls(types, initializers=True, siblings=0):
+    """Cases of Dropout-12 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator."""
+    return cases(SPEC, V12, types=types, initializers=initializers, siblings=siblings)
 
 
 # no differential test: Dropout-12 is nondeterministic (values cannot be compared)
@@ -189,19 +149,10 @@ V13_TYPES = [
 V13_TYPE_IDS = ['float16-float16-bool', 'float16-float-bool', 'float16-double-bool', 'float-float16-bool', 'float-float-bool', 'float-double-bool', 'double-float16-bool', 'double-float-bool', 'double-double-bool', 'bfloat16-float16-bool', 'bfloat16-float-bool', 'bfloat16-double-bool']
 
 
-@st.composite
-def dropout_13_calls(draw, types, initializers=True, siblings=0):
-    """One call of Dropout-13 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'seed': draw(S.attribute(V13.attribute('seed'))),  # int, no default
-    }
-    inputs = [
-        ('data', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-        ('ratio', draw(S.optional(S.tensor(types['T1'], dims, rank=None, broadcast=True)))),  # optional T1
-        ('training_mode', draw(S.optional(S.tensor(types['T2'], dims, rank=None, broadcast=True)))),  # optional T2
-    ]
-    return S.finish_case(draw, SPEC, V13, types, attributes, inputs, initializers, siblings)
+def dropout_13_calls(types, initializers=True, siblings=0):
+    """Cases of Dropout-13 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator."""
+    return cases(SPEC, V13, types=types, initializers=initializers, siblings=siblings)
 
 
 # no differential test: Dropout-13 is nondeterministic (values cannot be compared)
@@ -280,19 +231,10 @@ V22_TYPES = [
 V22_TYPE_IDS = ['bfloat16-bfloat16-bool', 'bfloat16-float16-bool', 'bfloat16-float-bool', 'bfloat16-double-bool', 'bfloat16-float8e4m3fn-bool', 'bfloat16-float8e4m3fnuz-bool', 'bfloat16-float8e5m2-bool', 'bfloat16-float8e5m2fnuz-bool', 'float16-bfloat16-bool', 'float16-float16-bool', 'float16-float-bool', 'float16-double-bool', 'float16-float8e4m3fn-bool', 'float16-float8e4m3fnuz-bool', 'float16-float8e5m2-bool', 'float16-float8e5m2fnuz-bool', 'float-bfloat16-bool', 'float-float16-bool', 'float-float-bool', 'float-double-bool', 'float-float8e4m3fn-bool', 'float-float8e4m3fnuz-bool', 'float-float8e5m2-bool', 'float-float8e5m2fnuz-bool', 'double-bfloat16-bool', 'double-float16-bool', 'double-float-bool', 'double-double-bool', 'double-float8e4m3fn-bool', 'double-float8e4m3fnuz-bool', 'double-float8e5m2-bool', 'double-float8e5m2fnuz-bool', 'float8e4m3fn-bfloat16-bool', 'float8e4m3fn-float16-bool', 'float8e4m3fn-float-bool', 'float8e4m3fn-double-bool', 'float8e4m3fn-float8e4m3fn-bool', 'float8e4m3fn-float8e4m3fnuz-bool', 'float8e4m3fn-float8e5m2-bool', 'float8e4m3fn-float8e5m2fnuz-bool', 'float8e4m3fnuz-bfloat16-bool', 'float8e4m3fnuz-float16-bool', 'float8e4m3fnuz-float-bool', 'float8e4m3fnuz-double-bool', 'float8e4m3fnuz-float8e4m3fn-bool', 'float8e4m3fnuz-float8e4m3fnuz-bool', 'float8e4m3fnuz-float8e5m2-bool', 'float8e4m3fnuz-float8e5m2fnuz-bool', 'float8e5m2-bfloat16-bool', 'float8e5m2-float16-bool', 'float8e5m2-float-bool', 'float8e5m2-double-bool', 'float8e5m2-float8e4m3fn-bool', 'float8e5m2-float8e4m3fnuz-bool', 'float8e5m2-float8e5m2-bool', 'float8e5m2-float8e5m2fnuz-bool', 'float8e5m2fnuz-bfloat16-bool', 'float8e5m2fnuz-float16-bool', 'float8e5m2fnuz-float-bool', 'float8e5m2fnuz-double-bool', 'float8e5m2fnuz-float8e4m3fn-bool', 'float8e5m2fnuz-float8e4m3fnuz-bool', 'float8e5m2fnuz-float8e5m2-bool', 'float8e5m2fnuz-float8e5m2fnuz-bool']
 
 
-@st.composite
-def dropout_22_calls(draw, types, initializers=True, siblings=0):
-    """One call of Dropout-22 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'seed': draw(S.attribute(V22.attribute('seed'))),  # int, no default
-    }
-    inputs = [
-        ('data', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-        ('ratio', draw(S.optional(S.tensor(types['T1'], dims, rank=None, broadcast=True)))),  # optional T1
-        ('training_mode', draw(S.optional(S.tensor(types['T2'], dims, rank=None, broadcast=True)))),  # optional T2
-    ]
-    return S.finish_case(draw, SPEC, V22, types, attributes, inputs, initializers, siblings)
+def dropout_22_calls(types, initializers=True, siblings=0):
+    """Cases of Dropout-22 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator."""
+    return cases(SPEC, V22, types=types, initializers=initializers, siblings=siblings)
 
 
 # no differential test: Dropout-22 is nondeterministic (values cannot be compared)

@@ -10,7 +10,7 @@ from ``pytest --backend NAME``; ``--max-examples`` and ``--seed`` steer hypothes
 import pytest
 from hypothesis import given, strategies as st
 
-from opkit import strategies as S
+from opkit.cases import cases
 from opkit.conformance import harness
 from opkit.conformance.pytest_support import check_differential, check_example, check_lowering, check_property
 
@@ -27,16 +27,10 @@ V11_TYPES = [
 V11_TYPE_IDS = ['float-uint8']
 
 
-@st.composite
-def dynamic_quantize_linear_11_calls(draw, types, initializers=True, siblings=0):
-    """One call of DynamicQuantizeLinear-11 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-    }
-    inputs = [
-        ('x', draw(S.tensor(types['T1'], dims, rank=None))),  # T1
-    ]
-    return S.finish_case(draw, SPEC, V11, types, attributes, inputs, initializers, siblings)
+def dynamic_quantize_linear_11_calls(types, initializers=True, siblings=0):
+    """Cases of DynamicQuantizeLinear-11 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: quantization)."""
+    return cases(SPEC, V11, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='DynamicQuantizeLinear', version=11, suite='differential', example='differential')

@@ -10,7 +10,7 @@ from ``pytest --backend NAME``; ``--max-examples`` and ``--seed`` steer hypothes
 import pytest
 from hypothesis import given, strategies as st
 
-from opkit import strategies as S
+from opkit.cases import cases
 from opkit.conformance import harness
 from opkit.conformance.pytest_support import check_differential, check_example, check_lowering, check_property
 
@@ -37,17 +37,10 @@ V12_TYPES = [
 V12_TYPE_IDS = ['uint8', 'uint16', 'uint32', 'uint64', 'int8', 'int16', 'int32', 'int64', 'float16', 'float', 'double']
 
 
-@st.composite
-def einsum_12_calls(draw, types, initializers=True, siblings=0):
-    """One call of Einsum-12 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'equation': draw(S.attribute(V12.attribute('equation'))),  # string, required
-    }
-    inputs = [
-    ]
-    inputs += S.draw_variadic(draw, 'Inputs', types['T'], dims, None, 1, False)  # variadic T
-    return S.finish_case(draw, SPEC, V12, types, attributes, inputs, initializers, siblings)
+def einsum_12_calls(types, initializers=True, siblings=0):
+    """Cases of Einsum-12 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: einsum)."""
+    return cases(SPEC, V12, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='Einsum', version=12, suite='differential', example='differential')
@@ -79,17 +72,10 @@ V28_TYPES = [
 V28_TYPE_IDS = ['uint8', 'uint16', 'uint32', 'uint64', 'int8', 'int16', 'int32', 'int64', 'float16', 'float', 'double', 'bfloat16']
 
 
-@st.composite
-def einsum_28_calls(draw, types, initializers=True, siblings=0):
-    """One call of Einsum-28 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'equation': draw(S.attribute(V28.attribute('equation'))),  # string, required
-    }
-    inputs = [
-    ]
-    inputs += S.draw_variadic(draw, 'Inputs', types['T'], dims, None, 1, False)  # variadic T
-    return S.finish_case(draw, SPEC, V28, types, attributes, inputs, initializers, siblings)
+def einsum_28_calls(types, initializers=True, siblings=0):
+    """Cases of Einsum-28 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: einsum)."""
+    return cases(SPEC, V28, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='Einsum', version=28, suite='differential', example='differential')

@@ -10,7 +10,7 @@ from ``pytest --backend NAME``; ``--max-examples`` and ``--seed`` steer hypothes
 import pytest
 from hypothesis import given, strategies as st
 
-from opkit import strategies as S
+from opkit.cases import cases
 from opkit.conformance import harness
 from opkit.conformance.pytest_support import check_differential, check_example, check_lowering, check_property
 
@@ -29,19 +29,10 @@ V1_TYPES = [
 V1_TYPE_IDS = ['bool-bool', 'int32-bool', 'int64-bool']
 
 
-@st.composite
-def equal_1_calls(draw, types, initializers=True, siblings=0):
-    """One call of Equal-1 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'axis': draw(S.attribute(V1.attribute('axis'))),  # int, no default
-        'broadcast': draw(S.attribute(V1.attribute('broadcast'))),  # int, default 0
-    }
-    inputs = [
-        ('A', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-        ('B', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-    ]
-    return S.finish_case(draw, SPEC, V1, types, attributes, inputs, initializers, siblings)
+def equal_1_calls(types, initializers=True, siblings=0):
+    """Cases of Equal-1 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: elementwise)."""
+    return cases(SPEC, V1, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='Equal', version=1, suite='differential', example='differential')
@@ -64,17 +55,10 @@ V7_TYPES = [
 V7_TYPE_IDS = ['bool-bool', 'int32-bool', 'int64-bool']
 
 
-@st.composite
-def equal_7_calls(draw, types, initializers=True, siblings=0):
-    """One call of Equal-7 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-    }
-    inputs = [
-        ('A', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-        ('B', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-    ]
-    return S.finish_case(draw, SPEC, V7, types, attributes, inputs, initializers, siblings)
+def equal_7_calls(types, initializers=True, siblings=0):
+    """Cases of Equal-7 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator."""
+    return cases(SPEC, V7, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='Equal', version=7, suite='differential', example='differential')
@@ -106,17 +90,10 @@ V11_TYPES = [
 V11_TYPE_IDS = ['bool-bool', 'uint8-bool', 'uint16-bool', 'uint32-bool', 'uint64-bool', 'int8-bool', 'int16-bool', 'int32-bool', 'int64-bool', 'float16-bool', 'float-bool', 'double-bool']
 
 
-@st.composite
-def equal_11_calls(draw, types, initializers=True, siblings=0):
-    """One call of Equal-11 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-    }
-    inputs = [
-        ('A', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-        ('B', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-    ]
-    return S.finish_case(draw, SPEC, V11, types, attributes, inputs, initializers, siblings)
+def equal_11_calls(types, initializers=True, siblings=0):
+    """Cases of Equal-11 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator."""
+    return cases(SPEC, V11, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='Equal', version=11, suite='differential', example='differential')
@@ -149,17 +126,10 @@ V13_TYPES = [
 V13_TYPE_IDS = ['bool-bool', 'uint8-bool', 'uint16-bool', 'uint32-bool', 'uint64-bool', 'int8-bool', 'int16-bool', 'int32-bool', 'int64-bool', 'float16-bool', 'float-bool', 'double-bool', 'bfloat16-bool']
 
 
-@st.composite
-def equal_13_calls(draw, types, initializers=True, siblings=0):
-    """One call of Equal-13 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-    }
-    inputs = [
-        ('A', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-        ('B', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-    ]
-    return S.finish_case(draw, SPEC, V13, types, attributes, inputs, initializers, siblings)
+def equal_13_calls(types, initializers=True, siblings=0):
+    """Cases of Equal-13 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator."""
+    return cases(SPEC, V13, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='Equal', version=13, suite='differential', example='differential')
@@ -193,17 +163,10 @@ V19_TYPES = [
 V19_TYPE_IDS = ['bool-bool', 'uint8-bool', 'uint16-bool', 'uint32-bool', 'uint64-bool', 'int8-bool', 'int16-bool', 'int32-bool', 'int64-bool', 'float16-bool', 'float-bool', 'double-bool', 'bfloat16-bool', 'string-bool']
 
 
-@st.composite
-def equal_19_calls(draw, types, initializers=True, siblings=0):
-    """One call of Equal-19 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-    }
-    inputs = [
-        ('A', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-        ('B', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-    ]
-    return S.finish_case(draw, SPEC, V19, types, attributes, inputs, initializers, siblings)
+def equal_19_calls(types, initializers=True, siblings=0):
+    """Cases of Equal-19 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator."""
+    return cases(SPEC, V19, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='Equal', version=19, suite='differential', example='differential')

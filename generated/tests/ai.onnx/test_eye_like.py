@@ -10,7 +10,7 @@ from ``pytest --backend NAME``; ``--max-examples`` and ``--seed`` steer hypothes
 import pytest
 from hypothesis import given, strategies as st
 
-from opkit import strategies as S
+from opkit.cases import cases
 from opkit.conformance import harness
 from opkit.conformance.pytest_support import check_differential, check_example, check_lowering, check_property
 
@@ -90,18 +90,10 @@ V9_TYPES = [
 V9_TYPE_IDS = ['float16-float16', 'float16-float', 'float16-double', 'float16-int16', 'float16-int64', 'float16-uint16', 'float16-uint64', 'float-float16', 'float-double', 'float-int16', 'float-int64', 'float-uint16', 'float-uint64', 'double-float16', 'double-double', 'double-int8', 'double-int16', 'double-int64', 'double-uint16', 'double-uint64', 'int8-float16', 'int8-double', 'int8-int16', 'int8-int64', 'int8-uint16', 'int8-uint64', 'int16-float16', 'int16-double', 'int16-int16', 'int16-int32', 'int16-int64', 'int16-uint16', 'int16-uint64', 'int32-float16', 'int32-double', 'int32-int16', 'int32-int64', 'int32-uint16', 'int32-uint64', 'int64-float16', 'int64-double', 'int64-int16', 'int64-int64', 'int64-uint8', 'int64-uint16', 'int64-uint64', 'uint8-float16', 'uint8-double', 'uint8-int16', 'uint8-int64', 'uint8-uint16', 'uint8-uint64', 'uint16-float16', 'uint16-double', 'uint16-int16', 'uint16-int64', 'uint16-uint16', 'uint16-uint32', 'uint16-uint64', 'uint32-float16', 'uint32-double', 'uint32-uint64', 'uint64-bool', 'bool-float16']
 
 
-@st.composite
-def eye_like_9_calls(draw, types, initializers=True, siblings=0):
-    """One call of EyeLike-9 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'dtype': draw(st.just(S.ABSENT)),  # int: set from the output's type binding by S.finish_case
-        'k': draw(S.attribute(V9.attribute('k'))),  # int, default 0
-    }
-    inputs = [
-        ('input', draw(S.tensor(types['T1'], dims, rank=None))),  # T1
-    ]
-    return S.finish_case(draw, SPEC, V9, types, attributes, inputs, initializers, siblings)
+def eye_like_9_calls(types, initializers=True, siblings=0):
+    """Cases of EyeLike-9 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator."""
+    return cases(SPEC, V9, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='EyeLike', version=9, suite='differential', example='differential')
@@ -185,18 +177,10 @@ V22_TYPES = [
 V22_TYPE_IDS = ['uint8-uint8', 'uint8-uint16', 'uint8-uint64', 'uint8-int32', 'uint8-float16', 'uint8-bool', 'uint16-uint32', 'uint16-int16', 'uint16-bfloat16', 'uint16-double', 'uint32-uint16', 'uint32-uint64', 'uint32-int8', 'uint32-int64', 'uint32-float', 'uint64-uint8', 'uint64-uint64', 'uint64-int8', 'uint64-int32', 'uint64-float16', 'uint64-bool', 'int8-uint32', 'int8-int16', 'int8-bfloat16', 'int8-double', 'int16-uint16', 'int16-int8', 'int16-int32', 'int16-int64', 'int16-float', 'int32-uint8', 'int32-uint64', 'int32-int32', 'int32-int64', 'int32-float16', 'int32-bool', 'int64-uint32', 'int64-int16', 'int64-bfloat16', 'int64-double', 'bfloat16-uint16', 'bfloat16-int8', 'bfloat16-int64', 'bfloat16-float16', 'bfloat16-float', 'float16-uint8', 'float16-uint64', 'float16-int32', 'float16-float16', 'float16-float', 'float16-bool', 'float-uint32', 'float-int16', 'float-bfloat16', 'float-double', 'double-uint16', 'double-int8', 'double-int64', 'double-float', 'double-bool', 'bool-uint8', 'bool-uint64', 'bool-int32', 'bool-float16']
 
 
-@st.composite
-def eye_like_22_calls(draw, types, initializers=True, siblings=0):
-    """One call of EyeLike-22 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'dtype': draw(st.just(S.ABSENT)),  # int: set from the output's type binding by S.finish_case
-        'k': draw(S.attribute(V22.attribute('k'))),  # int, default 0
-    }
-    inputs = [
-        ('input', draw(S.tensor(types['T1'], dims, rank=None))),  # T1
-    ]
-    return S.finish_case(draw, SPEC, V22, types, attributes, inputs, initializers, siblings)
+def eye_like_22_calls(types, initializers=True, siblings=0):
+    """Cases of EyeLike-22 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator."""
+    return cases(SPEC, V22, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='EyeLike', version=22, suite='differential', example='differential')

@@ -10,7 +10,7 @@ from ``pytest --backend NAME``; ``--max-examples`` and ``--seed`` steer hypothes
 import pytest
 from hypothesis import given, strategies as st
 
-from opkit import strategies as S
+from opkit.cases import cases
 from opkit.conformance import harness
 from opkit.conformance.pytest_support import check_differential, check_example, check_lowering, check_property
 
@@ -41,17 +41,10 @@ V11_TYPES = [
 V11_TYPE_IDS = ['uint8', 'uint16', 'uint32', 'uint64', 'int8', 'int16', 'int32', 'int64', 'float16', 'float', 'double', 'string', 'bool', 'complex64', 'complex128']
 
 
-@st.composite
-def gather_nd_11_calls(draw, types, initializers=True, siblings=0):
-    """One call of GatherND-11 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-    }
-    inputs = [
-        ('data', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-        ('indices', draw(S.tensor('int64', dims, rank=None, broadcast=True))),  # tensor(int64)
-    ]
-    return S.finish_case(draw, SPEC, V11, types, attributes, inputs, initializers, siblings)
+def gather_nd_11_calls(types, initializers=True, siblings=0):
+    """Cases of GatherND-11 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: indices)."""
+    return cases(SPEC, V11, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='GatherND', version=11, suite='differential', example='differential')
@@ -86,18 +79,10 @@ V12_TYPES = [
 V12_TYPE_IDS = ['uint8', 'uint16', 'uint32', 'uint64', 'int8', 'int16', 'int32', 'int64', 'float16', 'float', 'double', 'string', 'bool', 'complex64', 'complex128']
 
 
-@st.composite
-def gather_nd_12_calls(draw, types, initializers=True, siblings=0):
-    """One call of GatherND-12 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'batch_dims': draw(S.attribute(V12.attribute('batch_dims'))),  # int, default 0
-    }
-    inputs = [
-        ('data', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-        ('indices', draw(S.tensor('int64', dims, rank=None, broadcast=True))),  # tensor(int64)
-    ]
-    return S.finish_case(draw, SPEC, V12, types, attributes, inputs, initializers, siblings)
+def gather_nd_12_calls(types, initializers=True, siblings=0):
+    """Cases of GatherND-12 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: indices)."""
+    return cases(SPEC, V12, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='GatherND', version=12, suite='differential', example='differential')
@@ -133,18 +118,10 @@ V13_TYPES = [
 V13_TYPE_IDS = ['uint8', 'uint16', 'uint32', 'uint64', 'int8', 'int16', 'int32', 'int64', 'bfloat16', 'float16', 'float', 'double', 'string', 'bool', 'complex64', 'complex128']
 
 
-@st.composite
-def gather_nd_13_calls(draw, types, initializers=True, siblings=0):
-    """One call of GatherND-13 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'batch_dims': draw(S.attribute(V13.attribute('batch_dims'))),  # int, default 0
-    }
-    inputs = [
-        ('data', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-        ('indices', draw(S.tensor('int64', dims, rank=None, broadcast=True))),  # tensor(int64)
-    ]
-    return S.finish_case(draw, SPEC, V13, types, attributes, inputs, initializers, siblings)
+def gather_nd_13_calls(types, initializers=True, siblings=0):
+    """Cases of GatherND-13 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: indices)."""
+    return cases(SPEC, V13, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='GatherND', version=13, suite='differential', example='differential')

@@ -10,7 +10,7 @@ from ``pytest --backend NAME``; ``--max-examples`` and ``--seed`` steer hypothes
 import pytest
 from hypothesis import given, strategies as st
 
-from opkit import strategies as S
+from opkit.cases import cases
 from opkit.conformance import harness
 from opkit.conformance.pytest_support import check_differential, check_example, check_lowering, check_property
 
@@ -29,23 +29,10 @@ V1_TYPES = [
 V1_TYPE_IDS = ['float16', 'float', 'double']
 
 
-@st.composite
-def gemm_1_calls(draw, types, initializers=True, siblings=0):
-    """One call of Gemm-1 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'beta': draw(S.attribute(V1.attribute('beta'))),  # float, default 1.0
-        'broadcast': draw(S.attribute(V1.attribute('broadcast'))),  # int, default 0
-        'transB': draw(S.attribute(V1.attribute('transB'))),  # int, default 0
-        'alpha': draw(S.attribute(V1.attribute('alpha'))),  # float, default 1.0
-        'transA': draw(S.attribute(V1.attribute('transA'))),  # int, default 0
-    }
-    inputs = [
-        ('A', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-        ('B', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-        ('C', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-    ]
-    return S.finish_case(draw, SPEC, V1, types, attributes, inputs, initializers, siblings)
+def gemm_1_calls(types, initializers=True, siblings=0):
+    """Cases of Gemm-1 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: matmul)."""
+    return cases(SPEC, V1, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='Gemm', version=1, suite='differential', example='differential')
@@ -68,23 +55,10 @@ V6_TYPES = [
 V6_TYPE_IDS = ['float16', 'float', 'double']
 
 
-@st.composite
-def gemm_6_calls(draw, types, initializers=True, siblings=0):
-    """One call of Gemm-6 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'beta': draw(S.attribute(V6.attribute('beta'))),  # float, default 1.0
-        'broadcast': draw(S.attribute(V6.attribute('broadcast'))),  # int, default 0
-        'transB': draw(S.attribute(V6.attribute('transB'))),  # int, default 0
-        'alpha': draw(S.attribute(V6.attribute('alpha'))),  # float, default 1.0
-        'transA': draw(S.attribute(V6.attribute('transA'))),  # int, default 0
-    }
-    inputs = [
-        ('A', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-        ('B', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-        ('C', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-    ]
-    return S.finish_case(draw, SPEC, V6, types, attributes, inputs, initializers, siblings)
+def gemm_6_calls(types, initializers=True, siblings=0):
+    """Cases of Gemm-6 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: matmul)."""
+    return cases(SPEC, V6, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='Gemm', version=6, suite='differential', example='differential')
@@ -107,22 +81,10 @@ V7_TYPES = [
 V7_TYPE_IDS = ['float16', 'float', 'double']
 
 
-@st.composite
-def gemm_7_calls(draw, types, initializers=True, siblings=0):
-    """One call of Gemm-7 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'beta': draw(S.attribute(V7.attribute('beta'))),  # float, default 1.0
-        'transB': draw(S.attribute(V7.attribute('transB'))),  # int, default 0
-        'alpha': draw(S.attribute(V7.attribute('alpha'))),  # float, default 1.0
-        'transA': draw(S.attribute(V7.attribute('transA'))),  # int, default 0
-    }
-    inputs = [
-        ('A', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-        ('B', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-        ('C', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-    ]
-    return S.finish_case(draw, SPEC, V7, types, attributes, inputs, initializers, siblings)
+def gemm_7_calls(types, initializers=True, siblings=0):
+    """Cases of Gemm-7 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: matmul)."""
+    return cases(SPEC, V7, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='Gemm', version=7, suite='differential', example='differential')
@@ -149,22 +111,10 @@ V9_TYPES = [
 V9_TYPE_IDS = ['float16', 'float', 'double', 'uint32', 'uint64', 'int32', 'int64']
 
 
-@st.composite
-def gemm_9_calls(draw, types, initializers=True, siblings=0):
-    """One call of Gemm-9 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'beta': draw(S.attribute(V9.attribute('beta'))),  # float, default 1.0
-        'transB': draw(S.attribute(V9.attribute('transB'))),  # int, default 0
-        'alpha': draw(S.attribute(V9.attribute('alpha'))),  # float, default 1.0
-        'transA': draw(S.attribute(V9.attribute('transA'))),  # int, default 0
-    }
-    inputs = [
-        ('A', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-        ('B', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-        ('C', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-    ]
-    return S.finish_case(draw, SPEC, V9, types, attributes, inputs, initializers, siblings)
+def gemm_9_calls(types, initializers=True, siblings=0):
+    """Cases of Gemm-9 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: matmul)."""
+    return cases(SPEC, V9, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='Gemm', version=9, suite='differential', example='differential')
@@ -191,22 +141,10 @@ V11_TYPES = [
 V11_TYPE_IDS = ['float16', 'float', 'double', 'uint32', 'uint64', 'int32', 'int64']
 
 
-@st.composite
-def gemm_11_calls(draw, types, initializers=True, siblings=0):
-    """One call of Gemm-11 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'beta': draw(S.attribute(V11.attribute('beta'))),  # float, default 1.0
-        'transB': draw(S.attribute(V11.attribute('transB'))),  # int, default 0
-        'alpha': draw(S.attribute(V11.attribute('alpha'))),  # float, default 1.0
-        'transA': draw(S.attribute(V11.attribute('transA'))),  # int, default 0
-    }
-    inputs = [
-        ('A', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-        ('B', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-        ('C', draw(S.optional(S.tensor(types['T'], dims, rank=None, broadcast=True)))),  # optional T
-    ]
-    return S.finish_case(draw, SPEC, V11, types, attributes, inputs, initializers, siblings)
+def gemm_11_calls(types, initializers=True, siblings=0):
+    """Cases of Gemm-11 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: matmul)."""
+    return cases(SPEC, V11, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='Gemm', version=11, suite='differential', example='differential')
@@ -234,22 +172,10 @@ V13_TYPES = [
 V13_TYPE_IDS = ['float16', 'float', 'double', 'uint32', 'uint64', 'int32', 'int64', 'bfloat16']
 
 
-@st.composite
-def gemm_13_calls(draw, types, initializers=True, siblings=0):
-    """One call of Gemm-13 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'beta': draw(S.attribute(V13.attribute('beta'))),  # float, default 1.0
-        'transB': draw(S.attribute(V13.attribute('transB'))),  # int, default 0
-        'alpha': draw(S.attribute(V13.attribute('alpha'))),  # float, default 1.0
-        'transA': draw(S.attribute(V13.attribute('transA'))),  # int, default 0
-    }
-    inputs = [
-        ('A', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-        ('B', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-        ('C', draw(S.optional(S.tensor(types['T'], dims, rank=None, broadcast=True)))),  # optional T
-    ]
-    return S.finish_case(draw, SPEC, V13, types, attributes, inputs, initializers, siblings)
+def gemm_13_calls(types, initializers=True, siblings=0):
+    """Cases of Gemm-13 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: matmul)."""
+    return cases(SPEC, V13, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='Gemm', version=13, suite='differential', example='differential')

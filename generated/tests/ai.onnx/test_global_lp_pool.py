@@ -10,7 +10,7 @@ from ``pytest --backend NAME``; ``--max-examples`` and ``--seed`` steer hypothes
 import pytest
 from hypothesis import given, strategies as st
 
-from opkit import strategies as S
+from opkit.cases import cases
 from opkit.conformance import harness
 from opkit.conformance.pytest_support import check_differential, check_example, check_lowering, check_property
 
@@ -29,17 +29,10 @@ V1_TYPES = [
 V1_TYPE_IDS = ['float16', 'float', 'double']
 
 
-@st.composite
-def global_lp_pool_1_calls(draw, types, initializers=True, siblings=0):
-    """One call of GlobalLpPool-1 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'p': draw(S.attribute(V1.attribute('p'))),  # float, default 2.0
-    }
-    inputs = [
-        ('X', draw(S.tensor(types['T'], dims, rank=None))),  # T
-    ]
-    return S.finish_case(draw, SPEC, V1, types, attributes, inputs, initializers, siblings)
+def global_lp_pool_1_calls(types, initializers=True, siblings=0):
+    """Cases of GlobalLpPool-1 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: normalization)."""
+    return cases(SPEC, V1, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='GlobalLpPool', version=1, suite='differential', example='differential')
@@ -62,17 +55,10 @@ V2_TYPES = [
 V2_TYPE_IDS = ['float16', 'float', 'double']
 
 
-@st.composite
-def global_lp_pool_2_calls(draw, types, initializers=True, siblings=0):
-    """One call of GlobalLpPool-2 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'p': draw(S.attribute(V2.attribute('p'))),  # int, default 2
-    }
-    inputs = [
-        ('X', draw(S.tensor(types['T'], dims, rank=None))),  # T
-    ]
-    return S.finish_case(draw, SPEC, V2, types, attributes, inputs, initializers, siblings)
+def global_lp_pool_2_calls(types, initializers=True, siblings=0):
+    """Cases of GlobalLpPool-2 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: normalization)."""
+    return cases(SPEC, V2, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='GlobalLpPool', version=2, suite='differential', example='differential')
@@ -96,17 +82,10 @@ V22_TYPES = [
 V22_TYPE_IDS = ['bfloat16', 'float16', 'float', 'double']
 
 
-@st.composite
-def global_lp_pool_22_calls(draw, types, initializers=True, siblings=0):
-    """One call of GlobalLpPool-22 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'p': draw(S.attribute(V22.attribute('p'))),  # int, default 2
-    }
-    inputs = [
-        ('X', draw(S.tensor(types['T'], dims, rank=None))),  # T
-    ]
-    return S.finish_case(draw, SPEC, V22, types, attributes, inputs, initializers, siblings)
+def global_lp_pool_22_calls(types, initializers=True, siblings=0):
+    """Cases of GlobalLpPool-22 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: normalization)."""
+    return cases(SPEC, V22, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='GlobalLpPool', version=22, suite='differential', example='differential')

@@ -10,7 +10,7 @@ from ``pytest --backend NAME``; ``--max-examples`` and ``--seed`` steer hypothes
 import pytest
 from hypothesis import given, strategies as st
 
-from opkit import strategies as S
+from opkit.cases import cases
 from opkit.conformance import harness
 from opkit.conformance.pytest_support import check_differential, check_example, check_lowering, check_property
 
@@ -29,19 +29,10 @@ V1_TYPES = [
 V1_TYPE_IDS = ['float16-bool', 'float-bool', 'double-bool']
 
 
-@st.composite
-def greater_1_calls(draw, types, initializers=True, siblings=0):
-    """One call of Greater-1 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'axis': draw(S.attribute(V1.attribute('axis'))),  # int, no default
-        'broadcast': draw(S.attribute(V1.attribute('broadcast'))),  # int, default 0
-    }
-    inputs = [
-        ('A', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-        ('B', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-    ]
-    return S.finish_case(draw, SPEC, V1, types, attributes, inputs, initializers, siblings)
+def greater_1_calls(types, initializers=True, siblings=0):
+    """Cases of Greater-1 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: elementwise)."""
+    return cases(SPEC, V1, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='Greater', version=1, suite='differential', example='differential')
@@ -64,17 +55,10 @@ V7_TYPES = [
 V7_TYPE_IDS = ['float16-bool', 'float-bool', 'double-bool']
 
 
-@st.composite
-def greater_7_calls(draw, types, initializers=True, siblings=0):
-    """One call of Greater-7 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-    }
-    inputs = [
-        ('A', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-        ('B', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-    ]
-    return S.finish_case(draw, SPEC, V7, types, attributes, inputs, initializers, siblings)
+def greater_7_calls(types, initializers=True, siblings=0):
+    """Cases of Greater-7 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator."""
+    return cases(SPEC, V7, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='Greater', version=7, suite='differential', example='differential')
@@ -105,17 +89,10 @@ V9_TYPES = [
 V9_TYPE_IDS = ['uint8-bool', 'uint16-bool', 'uint32-bool', 'uint64-bool', 'int8-bool', 'int16-bool', 'int32-bool', 'int64-bool', 'float16-bool', 'float-bool', 'double-bool']
 
 
-@st.composite
-def greater_9_calls(draw, types, initializers=True, siblings=0):
-    """One call of Greater-9 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-    }
-    inputs = [
-        ('A', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-        ('B', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-    ]
-    return S.finish_case(draw, SPEC, V9, types, attributes, inputs, initializers, siblings)
+def greater_9_calls(types, initializers=True, siblings=0):
+    """Cases of Greater-9 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator."""
+    return cases(SPEC, V9, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='Greater', version=9, suite='differential', example='differential')
@@ -147,17 +124,10 @@ V13_TYPES = [
 V13_TYPE_IDS = ['uint8-bool', 'uint16-bool', 'uint32-bool', 'uint64-bool', 'int8-bool', 'int16-bool', 'int32-bool', 'int64-bool', 'float16-bool', 'float-bool', 'double-bool', 'bfloat16-bool']
 
 
-@st.composite
-def greater_13_calls(draw, types, initializers=True, siblings=0):
-    """One call of Greater-13 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-    }
-    inputs = [
-        ('A', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-        ('B', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-    ]
-    return S.finish_case(draw, SPEC, V13, types, attributes, inputs, initializers, siblings)
+def greater_13_calls(types, initializers=True, siblings=0):
+    """Cases of Greater-13 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator."""
+    return cases(SPEC, V13, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='Greater', version=13, suite='differential', example='differential')

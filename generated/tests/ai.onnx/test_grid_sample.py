@@ -10,7 +10,7 @@ from ``pytest --backend NAME``; ``--max-examples`` and ``--seed`` steer hypothes
 import pytest
 from hypothesis import given, strategies as st
 
-from opkit import strategies as S
+from opkit.cases import cases
 from opkit.conformance import harness
 from opkit.conformance.pytest_support import check_differential, check_example, check_lowering, check_property
 
@@ -71,20 +71,10 @@ V16_TYPES = [
 V16_TYPE_IDS = ['uint8-float16', 'uint8-float', 'uint8-double', 'uint16-float16', 'uint16-float', 'uint16-double', 'uint32-float16', 'uint32-float', 'uint32-double', 'uint64-float16', 'uint64-float', 'uint64-double', 'int8-float16', 'int8-float', 'int8-double', 'int16-float16', 'int16-float', 'int16-double', 'int32-float16', 'int32-float', 'int32-double', 'int64-float16', 'int64-float', 'int64-double', 'float16-float16', 'float16-float', 'float16-double', 'float-float16', 'float-float', 'float-double', 'double-float16', 'double-float', 'double-double', 'string-float16', 'string-float', 'string-double', 'bool-float16', 'bool-float', 'bool-double', 'complex64-float16', 'complex64-float', 'complex64-double', 'complex128-float16', 'complex128-float', 'complex128-double']
 
 
-@st.composite
-def grid_sample_16_calls(draw, types, initializers=True, siblings=0):
-    """One call of GridSample-16 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'align_corners': draw(S.attribute(V16.attribute('align_corners'))),  # int, default 0
-        'padding_mode': draw(S.attribute(V16.attribute('padding_mode'))),  # string, default 'zeros'
-        'mode': draw(S.attribute(V16.attribute('mode'))),  # string, default 'bilinear'
-    }
-    inputs = [
-        ('X', draw(S.tensor(types['T1'], dims, rank=None, broadcast=True))),  # T1
-        ('grid', draw(S.tensor(types['T2'], dims, rank=None, broadcast=True))),  # T2
-    ]
-    return S.finish_case(draw, SPEC, V16, types, attributes, inputs, initializers, siblings)
+def grid_sample_16_calls(types, initializers=True, siblings=0):
+    """Cases of GridSample-16 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: shape)."""
+    return cases(SPEC, V16, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='GridSample', version=16, suite='differential', example='differential')
@@ -149,20 +139,10 @@ V20_TYPES = [
 V20_TYPE_IDS = ['uint8-float16', 'uint8-float', 'uint8-double', 'uint16-float16', 'uint16-float', 'uint16-double', 'uint32-float16', 'uint32-float', 'uint32-double', 'uint64-float16', 'uint64-float', 'uint64-double', 'int8-float16', 'int8-float', 'int8-double', 'int16-float16', 'int16-float', 'int16-double', 'int32-float16', 'int32-float', 'int32-double', 'int64-float16', 'int64-float', 'int64-double', 'float16-float16', 'float16-float', 'float16-double', 'float-float16', 'float-float', 'float-double', 'double-float16', 'double-float', 'double-double', 'string-float16', 'string-float', 'string-double', 'bool-float16', 'bool-float', 'bool-double', 'complex64-float16', 'complex64-float', 'complex64-double', 'complex128-float16', 'complex128-float', 'complex128-double']
 
 
-@st.composite
-def grid_sample_20_calls(draw, types, initializers=True, siblings=0):
-    """One call of GridSample-20 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'align_corners': draw(S.attribute(V20.attribute('align_corners'))),  # int, default 0
-        'padding_mode': draw(S.attribute(V20.attribute('padding_mode'))),  # string, default 'zeros'
-        'mode': draw(S.attribute(V20.attribute('mode'))),  # string, default 'linear'
-    }
-    inputs = [
-        ('X', draw(S.tensor(types['T1'], dims, rank=None, broadcast=True))),  # T1
-        ('grid', draw(S.tensor(types['T2'], dims, rank=None, broadcast=True))),  # T2
-    ]
-    return S.finish_case(draw, SPEC, V20, types, attributes, inputs, initializers, siblings)
+def grid_sample_20_calls(types, initializers=True, siblings=0):
+    """Cases of GridSample-20 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: shape)."""
+    return cases(SPEC, V20, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='GridSample', version=20, suite='differential', example='differential')
@@ -246,20 +226,10 @@ V22_TYPES = [
 V22_TYPE_IDS = ['uint8-bfloat16', 'uint8-float16', 'uint8-float', 'uint8-double', 'uint16-bfloat16', 'uint16-float16', 'uint16-float', 'uint16-double', 'uint32-bfloat16', 'uint32-float16', 'uint32-float', 'uint32-double', 'uint64-bfloat16', 'uint64-float16', 'uint64-float', 'uint64-double', 'int8-bfloat16', 'int8-float16', 'int8-float', 'int8-double', 'int16-bfloat16', 'int16-float16', 'int16-float', 'int16-double', 'int32-bfloat16', 'int32-float16', 'int32-float', 'int32-double', 'int64-bfloat16', 'int64-float16', 'int64-float', 'int64-double', 'bfloat16-bfloat16', 'bfloat16-float16', 'bfloat16-float', 'bfloat16-double', 'float16-bfloat16', 'float16-float16', 'float16-float', 'float16-double', 'float-bfloat16', 'float-float16', 'float-float', 'float-double', 'double-bfloat16', 'double-float16', 'double-float', 'double-double', 'string-bfloat16', 'string-float16', 'string-float', 'string-double', 'bool-bfloat16', 'bool-float16', 'bool-float', 'bool-double', 'complex64-bfloat16', 'complex64-float16', 'complex64-float', 'complex64-double', 'complex128-bfloat16', 'complex128-float16', 'complex128-float', 'complex128-double']
 
 
-@st.composite
-def grid_sample_22_calls(draw, types, initializers=True, siblings=0):
-    """One call of GridSample-22 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'align_corners': draw(S.attribute(V22.attribute('align_corners'))),  # int, default 0
-        'padding_mode': draw(S.attribute(V22.attribute('padding_mode'))),  # string, default 'zeros'
-        'mode': draw(S.attribute(V22.attribute('mode'))),  # string, default 'linear'
-    }
-    inputs = [
-        ('X', draw(S.tensor(types['T1'], dims, rank=None, broadcast=True))),  # T1
-        ('grid', draw(S.tensor(types['T2'], dims, rank=None, broadcast=True))),  # T2
-    ]
-    return S.finish_case(draw, SPEC, V22, types, attributes, inputs, initializers, siblings)
+def grid_sample_22_calls(types, initializers=True, siblings=0):
+    """Cases of GridSample-22 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: shape)."""
+    return cases(SPEC, V22, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='GridSample', version=22, suite='differential', example='differential')

@@ -10,7 +10,7 @@ from ``pytest --backend NAME``; ``--max-examples`` and ``--seed`` steer hypothes
 import pytest
 from hypothesis import given, strategies as st
 
-from opkit import strategies as S
+from opkit.cases import cases
 from opkit.conformance import harness
 from opkit.conformance.pytest_support import check_differential, check_example, check_lowering, check_property
 
@@ -30,20 +30,10 @@ V18_TYPES = [
 V18_TYPE_IDS = ['float16', 'float', 'double', 'bfloat16']
 
 
-@st.composite
-def group_normalization_18_calls(draw, types, initializers=True, siblings=0):
-    """One call of GroupNormalization-18 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'num_groups': draw(S.attribute(V18.attribute('num_groups'))),  # int, required
-        'epsilon': draw(S.attribute(V18.attribute('epsilon'))),  # float, default 1e-05
-    }
-    inputs = [
-        ('X', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-        ('scale', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-        ('bias', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-    ]
-    return S.finish_case(draw, SPEC, V18, types, attributes, inputs, initializers, siblings)
+def group_normalization_18_calls(types, initializers=True, siblings=0):
+    """Cases of GroupNormalization-18 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: normalization)."""
+    return cases(SPEC, V18, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='GroupNormalization', version=18, suite='differential', example='differential')
@@ -67,21 +57,10 @@ V21_TYPES = [
 V21_TYPE_IDS = ['bfloat16', 'float16', 'float', 'double']
 
 
-@st.composite
-def group_normalization_21_calls(draw, types, initializers=True, siblings=0):
-    """One call of GroupNormalization-21 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'stash_type': draw(S.attribute(V21.attribute('stash_type'))),  # int, default 1
-        'num_groups': draw(S.attribute(V21.attribute('num_groups'))),  # int, required
-        'epsilon': draw(S.attribute(V21.attribute('epsilon'))),  # float, default 1e-05
-    }
-    inputs = [
-        ('X', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-        ('scale', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-        ('bias', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-    ]
-    return S.finish_case(draw, SPEC, V21, types, attributes, inputs, initializers, siblings)
+def group_normalization_21_calls(types, initializers=True, siblings=0):
+    """Cases of GroupNormalization-21 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: normalization)."""
+    return cases(SPEC, V21, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='GroupNormalization', version=21, suite='differential', example='differential')

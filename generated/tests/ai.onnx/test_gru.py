@@ -10,7 +10,7 @@ from ``pytest --backend NAME``; ``--max-examples`` and ``--seed`` steer hypothes
 import pytest
 from hypothesis import given, strategies as st
 
-from opkit import strategies as S
+from opkit.cases import cases
 from opkit.conformance import harness
 from opkit.conformance.pytest_support import check_differential, check_example, check_lowering, check_property
 
@@ -29,28 +29,10 @@ V1_TYPES = [
 V1_TYPE_IDS = ['float16-int32', 'float-int32', 'double-int32']
 
 
-@st.composite
-def gru_1_calls(draw, types, initializers=True, siblings=0):
-    """One call of GRU-1 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'clip': draw(S.attribute(V1.attribute('clip'))),  # float, no default
-        'activation_beta': draw(S.attribute(V1.attribute('activation_beta'))),  # floats, no default
-        'output_sequence': draw(S.attribute(V1.attribute('output_sequence'))),  # int, default 0
-        'activation_alpha': draw(S.attribute(V1.attribute('activation_alpha'))),  # floats, no default
-        'hidden_size': draw(S.attribute(V1.attribute('hidden_size'))),  # int, no default
-        'direction': draw(S.attribute(V1.attribute('direction'))),  # string, default 'foward'
-        'activations': draw(S.attribute(V1.attribute('activations'))),  # strings, no default
-    }
-    inputs = [
-        ('X', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-        ('W', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-        ('R', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-        ('B', draw(S.optional(S.tensor(types['T'], dims, rank=None, broadcast=True)))),  # optional T
-        ('sequence_lens', draw(S.optional(S.tensor(types['T1'], dims, rank=None, broadcast=True)))),  # optional T1
-        ('initial_h', draw(S.optional(S.tensor(types['T'], dims, rank=None, broadcast=True)))),  # optional T
-    ]
-    return S.finish_case(draw, SPEC, V1, types, attributes, inputs, initializers, siblings)
+def gru_1_calls(types, initializers=True, siblings=0):
+    """Cases of GRU-1 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: rnn)."""
+    return cases(SPEC, V1, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='GRU', version=1, suite='differential', example='differential')
@@ -73,29 +55,10 @@ V3_TYPES = [
 V3_TYPE_IDS = ['float16-int32', 'float-int32', 'double-int32']
 
 
-@st.composite
-def gru_3_calls(draw, types, initializers=True, siblings=0):
-    """One call of GRU-3 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'clip': draw(S.attribute(V3.attribute('clip'))),  # float, no default
-        'activation_beta': draw(S.attribute(V3.attribute('activation_beta'))),  # floats, no default
-        'output_sequence': draw(S.attribute(V3.attribute('output_sequence'))),  # int, default 0
-        'activation_alpha': draw(S.attribute(V3.attribute('activation_alpha'))),  # floats, no default
-        'hidden_size': draw(S.attribute(V3.attribute('hidden_size'))),  # int, no default
-        'direction': draw(S.attribute(V3.attribute('direction'))),  # string, default 'forward'
-        'linear_before_reset': draw(S.attribute(V3.attribute('linear_before_reset'))),  # int, default 0
-        'activations': draw(S.attribute(V3.attribute('activations'))),  # strings, no default
-    }
-    inputs = [
-        ('X', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-        ('W', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-        ('R', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-        ('B', draw(S.optional(S.tensor(types['T'], dims, rank=None, broadcast=True)))),  # optional T
-        ('sequence_lens', draw(S.optional(S.tensor(types['T1'], dims, rank=None, broadcast=True)))),  # optional T1
-        ('initial_h', draw(S.optional(S.tensor(types['T'], dims, rank=None, broadcast=True)))),  # optional T
-    ]
-    return S.finish_case(draw, SPEC, V3, types, attributes, inputs, initializers, siblings)
+def gru_3_calls(types, initializers=True, siblings=0):
+    """Cases of GRU-3 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: rnn)."""
+    return cases(SPEC, V3, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='GRU', version=3, suite='differential', example='differential')
@@ -118,28 +81,10 @@ V7_TYPES = [
 V7_TYPE_IDS = ['float16-int32', 'float-int32', 'double-int32']
 
 
-@st.composite
-def gru_7_calls(draw, types, initializers=True, siblings=0):
-    """One call of GRU-7 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'clip': draw(S.attribute(V7.attribute('clip'))),  # float, no default
-        'activation_beta': draw(S.attribute(V7.attribute('activation_beta'))),  # floats, no default
-        'activation_alpha': draw(S.attribute(V7.attribute('activation_alpha'))),  # floats, no default
-        'hidden_size': draw(S.attribute(V7.attribute('hidden_size'))),  # int, no default
-        'direction': draw(S.attribute(V7.attribute('direction'))),  # string, default 'forward'
-        'linear_before_reset': draw(S.attribute(V7.attribute('linear_before_reset'))),  # int, default 0
-        'activations': draw(S.attribute(V7.attribute('activations'))),  # strings, no default
-    }
-    inputs = [
-        ('X', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-        ('W', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-        ('R', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-        ('B', draw(S.optional(S.tensor(types['T'], dims, rank=None, broadcast=True)))),  # optional T
-        ('sequence_lens', draw(S.optional(S.tensor(types['T1'], dims, rank=None, broadcast=True)))),  # optional T1
-        ('initial_h', draw(S.optional(S.tensor(types['T'], dims, rank=None, broadcast=True)))),  # optional T
-    ]
-    return S.finish_case(draw, SPEC, V7, types, attributes, inputs, initializers, siblings)
+def gru_7_calls(types, initializers=True, siblings=0):
+    """Cases of GRU-7 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: rnn)."""
+    return cases(SPEC, V7, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='GRU', version=7, suite='differential', example='differential')
@@ -162,29 +107,10 @@ V14_TYPES = [
 V14_TYPE_IDS = ['float16-int32', 'float-int32', 'double-int32']
 
 
-@st.composite
-def gru_14_calls(draw, types, initializers=True, siblings=0):
-    """One call of GRU-14 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'clip': draw(S.attribute(V14.attribute('clip'))),  # float, no default
-        'activation_beta': draw(S.attribute(V14.attribute('activation_beta'))),  # floats, no default
-        'activation_alpha': draw(S.attribute(V14.attribute('activation_alpha'))),  # floats, no default
-        'hidden_size': draw(S.attribute(V14.attribute('hidden_size'))),  # int, no default
-        'layout': draw(S.attribute(V14.attribute('layout'))),  # int, default 0
-        'direction': draw(S.attribute(V14.attribute('direction'))),  # string, default 'forward'
-        'linear_before_reset': draw(S.attribute(V14.attribute('linear_before_reset'))),  # int, default 0
-        'activations': draw(S.attribute(V14.attribute('activations'))),  # strings, no default
-    }
-    inputs = [
-        ('X', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-        ('W', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-        ('R', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-        ('B', draw(S.optional(S.tensor(types['T'], dims, rank=None, broadcast=True)))),  # optional T
-        ('sequence_lens', draw(S.optional(S.tensor(types['T1'], dims, rank=None, broadcast=True)))),  # optional T1
-        ('initial_h', draw(S.optional(S.tensor(types['T'], dims, rank=None, broadcast=True)))),  # optional T
-    ]
-    return S.finish_case(draw, SPEC, V14, types, attributes, inputs, initializers, siblings)
+def gru_14_calls(types, initializers=True, siblings=0):
+    """Cases of GRU-14 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: rnn)."""
+    return cases(SPEC, V14, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='GRU', version=14, suite='differential', example='differential')
@@ -208,29 +134,10 @@ V22_TYPES = [
 V22_TYPE_IDS = ['bfloat16-int32', 'float16-int32', 'float-int32', 'double-int32']
 
 
-@st.composite
-def gru_22_calls(draw, types, initializers=True, siblings=0):
-    """One call of GRU-22 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'clip': draw(S.attribute(V22.attribute('clip'))),  # float, no default
-        'activation_beta': draw(S.attribute(V22.attribute('activation_beta'))),  # floats, no default
-        'activation_alpha': draw(S.attribute(V22.attribute('activation_alpha'))),  # floats, no default
-        'hidden_size': draw(S.attribute(V22.attribute('hidden_size'))),  # int, no default
-        'layout': draw(S.attribute(V22.attribute('layout'))),  # int, default 0
-        'direction': draw(S.attribute(V22.attribute('direction'))),  # string, default 'forward'
-        'linear_before_reset': draw(S.attribute(V22.attribute('linear_before_reset'))),  # int, default 0
-        'activations': draw(S.attribute(V22.attribute('activations'))),  # strings, no default
-    }
-    inputs = [
-        ('X', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-        ('W', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-        ('R', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-        ('B', draw(S.optional(S.tensor(types['T'], dims, rank=None, broadcast=True)))),  # optional T
-        ('sequence_lens', draw(S.optional(S.tensor(types['T1'], dims, rank=None, broadcast=True)))),  # optional T1
-        ('initial_h', draw(S.optional(S.tensor(types['T'], dims, rank=None, broadcast=True)))),  # optional T
-    ]
-    return S.finish_case(draw, SPEC, V22, types, attributes, inputs, initializers, siblings)
+def gru_22_calls(types, initializers=True, siblings=0):
+    """Cases of GRU-22 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: rnn)."""
+    return cases(SPEC, V22, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='GRU', version=22, suite='differential', example='differential')

@@ -10,7 +10,7 @@ from ``pytest --backend NAME``; ``--max-examples`` and ``--seed`` steer hypothes
 import pytest
 from hypothesis import given, strategies as st
 
-from opkit import strategies as S
+from opkit.cases import cases
 from opkit.conformance import harness
 from opkit.conformance.pytest_support import check_differential, check_example, check_lowering, check_property
 
@@ -29,17 +29,10 @@ V1_TYPES = [
 V1_TYPE_IDS = ['float16', 'float', 'double']
 
 
-@st.composite
-def hardmax_1_calls(draw, types, initializers=True, siblings=0):
-    """One call of Hardmax-1 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'axis': draw(S.attribute(V1.attribute('axis'))),  # int, default 1
-    }
-    inputs = [
-        ('input', draw(S.tensor(types['T'], dims, rank=None))),  # T
-    ]
-    return S.finish_case(draw, SPEC, V1, types, attributes, inputs, initializers, siblings)
+def hardmax_1_calls(types, initializers=True, siblings=0):
+    """Cases of Hardmax-1 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: reduction)."""
+    return cases(SPEC, V1, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='Hardmax', version=1, suite='differential', example='differential')
@@ -62,17 +55,10 @@ V11_TYPES = [
 V11_TYPE_IDS = ['float16', 'float', 'double']
 
 
-@st.composite
-def hardmax_11_calls(draw, types, initializers=True, siblings=0):
-    """One call of Hardmax-11 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'axis': draw(S.attribute(V11.attribute('axis'))),  # int, default 1
-    }
-    inputs = [
-        ('input', draw(S.tensor(types['T'], dims, rank=None))),  # T
-    ]
-    return S.finish_case(draw, SPEC, V11, types, attributes, inputs, initializers, siblings)
+def hardmax_11_calls(types, initializers=True, siblings=0):
+    """Cases of Hardmax-11 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: reduction)."""
+    return cases(SPEC, V11, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='Hardmax', version=11, suite='differential', example='differential')
@@ -96,17 +82,10 @@ V13_TYPES = [
 V13_TYPE_IDS = ['float16', 'float', 'double', 'bfloat16']
 
 
-@st.composite
-def hardmax_13_calls(draw, types, initializers=True, siblings=0):
-    """One call of Hardmax-13 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'axis': draw(S.attribute(V13.attribute('axis'))),  # int, default -1
-    }
-    inputs = [
-        ('input', draw(S.tensor(types['T'], dims, rank=None))),  # T
-    ]
-    return S.finish_case(draw, SPEC, V13, types, attributes, inputs, initializers, siblings)
+def hardmax_13_calls(types, initializers=True, siblings=0):
+    """Cases of Hardmax-13 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: reduction)."""
+    return cases(SPEC, V13, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='Hardmax', version=13, suite='differential', example='differential')

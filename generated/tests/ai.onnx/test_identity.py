@@ -10,7 +10,7 @@ from ``pytest --backend NAME``; ``--max-examples`` and ``--seed`` steer hypothes
 import pytest
 from hypothesis import given, strategies as st
 
-from opkit import strategies as S
+from opkit.cases import cases
 from opkit.conformance import harness
 from opkit.conformance.pytest_support import check_differential, check_example, check_lowering, check_property
 
@@ -41,16 +41,10 @@ V1_TYPES = [
 V1_TYPE_IDS = ['uint8', 'uint16', 'uint32', 'uint64', 'int8', 'int16', 'int32', 'int64', 'float16', 'float', 'double', 'string', 'bool', 'complex64', 'complex128']
 
 
-@st.composite
-def identity_1_calls(draw, types, initializers=True, siblings=0):
-    """One call of Identity-1 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-    }
-    inputs = [
-        ('input', draw(S.tensor(types['T'], dims, rank=None))),  # T
-    ]
-    return S.finish_case(draw, SPEC, V1, types, attributes, inputs, initializers, siblings)
+def identity_1_calls(types, initializers=True, siblings=0):
+    """Cases of Identity-1 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator."""
+    return cases(SPEC, V1, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='Identity', version=1, suite='differential', example='differential')
@@ -86,16 +80,10 @@ V13_TYPES = [
 V13_TYPE_IDS = ['uint8', 'uint16', 'uint32', 'uint64', 'int8', 'int16', 'int32', 'int64', 'bfloat16', 'float16', 'float', 'double', 'string', 'bool', 'complex64', 'complex128']
 
 
-@st.composite
-def identity_13_calls(draw, types, initializers=True, siblings=0):
-    """One call of Identity-13 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-    }
-    inputs = [
-        ('input', draw(S.tensor(types['T'], dims, rank=None))),  # T
-    ]
-    return S.finish_case(draw, SPEC, V13, types, attributes, inputs, initializers, siblings)
+def identity_13_calls(types, initializers=True, siblings=0):
+    """Cases of Identity-13 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator."""
+    return cases(SPEC, V13, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='Identity', version=13, suite='differential', example='differential')
@@ -131,16 +119,10 @@ V14_TYPES = [
 V14_TYPE_IDS = ['uint8', 'uint16', 'uint32', 'uint64', 'int8', 'int16', 'int32', 'int64', 'bfloat16', 'float16', 'float', 'double', 'string', 'bool', 'complex64', 'complex128']
 
 
-@st.composite
-def identity_14_calls(draw, types, initializers=True, siblings=0):
-    """One call of Identity-14 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-    }
-    inputs = [
-        ('input', draw(S.tensor(types['V'], dims, rank=None))),  # V
-    ]
-    return S.finish_case(draw, SPEC, V14, types, attributes, inputs, initializers, siblings)
+def identity_14_calls(types, initializers=True, siblings=0):
+    """Cases of Identity-14 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator."""
+    return cases(SPEC, V14, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='Identity', version=14, suite='differential', example='differential')
@@ -176,16 +158,10 @@ V16_TYPES = [
 V16_TYPE_IDS = ['uint8', 'uint16', 'uint32', 'uint64', 'int8', 'int16', 'int32', 'int64', 'bfloat16', 'float16', 'float', 'double', 'string', 'bool', 'complex64', 'complex128']
 
 
-@st.composite
-def identity_16_calls(draw, types, initializers=True, siblings=0):
-    """One call of Identity-16 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-    }
-    inputs = [
-        ('input', draw(S.tensor(types['V'], dims, rank=None))),  # V
-    ]
-    return S.finish_case(draw, SPEC, V16, types, attributes, inputs, initializers, siblings)
+def identity_16_calls(types, initializers=True, siblings=0):
+    """Cases of Identity-16 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator."""
+    return cases(SPEC, V16, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='Identity', version=16, suite='differential', example='differential')
@@ -225,16 +201,10 @@ V19_TYPES = [
 V19_TYPE_IDS = ['uint8', 'uint16', 'uint32', 'uint64', 'int8', 'int16', 'int32', 'int64', 'bfloat16', 'float16', 'float', 'double', 'string', 'bool', 'complex64', 'complex128', 'float8e4m3fn', 'float8e4m3fnuz', 'float8e5m2', 'float8e5m2fnuz']
 
 
-@st.composite
-def identity_19_calls(draw, types, initializers=True, siblings=0):
-    """One call of Identity-19 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-    }
-    inputs = [
-        ('input', draw(S.tensor(types['V'], dims, rank=None))),  # V
-    ]
-    return S.finish_case(draw, SPEC, V19, types, attributes, inputs, initializers, siblings)
+def identity_19_calls(types, initializers=True, siblings=0):
+    """Cases of Identity-19 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator."""
+    return cases(SPEC, V19, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='Identity', version=19, suite='differential', example='differential')
@@ -276,16 +246,10 @@ V21_TYPES = [
 V21_TYPE_IDS = ['uint8', 'uint16', 'uint32', 'uint64', 'int8', 'int16', 'int32', 'int64', 'bfloat16', 'float16', 'float', 'double', 'string', 'bool', 'complex64', 'complex128', 'float8e4m3fn', 'float8e4m3fnuz', 'float8e5m2', 'float8e5m2fnuz', 'uint4', 'int4']
 
 
-@st.composite
-def identity_21_calls(draw, types, initializers=True, siblings=0):
-    """One call of Identity-21 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-    }
-    inputs = [
-        ('input', draw(S.tensor(types['V'], dims, rank=None))),  # V
-    ]
-    return S.finish_case(draw, SPEC, V21, types, attributes, inputs, initializers, siblings)
+def identity_21_calls(types, initializers=True, siblings=0):
+    """Cases of Identity-21 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator."""
+    return cases(SPEC, V21, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='Identity', version=21, suite='differential', example='differential')
@@ -328,16 +292,10 @@ V23_TYPES = [
 V23_TYPE_IDS = ['uint8', 'uint16', 'uint32', 'uint64', 'int8', 'int16', 'int32', 'int64', 'bfloat16', 'float16', 'float', 'double', 'string', 'bool', 'complex64', 'complex128', 'float8e4m3fn', 'float8e4m3fnuz', 'float8e5m2', 'float8e5m2fnuz', 'uint4', 'int4', 'float4e2m1']
 
 
-@st.composite
-def identity_23_calls(draw, types, initializers=True, siblings=0):
-    """One call of Identity-23 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-    }
-    inputs = [
-        ('input', draw(S.tensor(types['V'], dims, rank=None))),  # V
-    ]
-    return S.finish_case(draw, SPEC, V23, types, attributes, inputs, initializers, siblings)
+def identity_23_calls(types, initializers=True, siblings=0):
+    """Cases of Identity-23 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator."""
+    return cases(SPEC, V23, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='Identity', version=23, suite='differential', example='differential')
@@ -381,16 +339,10 @@ V24_TYPES = [
 V24_TYPE_IDS = ['uint8', 'uint16', 'uint32', 'uint64', 'int8', 'int16', 'int32', 'int64', 'bfloat16', 'float16', 'float', 'double', 'string', 'bool', 'complex64', 'complex128', 'float8e4m3fn', 'float8e4m3fnuz', 'float8e5m2', 'float8e5m2fnuz', 'uint4', 'int4', 'float4e2m1', 'float8e8m0']
 
 
-@st.composite
-def identity_24_calls(draw, types, initializers=True, siblings=0):
-    """One call of Identity-24 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-    }
-    inputs = [
-        ('input', draw(S.tensor(types['V'], dims, rank=None))),  # V
-    ]
-    return S.finish_case(draw, SPEC, V24, types, attributes, inputs, initializers, siblings)
+def identity_24_calls(types, initializers=True, siblings=0):
+    """Cases of Identity-24 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator."""
+    return cases(SPEC, V24, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='Identity', version=24, suite='differential', example='differential')
@@ -436,16 +388,10 @@ V25_TYPES = [
 V25_TYPE_IDS = ['uint8', 'uint16', 'uint32', 'uint64', 'int8', 'int16', 'int32', 'int64', 'bfloat16', 'float16', 'float', 'double', 'string', 'bool', 'complex64', 'complex128', 'float8e4m3fn', 'float8e4m3fnuz', 'float8e5m2', 'float8e5m2fnuz', 'uint4', 'int4', 'float4e2m1', 'float8e8m0', 'uint2', 'int2']
 
 
-@st.composite
-def identity_25_calls(draw, types, initializers=True, siblings=0):
-    """One call of Identity-25 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-    }
-    inputs = [
-        ('input', draw(S.tensor(types['V'], dims, rank=None))),  # V
-    ]
-    return S.finish_case(draw, SPEC, V25, types, attributes, inputs, initializers, siblings)
+def identity_25_calls(types, initializers=True, siblings=0):
+    """Cases of Identity-25 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator."""
+    return cases(SPEC, V25, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='Identity', version=25, suite='differential', example='differential')

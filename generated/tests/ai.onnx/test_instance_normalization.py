@@ -10,7 +10,7 @@ from ``pytest --backend NAME``; ``--max-examples`` and ``--seed`` steer hypothes
 import pytest
 from hypothesis import given, strategies as st
 
-from opkit import strategies as S
+from opkit.cases import cases
 from opkit.conformance import harness
 from opkit.conformance.pytest_support import check_differential, check_example, check_lowering, check_property
 
@@ -29,20 +29,10 @@ V1_TYPES = [
 V1_TYPE_IDS = ['float16', 'float', 'double']
 
 
-@st.composite
-def instance_normalization_1_calls(draw, types, initializers=True, siblings=0):
-    """One call of InstanceNormalization-1 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'epsilon': draw(S.attribute(V1.attribute('epsilon'))),  # float, default 1e-05
-        'consumed_inputs': draw(S.attribute(V1.attribute('consumed_inputs'))),  # ints, no default
-    }
-    inputs = [
-        ('input', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-        ('scale', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-        ('B', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-    ]
-    return S.finish_case(draw, SPEC, V1, types, attributes, inputs, initializers, siblings)
+def instance_normalization_1_calls(types, initializers=True, siblings=0):
+    """Cases of InstanceNormalization-1 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: normalization)."""
+    return cases(SPEC, V1, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='InstanceNormalization', version=1, suite='differential', example='differential')
@@ -65,19 +55,10 @@ V6_TYPES = [
 V6_TYPE_IDS = ['float16', 'float', 'double']
 
 
-@st.composite
-def instance_normalization_6_calls(draw, types, initializers=True, siblings=0):
-    """One call of InstanceNormalization-6 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'epsilon': draw(S.attribute(V6.attribute('epsilon'))),  # float, default 1e-05
-    }
-    inputs = [
-        ('input', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-        ('scale', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-        ('B', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-    ]
-    return S.finish_case(draw, SPEC, V6, types, attributes, inputs, initializers, siblings)
+def instance_normalization_6_calls(types, initializers=True, siblings=0):
+    """Cases of InstanceNormalization-6 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: normalization)."""
+    return cases(SPEC, V6, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='InstanceNormalization', version=6, suite='differential', example='differential')
@@ -101,19 +82,10 @@ V22_TYPES = [
 V22_TYPE_IDS = ['bfloat16', 'float16', 'float', 'double']
 
 
-@st.composite
-def instance_normalization_22_calls(draw, types, initializers=True, siblings=0):
-    """One call of InstanceNormalization-22 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'epsilon': draw(S.attribute(V22.attribute('epsilon'))),  # float, default 1e-05
-    }
-    inputs = [
-        ('input', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-        ('scale', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-        ('B', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-    ]
-    return S.finish_case(draw, SPEC, V22, types, attributes, inputs, initializers, siblings)
+def instance_normalization_22_calls(types, initializers=True, siblings=0):
+    """Cases of InstanceNormalization-22 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: normalization)."""
+    return cases(SPEC, V22, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='InstanceNormalization', version=22, suite='differential', example='differential')

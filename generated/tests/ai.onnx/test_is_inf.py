@@ -10,7 +10,7 @@ from ``pytest --backend NAME``; ``--max-examples`` and ``--seed`` steer hypothes
 import pytest
 from hypothesis import given, strategies as st
 
-from opkit import strategies as S
+from opkit.cases import cases
 from opkit.conformance import harness
 from opkit.conformance.pytest_support import check_differential, check_example, check_lowering, check_property
 
@@ -28,18 +28,10 @@ V10_TYPES = [
 V10_TYPE_IDS = ['float-bool', 'double-bool']
 
 
-@st.composite
-def is_inf_10_calls(draw, types, initializers=True, siblings=0):
-    """One call of IsInf-10 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'detect_negative': draw(S.attribute(V10.attribute('detect_negative'))),  # int, default 1
-        'detect_positive': draw(S.attribute(V10.attribute('detect_positive'))),  # int, default 1
-    }
-    inputs = [
-        ('X', draw(S.tensor(types['T1'], dims, rank=None))),  # T1
-    ]
-    return S.finish_case(draw, SPEC, V10, types, attributes, inputs, initializers, siblings)
+def is_inf_10_calls(types, initializers=True, siblings=0):
+    """Cases of IsInf-10 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator."""
+    return cases(SPEC, V10, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='IsInf', version=10, suite='differential', example='differential')
@@ -67,18 +59,10 @@ V20_TYPES = [
 V20_TYPE_IDS = ['bfloat16-bool', 'float16-bool', 'float-bool', 'double-bool', 'float8e4m3fn-bool', 'float8e4m3fnuz-bool', 'float8e5m2-bool', 'float8e5m2fnuz-bool']
 
 
-@st.composite
-def is_inf_20_calls(draw, types, initializers=True, siblings=0):
-    """One call of IsInf-20 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'detect_negative': draw(S.attribute(V20.attribute('detect_negative'))),  # int, default 1
-        'detect_positive': draw(S.attribute(V20.attribute('detect_positive'))),  # int, default 1
-    }
-    inputs = [
-        ('X', draw(S.tensor(types['T1'], dims, rank=None))),  # T1
-    ]
-    return S.finish_case(draw, SPEC, V20, types, attributes, inputs, initializers, siblings)
+def is_inf_20_calls(types, initializers=True, siblings=0):
+    """Cases of IsInf-20 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator."""
+    return cases(SPEC, V20, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='IsInf', version=20, suite='differential', example='differential')

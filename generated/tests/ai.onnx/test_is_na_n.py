@@ -10,7 +10,7 @@ from ``pytest --backend NAME``; ``--max-examples`` and ``--seed`` steer hypothes
 import pytest
 from hypothesis import given, strategies as st
 
-from opkit import strategies as S
+from opkit.cases import cases
 from opkit.conformance import harness
 from opkit.conformance.pytest_support import check_differential, check_example, check_lowering, check_property
 
@@ -29,16 +29,10 @@ V9_TYPES = [
 V9_TYPE_IDS = ['float16-bool', 'float-bool', 'double-bool']
 
 
-@st.composite
-def is_na_n_9_calls(draw, types, initializers=True, siblings=0):
-    """One call of IsNaN-9 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-    }
-    inputs = [
-        ('X', draw(S.tensor(types['T1'], dims, rank=None))),  # T1
-    ]
-    return S.finish_case(draw, SPEC, V9, types, attributes, inputs, initializers, siblings)
+def is_na_n_9_calls(types, initializers=True, siblings=0):
+    """Cases of IsNaN-9 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator."""
+    return cases(SPEC, V9, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='IsNaN', version=9, suite='differential', example='differential')
@@ -62,16 +56,10 @@ V13_TYPES = [
 V13_TYPE_IDS = ['float16-bool', 'float-bool', 'double-bool', 'bfloat16-bool']
 
 
-@st.composite
-def is_na_n_13_calls(draw, types, initializers=True, siblings=0):
-    """One call of IsNaN-13 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-    }
-    inputs = [
-        ('X', draw(S.tensor(types['T1'], dims, rank=None))),  # T1
-    ]
-    return S.finish_case(draw, SPEC, V13, types, attributes, inputs, initializers, siblings)
+def is_na_n_13_calls(types, initializers=True, siblings=0):
+    """Cases of IsNaN-13 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator."""
+    return cases(SPEC, V13, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='IsNaN', version=13, suite='differential', example='differential')
@@ -99,16 +87,10 @@ V20_TYPES = [
 V20_TYPE_IDS = ['bfloat16-bool', 'float16-bool', 'float-bool', 'double-bool', 'float8e4m3fn-bool', 'float8e4m3fnuz-bool', 'float8e5m2-bool', 'float8e5m2fnuz-bool']
 
 
-@st.composite
-def is_na_n_20_calls(draw, types, initializers=True, siblings=0):
-    """One call of IsNaN-20 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-    }
-    inputs = [
-        ('X', draw(S.tensor(types['T1'], dims, rank=None))),  # T1
-    ]
-    return S.finish_case(draw, SPEC, V20, types, attributes, inputs, initializers, siblings)
+def is_na_n_20_calls(types, initializers=True, siblings=0):
+    """Cases of IsNaN-20 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator."""
+    return cases(SPEC, V20, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='IsNaN', version=20, suite='differential', example='differential')

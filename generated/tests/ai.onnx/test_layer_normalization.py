@@ -10,7 +10,7 @@ from ``pytest --backend NAME``; ``--max-examples`` and ``--seed`` steer hypothes
 import pytest
 from hypothesis import given, strategies as st
 
-from opkit import strategies as S
+from opkit.cases import cases
 from opkit.conformance import harness
 from opkit.conformance.pytest_support import check_differential, check_example, check_lowering, check_property
 
@@ -34,21 +34,10 @@ V17_TYPES = [
 V17_TYPE_IDS = ['float16-float', 'float16-bfloat16', 'float-float', 'float-bfloat16', 'double-float', 'double-bfloat16', 'bfloat16-float', 'bfloat16-bfloat16']
 
 
-@st.composite
-def layer_normalization_17_calls(draw, types, initializers=True, siblings=0):
-    """One call of LayerNormalization-17 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'stash_type': draw(S.attribute(V17.attribute('stash_type'))),  # int, default 1
-        'epsilon': draw(S.attribute(V17.attribute('epsilon'))),  # float, default 1e-05
-        'axis': draw(S.attribute(V17.attribute('axis'))),  # int, default -1
-    }
-    inputs = [
-        ('X', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-        ('Scale', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-        ('B', draw(S.optional(S.tensor(types['T'], dims, rank=None, broadcast=True)))),  # optional T
-    ]
-    return S.finish_case(draw, SPEC, V17, types, attributes, inputs, initializers, siblings)
+def layer_normalization_17_calls(types, initializers=True, siblings=0):
+    """Cases of LayerNormalization-17 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: normalization)."""
+    return cases(SPEC, V17, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='LayerNormalization', version=17, suite='differential', example='differential')

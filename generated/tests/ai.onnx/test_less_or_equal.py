@@ -10,7 +10,7 @@ from ``pytest --backend NAME``; ``--max-examples`` and ``--seed`` steer hypothes
 import pytest
 from hypothesis import given, strategies as st
 
-from opkit import strategies as S
+from opkit.cases import cases
 from opkit.conformance import harness
 from opkit.conformance.pytest_support import check_differential, check_example, check_lowering, check_property
 
@@ -37,17 +37,10 @@ V12_TYPES = [
 V12_TYPE_IDS = ['uint8-bool', 'uint16-bool', 'uint32-bool', 'uint64-bool', 'int8-bool', 'int16-bool', 'int32-bool', 'int64-bool', 'float16-bool', 'float-bool', 'double-bool']
 
 
-@st.composite
-def less_or_equal_12_calls(draw, types, initializers=True, siblings=0):
-    """One call of LessOrEqual-12 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-    }
-    inputs = [
-        ('A', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-        ('B', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-    ]
-    return S.finish_case(draw, SPEC, V12, types, attributes, inputs, initializers, siblings)
+def less_or_equal_12_calls(types, initializers=True, siblings=0):
+    """Cases of LessOrEqual-12 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator."""
+    return cases(SPEC, V12, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='LessOrEqual', version=12, suite='differential', example='differential')
@@ -79,17 +72,10 @@ V16_TYPES = [
 V16_TYPE_IDS = ['uint8-bool', 'uint16-bool', 'uint32-bool', 'uint64-bool', 'int8-bool', 'int16-bool', 'int32-bool', 'int64-bool', 'float16-bool', 'float-bool', 'double-bool', 'bfloat16-bool']
 
 
-@st.composite
-def less_or_equal_16_calls(draw, types, initializers=True, siblings=0):
-    """One call of LessOrEqual-16 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-    }
-    inputs = [
-        ('A', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-        ('B', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-    ]
-    return S.finish_case(draw, SPEC, V16, types, attributes, inputs, initializers, siblings)
+def less_or_equal_16_calls(types, initializers=True, siblings=0):
+    """Cases of LessOrEqual-16 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator."""
+    return cases(SPEC, V16, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='LessOrEqual', version=16, suite='differential', example='differential')

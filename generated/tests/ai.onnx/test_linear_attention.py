@@ -10,7 +10,7 @@ from ``pytest --backend NAME``; ``--max-examples`` and ``--seed`` steer hypothes
 import pytest
 from hypothesis import given, strategies as st
 
-from opkit import strategies as S
+from opkit.cases import cases
 from opkit.conformance import harness
 from opkit.conformance.pytest_support import check_differential, check_example, check_lowering, check_property
 
@@ -35,26 +35,10 @@ V27_TYPES = [
 V27_TYPE_IDS = ['float16-float16', 'bfloat16-float16', 'float-float16', 'float16-bfloat16', 'bfloat16-bfloat16', 'float-bfloat16', 'float16-float', 'bfloat16-float', 'float-float']
 
 
-@st.composite
-def linear_attention_27_calls(draw, types, initializers=True, siblings=0):
-    """One call of LinearAttention-27 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'chunk_size': draw(S.attribute(V27.attribute('chunk_size'))),  # int, default 64
-        'kv_num_heads': draw(S.attribute(V27.attribute('kv_num_heads'))),  # int, required
-        'q_num_heads': draw(S.attribute(V27.attribute('q_num_heads'))),  # int, required
-        'scale': draw(S.attribute(V27.attribute('scale'))),  # float, default 0.0
-        'update_rule': draw(S.attribute(V27.attribute('update_rule'))),  # string, default 'gated_delta'
-    }
-    inputs = [
-        ('query', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-        ('key', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-        ('value', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-        ('past_state', draw(S.optional(S.tensor(types['S'], dims, rank=None, broadcast=True)))),  # optional S
-        ('decay', draw(S.optional(S.tensor(types['T'], dims, rank=None, broadcast=True)))),  # optional T
-        ('beta', draw(S.optional(S.tensor(types['T'], dims, rank=None, broadcast=True)))),  # optional T
-    ]
-    return S.finish_case(draw, SPEC, V27, types, attributes, inputs, initializers, siblings)
+def linear_attention_27_calls(types, initializers=True, siblings=0):
+    """Cases of LinearAttention-27 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: attention)."""
+    return cases(SPEC, V27, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='LinearAttention', version=27, suite='differential', example='differential')

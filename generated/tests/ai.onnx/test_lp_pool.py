@@ -10,7 +10,7 @@ from ``pytest --backend NAME``; ``--max-examples`` and ``--seed`` steer hypothes
 import pytest
 from hypothesis import given, strategies as st
 
-from opkit import strategies as S
+from opkit.cases import cases
 from opkit.conformance import harness
 from opkit.conformance.pytest_support import check_differential, check_example, check_lowering, check_property
 
@@ -29,21 +29,10 @@ V1_TYPES = [
 V1_TYPE_IDS = ['float16', 'float', 'double']
 
 
-@st.composite
-def lp_pool_1_calls(draw, types, initializers=True, siblings=0):
-    """One call of LpPool-1 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'p': draw(S.attribute(V1.attribute('p'))),  # float, default 2.0
-        'pads': draw(S.attribute(V1.attribute('pads'))),  # ints, no default
-        'auto_pad': draw(S.attribute(V1.attribute('auto_pad'))),  # string, default 'NOTSET'
-        'strides': draw(S.attribute(V1.attribute('strides'))),  # ints, no default
-        'kernel_shape': draw(S.attribute(V1.attribute('kernel_shape'))),  # ints, no default
-    }
-    inputs = [
-        ('X', draw(S.tensor(types['T'], dims, rank=None))),  # T
-    ]
-    return S.finish_case(draw, SPEC, V1, types, attributes, inputs, initializers, siblings)
+def lp_pool_1_calls(types, initializers=True, siblings=0):
+    """Cases of LpPool-1 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: window)."""
+    return cases(SPEC, V1, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='LpPool', version=1, suite='differential', example='differential')
@@ -66,21 +55,10 @@ V2_TYPES = [
 V2_TYPE_IDS = ['float16', 'float', 'double']
 
 
-@st.composite
-def lp_pool_2_calls(draw, types, initializers=True, siblings=0):
-    """One call of LpPool-2 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'p': draw(S.attribute(V2.attribute('p'))),  # int, default 2
-        'pads': draw(S.attribute(V2.attribute('pads'))),  # ints, no default
-        'auto_pad': draw(S.attribute(V2.attribute('auto_pad'))),  # string, default 'NOTSET'
-        'strides': draw(S.attribute(V2.attribute('strides'))),  # ints, no default
-        'kernel_shape': draw(S.attribute(V2.attribute('kernel_shape'))),  # ints, required
-    }
-    inputs = [
-        ('X', draw(S.tensor(types['T'], dims, rank=None))),  # T
-    ]
-    return S.finish_case(draw, SPEC, V2, types, attributes, inputs, initializers, siblings)
+def lp_pool_2_calls(types, initializers=True, siblings=0):
+    """Cases of LpPool-2 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: window)."""
+    return cases(SPEC, V2, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='LpPool', version=2, suite='differential', example='differential')
@@ -103,21 +81,10 @@ V11_TYPES = [
 V11_TYPE_IDS = ['float16', 'float', 'double']
 
 
-@st.composite
-def lp_pool_11_calls(draw, types, initializers=True, siblings=0):
-    """One call of LpPool-11 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'p': draw(S.attribute(V11.attribute('p'))),  # int, default 2
-        'pads': draw(S.attribute(V11.attribute('pads'))),  # ints, no default
-        'auto_pad': draw(S.attribute(V11.attribute('auto_pad'))),  # string, default 'NOTSET'
-        'strides': draw(S.attribute(V11.attribute('strides'))),  # ints, no default
-        'kernel_shape': draw(S.attribute(V11.attribute('kernel_shape'))),  # ints, required
-    }
-    inputs = [
-        ('X', draw(S.tensor(types['T'], dims, rank=None))),  # T
-    ]
-    return S.finish_case(draw, SPEC, V11, types, attributes, inputs, initializers, siblings)
+def lp_pool_11_calls(types, initializers=True, siblings=0):
+    """Cases of LpPool-11 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: window)."""
+    return cases(SPEC, V11, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='LpPool', version=11, suite='differential', example='differential')
@@ -140,23 +107,10 @@ V18_TYPES = [
 V18_TYPE_IDS = ['float16', 'float', 'double']
 
 
-@st.composite
-def lp_pool_18_calls(draw, types, initializers=True, siblings=0):
-    """One call of LpPool-18 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'p': draw(S.attribute(V18.attribute('p'))),  # int, default 2
-        'pads': draw(S.attribute(V18.attribute('pads'))),  # ints, no default
-        'auto_pad': draw(S.attribute(V18.attribute('auto_pad'))),  # string, default 'NOTSET'
-        'ceil_mode': draw(S.attribute(V18.attribute('ceil_mode'))),  # int, default 0
-        'dilations': draw(S.attribute(V18.attribute('dilations'))),  # ints, no default
-        'strides': draw(S.attribute(V18.attribute('strides'))),  # ints, no default
-        'kernel_shape': draw(S.attribute(V18.attribute('kernel_shape'))),  # ints, required
-    }
-    inputs = [
-        ('X', draw(S.tensor(types['T'], dims, rank=None))),  # T
-    ]
-    return S.finish_case(draw, SPEC, V18, types, attributes, inputs, initializers, siblings)
+def lp_pool_18_calls(types, initializers=True, siblings=0):
+    """Cases of LpPool-18 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: window)."""
+    return cases(SPEC, V18, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='LpPool', version=18, suite='differential', example='differential')
@@ -180,23 +134,10 @@ V22_TYPES = [
 V22_TYPE_IDS = ['bfloat16', 'float16', 'float', 'double']
 
 
-@st.composite
-def lp_pool_22_calls(draw, types, initializers=True, siblings=0):
-    """One call of LpPool-22 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'p': draw(S.attribute(V22.attribute('p'))),  # int, default 2
-        'pads': draw(S.attribute(V22.attribute('pads'))),  # ints, no default
-        'auto_pad': draw(S.attribute(V22.attribute('auto_pad'))),  # string, default 'NOTSET'
-        'ceil_mode': draw(S.attribute(V22.attribute('ceil_mode'))),  # int, default 0
-        'dilations': draw(S.attribute(V22.attribute('dilations'))),  # ints, no default
-        'strides': draw(S.attribute(V22.attribute('strides'))),  # ints, no default
-        'kernel_shape': draw(S.attribute(V22.attribute('kernel_shape'))),  # ints, required
-    }
-    inputs = [
-        ('X', draw(S.tensor(types['T'], dims, rank=None))),  # T
-    ]
-    return S.finish_case(draw, SPEC, V22, types, attributes, inputs, initializers, siblings)
+def lp_pool_22_calls(types, initializers=True, siblings=0):
+    """Cases of LpPool-22 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: window)."""
+    return cases(SPEC, V22, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='LpPool', version=22, suite='differential', example='differential')

@@ -10,7 +10,7 @@ from ``pytest --backend NAME``; ``--max-examples`` and ``--seed`` steer hypothes
 import pytest
 from hypothesis import given, strategies as st
 
-from opkit import strategies as S
+from opkit.cases import cases
 from opkit.conformance import harness
 from opkit.conformance.pytest_support import check_differential, check_example, check_lowering, check_property
 
@@ -29,20 +29,10 @@ V1_TYPES = [
 V1_TYPE_IDS = ['float16', 'float', 'double']
 
 
-@st.composite
-def lrn_1_calls(draw, types, initializers=True, siblings=0):
-    """One call of LRN-1 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'bias': draw(S.attribute(V1.attribute('bias'))),  # float, default 1.0
-        'beta': draw(S.attribute(V1.attribute('beta'))),  # float, default 0.75
-        'alpha': draw(S.attribute(V1.attribute('alpha'))),  # float, default 0.0001
-        'size': draw(S.attribute(V1.attribute('size'))),  # int, required
-    }
-    inputs = [
-        ('X', draw(S.tensor(types['T'], dims, rank=None))),  # T
-    ]
-    return S.finish_case(draw, SPEC, V1, types, attributes, inputs, initializers, siblings)
+def lrn_1_calls(types, initializers=True, siblings=0):
+    """Cases of LRN-1 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: normalization)."""
+    return cases(SPEC, V1, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='LRN', version=1, suite='differential', example='differential')
@@ -66,20 +56,10 @@ V13_TYPES = [
 V13_TYPE_IDS = ['float16', 'float', 'double', 'bfloat16']
 
 
-@st.composite
-def lrn_13_calls(draw, types, initializers=True, siblings=0):
-    """One call of LRN-13 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'bias': draw(S.attribute(V13.attribute('bias'))),  # float, default 1.0
-        'beta': draw(S.attribute(V13.attribute('beta'))),  # float, default 0.75
-        'alpha': draw(S.attribute(V13.attribute('alpha'))),  # float, default 0.0001
-        'size': draw(S.attribute(V13.attribute('size'))),  # int, required
-    }
-    inputs = [
-        ('X', draw(S.tensor(types['T'], dims, rank=None))),  # T
-    ]
-    return S.finish_case(draw, SPEC, V13, types, attributes, inputs, initializers, siblings)
+def lrn_13_calls(types, initializers=True, siblings=0):
+    """Cases of LRN-13 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: normalization)."""
+    return cases(SPEC, V13, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='LRN', version=13, suite='differential', example='differential')

@@ -10,7 +10,7 @@ from ``pytest --backend NAME``; ``--max-examples`` and ``--seed`` steer hypothes
 import pytest
 from hypothesis import given, strategies as st
 
-from opkit import strategies as S
+from opkit.cases import cases
 from opkit.conformance import harness
 from opkit.conformance.pytest_support import check_differential, check_example, check_lowering, check_property
 
@@ -29,31 +29,10 @@ V1_TYPES = [
 V1_TYPE_IDS = ['float16-int32', 'float-int32', 'double-int32']
 
 
-@st.composite
-def lstm_1_calls(draw, types, initializers=True, siblings=0):
-    """One call of LSTM-1 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'clip': draw(S.attribute(V1.attribute('clip'))),  # float, no default
-        'activation_beta': draw(S.attribute(V1.attribute('activation_beta'))),  # floats, no default
-        'output_sequence': draw(S.attribute(V1.attribute('output_sequence'))),  # int, default 0
-        'activation_alpha': draw(S.attribute(V1.attribute('activation_alpha'))),  # floats, no default
-        'hidden_size': draw(S.attribute(V1.attribute('hidden_size'))),  # int, no default
-        'direction': draw(S.attribute(V1.attribute('direction'))),  # string, default 'forward'
-        'input_forget': draw(S.attribute(V1.attribute('input_forget'))),  # int, default 0
-        'activations': draw(S.attribute(V1.attribute('activations'))),  # strings, no default
-    }
-    inputs = [
-        ('X', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-        ('W', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-        ('R', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-        ('B', draw(S.optional(S.tensor(types['T'], dims, rank=None, broadcast=True)))),  # optional T
-        ('sequence_lens', draw(S.optional(S.tensor(types['T1'], dims, rank=None, broadcast=True)))),  # optional T1
-        ('initial_h', draw(S.optional(S.tensor(types['T'], dims, rank=None, broadcast=True)))),  # optional T
-        ('initial_c', draw(S.optional(S.tensor(types['T'], dims, rank=None, broadcast=True)))),  # optional T
-        ('P', draw(S.optional(S.tensor(types['T'], dims, rank=None, broadcast=True)))),  # optional T
-    ]
-    return S.finish_case(draw, SPEC, V1, types, attributes, inputs, initializers, siblings)
+def lstm_1_calls(types, initializers=True, siblings=0):
+    """Cases of LSTM-1 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: rnn)."""
+    return cases(SPEC, V1, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='LSTM', version=1, suite='differential', example='differential')
@@ -76,30 +55,10 @@ V7_TYPES = [
 V7_TYPE_IDS = ['float16-int32', 'float-int32', 'double-int32']
 
 
-@st.composite
-def lstm_7_calls(draw, types, initializers=True, siblings=0):
-    """One call of LSTM-7 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'clip': draw(S.attribute(V7.attribute('clip'))),  # float, no default
-        'activation_beta': draw(S.attribute(V7.attribute('activation_beta'))),  # floats, no default
-        'activation_alpha': draw(S.attribute(V7.attribute('activation_alpha'))),  # floats, no default
-        'hidden_size': draw(S.attribute(V7.attribute('hidden_size'))),  # int, no default
-        'direction': draw(S.attribute(V7.attribute('direction'))),  # string, default 'forward'
-        'input_forget': draw(S.attribute(V7.attribute('input_forget'))),  # int, default 0
-        'activations': draw(S.attribute(V7.attribute('activations'))),  # strings, no default
-    }
-    inputs = [
-        ('X', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-        ('W', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-        ('R', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-        ('B', draw(S.optional(S.tensor(types['T'], dims, rank=None, broadcast=True)))),  # optional T
-        ('sequence_lens', draw(S.optional(S.tensor(types['T1'], dims, rank=None, broadcast=True)))),  # optional T1
-        ('initial_h', draw(S.optional(S.tensor(types['T'], dims, rank=None, broadcast=True)))),  # optional T
-        ('initial_c', draw(S.optional(S.tensor(types['T'], dims, rank=None, broadcast=True)))),  # optional T
-        ('P', draw(S.optional(S.tensor(types['T'], dims, rank=None, broadcast=True)))),  # optional T
-    ]
-    return S.finish_case(draw, SPEC, V7, types, attributes, inputs, initializers, siblings)
+def lstm_7_calls(types, initializers=True, siblings=0):
+    """Cases of LSTM-7 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: rnn)."""
+    return cases(SPEC, V7, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='LSTM', version=7, suite='differential', example='differential')
@@ -122,31 +81,10 @@ V14_TYPES = [
 V14_TYPE_IDS = ['float16-int32', 'float-int32', 'double-int32']
 
 
-@st.composite
-def lstm_14_calls(draw, types, initializers=True, siblings=0):
-    """One call of LSTM-14 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'clip': draw(S.attribute(V14.attribute('clip'))),  # float, no default
-        'activation_beta': draw(S.attribute(V14.attribute('activation_beta'))),  # floats, no default
-        'activation_alpha': draw(S.attribute(V14.attribute('activation_alpha'))),  # floats, no default
-        'hidden_size': draw(S.attribute(V14.attribute('hidden_size'))),  # int, no default
-        'direction': draw(S.attribute(V14.attribute('direction'))),  # string, default 'forward'
-        'input_forget': draw(S.attribute(V14.attribute('input_forget'))),  # int, default 0
-        'layout': draw(S.attribute(V14.attribute('layout'))),  # int, default 0
-        'activations': draw(S.attribute(V14.attribute('activations'))),  # strings, no default
-    }
-    inputs = [
-        ('X', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-        ('W', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-        ('R', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-        ('B', draw(S.optional(S.tensor(types['T'], dims, rank=None, broadcast=True)))),  # optional T
-        ('sequence_lens', draw(S.optional(S.tensor(types['T1'], dims, rank=None, broadcast=True)))),  # optional T1
-        ('initial_h', draw(S.optional(S.tensor(types['T'], dims, rank=None, broadcast=True)))),  # optional T
-        ('initial_c', draw(S.optional(S.tensor(types['T'], dims, rank=None, broadcast=True)))),  # optional T
-        ('P', draw(S.optional(S.tensor(types['T'], dims, rank=None, broadcast=True)))),  # optional T
-    ]
-    return S.finish_case(draw, SPEC, V14, types, attributes, inputs, initializers, siblings)
+def lstm_14_calls(types, initializers=True, siblings=0):
+    """Cases of LSTM-14 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: rnn)."""
+    return cases(SPEC, V14, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='LSTM', version=14, suite='differential', example='differential')
@@ -170,31 +108,10 @@ V22_TYPES = [
 V22_TYPE_IDS = ['bfloat16-int32', 'float16-int32', 'float-int32', 'double-int32']
 
 
-@st.composite
-def lstm_22_calls(draw, types, initializers=True, siblings=0):
-    """One call of LSTM-22 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'clip': draw(S.attribute(V22.attribute('clip'))),  # float, no default
-        'activation_beta': draw(S.attribute(V22.attribute('activation_beta'))),  # floats, no default
-        'activation_alpha': draw(S.attribute(V22.attribute('activation_alpha'))),  # floats, no default
-        'hidden_size': draw(S.attribute(V22.attribute('hidden_size'))),  # int, no default
-        'direction': draw(S.attribute(V22.attribute('direction'))),  # string, default 'forward'
-        'input_forget': draw(S.attribute(V22.attribute('input_forget'))),  # int, default 0
-        'layout': draw(S.attribute(V22.attribute('layout'))),  # int, default 0
-        'activations': draw(S.attribute(V22.attribute('activations'))),  # strings, no default
-    }
-    inputs = [
-        ('X', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-        ('W', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-        ('R', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-        ('B', draw(S.optional(S.tensor(types['T'], dims, rank=None, broadcast=True)))),  # optional T
-        ('sequence_lens', draw(S.optional(S.tensor(types['T1'], dims, rank=None, broadcast=True)))),  # optional T1
-        ('initial_h', draw(S.optional(S.tensor(types['T'], dims, rank=None, broadcast=True)))),  # optional T
-        ('initial_c', draw(S.optional(S.tensor(types['T'], dims, rank=None, broadcast=True)))),  # optional T
-        ('P', draw(S.optional(S.tensor(types['T'], dims, rank=None, broadcast=True)))),  # optional T
-    ]
-    return S.finish_case(draw, SPEC, V22, types, attributes, inputs, initializers, siblings)
+def lstm_22_calls(types, initializers=True, siblings=0):
+    """Cases of LSTM-22 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: rnn)."""
+    return cases(SPEC, V22, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='LSTM', version=22, suite='differential', example='differential')

@@ -10,7 +10,7 @@ from ``pytest --backend NAME``; ``--max-examples`` and ``--seed`` steer hypothes
 import pytest
 from hypothesis import given, strategies as st
 
-from opkit import strategies as S
+from opkit.cases import cases
 from opkit.conformance import harness
 from opkit.conformance.pytest_support import check_differential, check_example, check_lowering, check_property
 
@@ -29,17 +29,10 @@ V1_TYPES = [
 V1_TYPE_IDS = ['float16', 'float', 'double']
 
 
-@st.composite
-def mat_mul_1_calls(draw, types, initializers=True, siblings=0):
-    """One call of MatMul-1 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-    }
-    inputs = [
-        ('A', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-        ('B', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-    ]
-    return S.finish_case(draw, SPEC, V1, types, attributes, inputs, initializers, siblings)
+def mat_mul_1_calls(types, initializers=True, siblings=0):
+    """Cases of MatMul-1 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: matmul)."""
+    return cases(SPEC, V1, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='MatMul', version=1, suite='differential', example='differential')
@@ -66,17 +59,10 @@ V9_TYPES = [
 V9_TYPE_IDS = ['float16', 'float', 'double', 'uint32', 'uint64', 'int32', 'int64']
 
 
-@st.composite
-def mat_mul_9_calls(draw, types, initializers=True, siblings=0):
-    """One call of MatMul-9 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-    }
-    inputs = [
-        ('A', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-        ('B', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-    ]
-    return S.finish_case(draw, SPEC, V9, types, attributes, inputs, initializers, siblings)
+def mat_mul_9_calls(types, initializers=True, siblings=0):
+    """Cases of MatMul-9 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: matmul)."""
+    return cases(SPEC, V9, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='MatMul', version=9, suite='differential', example='differential')
@@ -104,17 +90,10 @@ V13_TYPES = [
 V13_TYPE_IDS = ['float16', 'float', 'double', 'uint32', 'uint64', 'int32', 'int64', 'bfloat16']
 
 
-@st.composite
-def mat_mul_13_calls(draw, types, initializers=True, siblings=0):
-    """One call of MatMul-13 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-    }
-    inputs = [
-        ('A', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-        ('B', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-    ]
-    return S.finish_case(draw, SPEC, V13, types, attributes, inputs, initializers, siblings)
+def mat_mul_13_calls(types, initializers=True, siblings=0):
+    """Cases of MatMul-13 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: matmul)."""
+    return cases(SPEC, V13, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='MatMul', version=13, suite='differential', example='differential')

@@ -10,7 +10,7 @@ from ``pytest --backend NAME``; ``--max-examples`` and ``--seed`` steer hypothes
 import pytest
 from hypothesis import given, strategies as st
 
-from opkit import strategies as S
+from opkit.cases import cases
 from opkit.conformance import harness
 from opkit.conformance.pytest_support import check_differential, check_example, check_lowering, check_property
 
@@ -29,20 +29,10 @@ V1_TYPES = [
 V1_TYPE_IDS = ['float16', 'float', 'double']
 
 
-@st.composite
-def max_pool_1_calls(draw, types, initializers=True, siblings=0):
-    """One call of MaxPool-1 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'pads': draw(S.attribute(V1.attribute('pads'))),  # ints, no default
-        'auto_pad': draw(S.attribute(V1.attribute('auto_pad'))),  # string, default 'NOTSET'
-        'strides': draw(S.attribute(V1.attribute('strides'))),  # ints, no default
-        'kernel_shape': draw(S.attribute(V1.attribute('kernel_shape'))),  # ints, required
-    }
-    inputs = [
-        ('X', draw(S.tensor(types['T'], dims, rank=None))),  # T
-    ]
-    return S.finish_case(draw, SPEC, V1, types, attributes, inputs, initializers, siblings)
+def max_pool_1_calls(types, initializers=True, siblings=0):
+    """Cases of MaxPool-1 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: window)."""
+    return cases(SPEC, V1, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='MaxPool', version=1, suite='differential', example='differential')
@@ -65,21 +55,10 @@ V8_TYPES = [
 V8_TYPE_IDS = ['int64-float16', 'int64-float', 'int64-double']
 
 
-@st.composite
-def max_pool_8_calls(draw, types, initializers=True, siblings=0):
-    """One call of MaxPool-8 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'storage_order': draw(S.attribute(V8.attribute('storage_order'))),  # int, default 0
-        'pads': draw(S.attribute(V8.attribute('pads'))),  # ints, no default
-        'auto_pad': draw(S.attribute(V8.attribute('auto_pad'))),  # string, default 'NOTSET'
-        'strides': draw(S.attribute(V8.attribute('strides'))),  # ints, no default
-        'kernel_shape': draw(S.attribute(V8.attribute('kernel_shape'))),  # ints, required
-    }
-    inputs = [
-        ('X', draw(S.tensor(types['T'], dims, rank=None))),  # T
-    ]
-    return S.finish_case(draw, SPEC, V8, types, attributes, inputs, initializers, siblings)
+def max_pool_8_calls(types, initializers=True, siblings=0):
+    """Cases of MaxPool-8 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: window)."""
+    return cases(SPEC, V8, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='MaxPool', version=8, suite='differential', example='differential')
@@ -102,23 +81,10 @@ V10_TYPES = [
 V10_TYPE_IDS = ['int64-float16', 'int64-float', 'int64-double']
 
 
-@st.composite
-def max_pool_10_calls(draw, types, initializers=True, siblings=0):
-    """One call of MaxPool-10 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'storage_order': draw(S.attribute(V10.attribute('storage_order'))),  # int, default 0
-        'dilations': draw(S.attribute(V10.attribute('dilations'))),  # ints, no default
-        'ceil_mode': draw(S.attribute(V10.attribute('ceil_mode'))),  # int, default 0
-        'pads': draw(S.attribute(V10.attribute('pads'))),  # ints, no default
-        'auto_pad': draw(S.attribute(V10.attribute('auto_pad'))),  # string, default 'NOTSET'
-        'strides': draw(S.attribute(V10.attribute('strides'))),  # ints, no default
-        'kernel_shape': draw(S.attribute(V10.attribute('kernel_shape'))),  # ints, required
-    }
-    inputs = [
-        ('X', draw(S.tensor(types['T'], dims, rank=None))),  # T
-    ]
-    return S.finish_case(draw, SPEC, V10, types, attributes, inputs, initializers, siblings)
+def max_pool_10_calls(types, initializers=True, siblings=0):
+    """Cases of MaxPool-10 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: window)."""
+    return cases(SPEC, V10, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='MaxPool', version=10, suite='differential', example='differential')
@@ -141,23 +107,10 @@ V11_TYPES = [
 V11_TYPE_IDS = ['int64-float16', 'int64-float', 'int64-double']
 
 
-@st.composite
-def max_pool_11_calls(draw, types, initializers=True, siblings=0):
-    """One call of MaxPool-11 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'storage_order': draw(S.attribute(V11.attribute('storage_order'))),  # int, default 0
-        'dilations': draw(S.attribute(V11.attribute('dilations'))),  # ints, no default
-        'ceil_mode': draw(S.attribute(V11.attribute('ceil_mode'))),  # int, default 0
-        'pads': draw(S.attribute(V11.attribute('pads'))),  # ints, no default
-        'auto_pad': draw(S.attribute(V11.attribute('auto_pad'))),  # string, default 'NOTSET'
-        'strides': draw(S.attribute(V11.attribute('strides'))),  # ints, no default
-        'kernel_shape': draw(S.attribute(V11.attribute('kernel_shape'))),  # ints, required
-    }
-    inputs = [
-        ('X', draw(S.tensor(types['T'], dims, rank=None))),  # T
-    ]
-    return S.finish_case(draw, SPEC, V11, types, attributes, inputs, initializers, siblings)
+def max_pool_11_calls(types, initializers=True, siblings=0):
+    """Cases of MaxPool-11 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: window)."""
+    return cases(SPEC, V11, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='MaxPool', version=11, suite='differential', example='differential')
@@ -182,23 +135,10 @@ V12_TYPES = [
 V12_TYPE_IDS = ['int64-float16', 'int64-float', 'int64-double', 'int64-int8', 'int64-uint8']
 
 
-@st.composite
-def max_pool_12_calls(draw, types, initializers=True, siblings=0):
-    """One call of MaxPool-12 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'storage_order': draw(S.attribute(V12.attribute('storage_order'))),  # int, default 0
-        'dilations': draw(S.attribute(V12.attribute('dilations'))),  # ints, no default
-        'ceil_mode': draw(S.attribute(V12.attribute('ceil_mode'))),  # int, default 0
-        'pads': draw(S.attribute(V12.attribute('pads'))),  # ints, no default
-        'auto_pad': draw(S.attribute(V12.attribute('auto_pad'))),  # string, default 'NOTSET'
-        'strides': draw(S.attribute(V12.attribute('strides'))),  # ints, no default
-        'kernel_shape': draw(S.attribute(V12.attribute('kernel_shape'))),  # ints, required
-    }
-    inputs = [
-        ('X', draw(S.tensor(types['T'], dims, rank=None))),  # T
-    ]
-    return S.finish_case(draw, SPEC, V12, types, attributes, inputs, initializers, siblings)
+def max_pool_12_calls(types, initializers=True, siblings=0):
+    """Cases of MaxPool-12 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: window)."""
+    return cases(SPEC, V12, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='MaxPool', version=12, suite='differential', example='differential')
@@ -224,23 +164,10 @@ V22_TYPES = [
 V22_TYPE_IDS = ['int64-bfloat16', 'int64-float16', 'int64-float', 'int64-double', 'int64-int8', 'int64-uint8']
 
 
-@st.composite
-def max_pool_22_calls(draw, types, initializers=True, siblings=0):
-    """One call of MaxPool-22 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'storage_order': draw(S.attribute(V22.attribute('storage_order'))),  # int, default 0
-        'dilations': draw(S.attribute(V22.attribute('dilations'))),  # ints, no default
-        'ceil_mode': draw(S.attribute(V22.attribute('ceil_mode'))),  # int, default 0
-        'pads': draw(S.attribute(V22.attribute('pads'))),  # ints, no default
-        'auto_pad': draw(S.attribute(V22.attribute('auto_pad'))),  # string, default 'NOTSET'
-        'strides': draw(S.attribute(V22.attribute('strides'))),  # ints, no default
-        'kernel_shape': draw(S.attribute(V22.attribute('kernel_shape'))),  # ints, required
-    }
-    inputs = [
-        ('X', draw(S.tensor(types['T'], dims, rank=None))),  # T
-    ]
-    return S.finish_case(draw, SPEC, V22, types, attributes, inputs, initializers, siblings)
+def max_pool_22_calls(types, initializers=True, siblings=0):
+    """Cases of MaxPool-22 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: window)."""
+    return cases(SPEC, V22, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='MaxPool', version=22, suite='differential', example='differential')

@@ -10,7 +10,7 @@ from ``pytest --backend NAME``; ``--max-examples`` and ``--seed`` steer hypothes
 import pytest
 from hypothesis import given, strategies as st
 
-from opkit import strategies as S
+from opkit.cases import cases
 from opkit.conformance import harness
 from opkit.conformance.pytest_support import check_differential, check_example, check_lowering, check_property
 
@@ -29,21 +29,10 @@ V9_TYPES = [
 V9_TYPE_IDS = ['float16-int64', 'float-int64', 'double-int64']
 
 
-@st.composite
-def max_unpool_9_calls(draw, types, initializers=True, siblings=0):
-    """One call of MaxUnpool-9 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'pads': draw(S.attribute(V9.attribute('pads'))),  # ints, no default
-        'strides': draw(S.attribute(V9.attribute('strides'))),  # ints, no default
-        'kernel_shape': draw(S.attribute(V9.attribute('kernel_shape'))),  # ints, required
-    }
-    inputs = [
-        ('X', draw(S.tensor(types['T1'], dims, rank=None, broadcast=True))),  # T1
-        ('I', draw(S.tensor(types['T2'], dims, rank=None, broadcast=True))),  # T2
-        ('output_shape', draw(S.optional(S.tensor(types['T2'], dims, rank=None, broadcast=True)))),  # optional T2
-    ]
-    return S.finish_case(draw, SPEC, V9, types, attributes, inputs, initializers, siblings)
+def max_unpool_9_calls(types, initializers=True, siblings=0):
+    """Cases of MaxUnpool-9 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: window)."""
+    return cases(SPEC, V9, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='MaxUnpool', version=9, suite='differential', example='differential')
@@ -66,21 +55,10 @@ V11_TYPES = [
 V11_TYPE_IDS = ['float16-int64', 'float-int64', 'double-int64']
 
 
-@st.composite
-def max_unpool_11_calls(draw, types, initializers=True, siblings=0):
-    """One call of MaxUnpool-11 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'pads': draw(S.attribute(V11.attribute('pads'))),  # ints, no default
-        'strides': draw(S.attribute(V11.attribute('strides'))),  # ints, no default
-        'kernel_shape': draw(S.attribute(V11.attribute('kernel_shape'))),  # ints, required
-    }
-    inputs = [
-        ('X', draw(S.tensor(types['T1'], dims, rank=None, broadcast=True))),  # T1
-        ('I', draw(S.tensor(types['T2'], dims, rank=None, broadcast=True))),  # T2
-        ('output_shape', draw(S.optional(S.tensor(types['T2'], dims, rank=None, broadcast=True)))),  # optional T2
-    ]
-    return S.finish_case(draw, SPEC, V11, types, attributes, inputs, initializers, siblings)
+def max_unpool_11_calls(types, initializers=True, siblings=0):
+    """Cases of MaxUnpool-11 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: window)."""
+    return cases(SPEC, V11, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='MaxUnpool', version=11, suite='differential', example='differential')
@@ -104,21 +82,10 @@ V22_TYPES = [
 V22_TYPE_IDS = ['bfloat16-int64', 'float16-int64', 'float-int64', 'double-int64']
 
 
-@st.composite
-def max_unpool_22_calls(draw, types, initializers=True, siblings=0):
-    """One call of MaxUnpool-22 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'pads': draw(S.attribute(V22.attribute('pads'))),  # ints, no default
-        'strides': draw(S.attribute(V22.attribute('strides'))),  # ints, no default
-        'kernel_shape': draw(S.attribute(V22.attribute('kernel_shape'))),  # ints, required
-    }
-    inputs = [
-        ('X', draw(S.tensor(types['T1'], dims, rank=None, broadcast=True))),  # T1
-        ('I', draw(S.tensor(types['T2'], dims, rank=None, broadcast=True))),  # T2
-        ('output_shape', draw(S.optional(S.tensor(types['T2'], dims, rank=None, broadcast=True)))),  # optional T2
-    ]
-    return S.finish_case(draw, SPEC, V22, types, attributes, inputs, initializers, siblings)
+def max_unpool_22_calls(types, initializers=True, siblings=0):
+    """Cases of MaxUnpool-22 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: window)."""
+    return cases(SPEC, V22, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='MaxUnpool', version=22, suite='differential', example='differential')

@@ -10,7 +10,7 @@ from ``pytest --backend NAME``; ``--max-examples`` and ``--seed`` steer hypothes
 import pytest
 from hypothesis import given, strategies as st
 
-from opkit import strategies as S
+from opkit.cases import cases
 from opkit.conformance import harness
 from opkit.conformance.pytest_support import check_differential, check_example, check_lowering, check_property
 
@@ -90,21 +90,10 @@ V17_TYPES = [
 V17_TYPE_IDS = ['int32-float-uint8', 'int32-float-uint16', 'int32-float-uint32', 'int32-float-uint64', 'int32-float-int8', 'int32-float-int16', 'int32-float-int32', 'int32-float-int64', 'int32-float-float16', 'int32-float-float', 'int32-float-double', 'int32-float-bfloat16', 'int32-float16-uint8', 'int32-float16-uint16', 'int32-float16-uint32', 'int32-float16-uint64', 'int32-float16-int8', 'int32-float16-int16', 'int32-float16-int32', 'int32-float16-int64', 'int32-float16-float16', 'int32-float16-float', 'int32-float16-double', 'int32-float16-bfloat16', 'int32-double-uint8', 'int32-double-uint16', 'int32-double-uint32', 'int32-double-uint64', 'int32-double-int8', 'int32-double-int16', 'int32-double-int32', 'int32-double-int64', 'int32-double-float16', 'int32-double-float', 'int32-double-double', 'int32-double-bfloat16', 'int32-bfloat16-uint8', 'int32-bfloat16-uint16', 'int32-bfloat16-uint32', 'int32-bfloat16-uint64', 'int32-bfloat16-int8', 'int32-bfloat16-int16', 'int32-bfloat16-int32', 'int32-bfloat16-int64', 'int32-bfloat16-float16', 'int32-bfloat16-float', 'int32-bfloat16-double', 'int32-bfloat16-bfloat16', 'int64-float-uint8', 'int64-float-uint16', 'int64-float-uint32', 'int64-float-uint64', 'int64-float-int8', 'int64-float-int16', 'int64-float-int32', 'int64-float-int64', 'int64-float-float16', 'int64-float-float', 'int64-float-double', 'int64-float-bfloat16', 'int64-float16-uint8', 'int64-double-uint64', 'int64-double-int64', 'int64-double-bfloat16']
 
 
-@st.composite
-def mel_weight_matrix_17_calls(draw, types, initializers=True, siblings=0):
-    """One call of MelWeightMatrix-17 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'output_datatype': draw(st.just(S.ABSENT)),  # int: set from the output's type binding by S.finish_case
-    }
-    inputs = [
-        ('num_mel_bins', draw(S.tensor(types['T1'], dims, rank=None, broadcast=True))),  # T1
-        ('dft_length', draw(S.tensor(types['T1'], dims, rank=None, broadcast=True))),  # T1
-        ('sample_rate', draw(S.tensor(types['T1'], dims, rank=None, broadcast=True))),  # T1
-        ('lower_edge_hertz', draw(S.tensor(types['T2'], dims, rank=None, broadcast=True))),  # T2
-        ('upper_edge_hertz', draw(S.tensor(types['T2'], dims, rank=None, broadcast=True))),  # T2
-    ]
-    return S.finish_case(draw, SPEC, V17, types, attributes, inputs, initializers, siblings)
+def mel_weight_matrix_17_calls(types, initializers=True, siblings=0):
+    """Cases of MelWeightMatrix-17 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: signal)."""
+    return cases(SPEC, V17, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='MelWeightMatrix', version=17, suite='differential', example='differential')

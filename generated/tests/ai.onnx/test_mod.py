@@ -10,7 +10,7 @@ from ``pytest --backend NAME``; ``--max-examples`` and ``--seed`` steer hypothes
 import pytest
 from hypothesis import given, strategies as st
 
-from opkit import strategies as S
+from opkit.cases import cases
 from opkit.conformance import harness
 from opkit.conformance.pytest_support import check_differential, check_example, check_lowering, check_property
 
@@ -37,18 +37,10 @@ V10_TYPES = [
 V10_TYPE_IDS = ['uint8', 'uint16', 'uint32', 'uint64', 'int8', 'int16', 'int32', 'int64', 'float16', 'float', 'double']
 
 
-@st.composite
-def mod_10_calls(draw, types, initializers=True, siblings=0):
-    """One call of Mod-10 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'fmod': draw(S.attribute(V10.attribute('fmod'))),  # int, default 0
-    }
-    inputs = [
-        ('A', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-        ('B', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-    ]
-    return S.finish_case(draw, SPEC, V10, types, attributes, inputs, initializers, siblings)
+def mod_10_calls(types, initializers=True, siblings=0):
+    """Cases of Mod-10 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: elementwise)."""
+    return cases(SPEC, V10, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='Mod', version=10, suite='differential', example='differential')
@@ -80,18 +72,10 @@ V13_TYPES = [
 V13_TYPE_IDS = ['uint8', 'uint16', 'uint32', 'uint64', 'int8', 'int16', 'int32', 'int64', 'float16', 'float', 'double', 'bfloat16']
 
 
-@st.composite
-def mod_13_calls(draw, types, initializers=True, siblings=0):
-    """One call of Mod-13 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'fmod': draw(S.attribute(V13.attribute('fmod'))),  # int, default 0
-    }
-    inputs = [
-        ('A', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-        ('B', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-    ]
-    return S.finish_case(draw, SPEC, V13, types, attributes, inputs, initializers, siblings)
+def mod_13_calls(types, initializers=True, siblings=0):
+    """Cases of Mod-13 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: elementwise)."""
+    return cases(SPEC, V13, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='Mod', version=13, suite='differential', example='differential')
@@ -123,18 +107,10 @@ V28_TYPES = [
 V28_TYPE_IDS = ['uint8', 'uint16', 'uint32', 'uint64', 'int8', 'int16', 'int32', 'int64', 'float16', 'float', 'double', 'bfloat16']
 
 
-@st.composite
-def mod_28_calls(draw, types, initializers=True, siblings=0):
-    """One call of Mod-28 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'fmod': draw(S.attribute(V28.attribute('fmod'))),  # int, default 0
-    }
-    inputs = [
-        ('A', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-        ('B', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-    ]
-    return S.finish_case(draw, SPEC, V28, types, attributes, inputs, initializers, siblings)
+def mod_28_calls(types, initializers=True, siblings=0):
+    """Cases of Mod-28 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: elementwise)."""
+    return cases(SPEC, V28, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='Mod', version=28, suite='differential', example='differential')

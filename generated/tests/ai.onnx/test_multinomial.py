@@ -10,7 +10,7 @@ from ``pytest --backend NAME``; ``--max-examples`` and ``--seed`` steer hypothes
 import pytest
 from hypothesis import given, strategies as st
 
-from opkit import strategies as S
+from opkit.cases import cases
 from opkit.conformance import harness
 from opkit.conformance.pytest_support import check_differential, check_example, check_lowering, check_property
 
@@ -32,19 +32,10 @@ V7_TYPES = [
 V7_TYPE_IDS = ['float16-int32', 'float16-int64', 'float-int32', 'float-int64', 'double-int32', 'double-int64']
 
 
-@st.composite
-def multinomial_7_calls(draw, types, initializers=True, siblings=0):
-    """One call of Multinomial-7 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'dtype': draw(st.just(S.ABSENT)),  # int: set from the output's type binding by S.finish_case
-        'seed': draw(S.attribute(V7.attribute('seed'))),  # float, no default
-        'sample_size': draw(S.attribute(V7.attribute('sample_size'))),  # int, default 1
-    }
-    inputs = [
-        ('input', draw(S.tensor(types['T1'], dims, rank=None))),  # T1
-    ]
-    return S.finish_case(draw, SPEC, V7, types, attributes, inputs, initializers, siblings)
+def multinomial_7_calls(types, initializers=True, siblings=0):
+    """Cases of Multinomial-7 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator."""
+    return cases(SPEC, V7, types=types, initializers=initializers, siblings=siblings)
 
 
 # no differential test: Multinomial-7 is nondeterministic (values cannot be compared)
@@ -67,19 +58,10 @@ V22_TYPES = [
 V22_TYPE_IDS = ['bfloat16-int32', 'bfloat16-int64', 'float16-int32', 'float16-int64', 'float-int32', 'float-int64', 'double-int32', 'double-int64']
 
 
-@st.composite
-def multinomial_22_calls(draw, types, initializers=True, siblings=0):
-    """One call of Multinomial-22 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'dtype': draw(st.just(S.ABSENT)),  # int: set from the output's type binding by S.finish_case
-        'seed': draw(S.attribute(V22.attribute('seed'))),  # float, no default
-        'sample_size': draw(S.attribute(V22.attribute('sample_size'))),  # int, default 1
-    }
-    inputs = [
-        ('input', draw(S.tensor(types['T1'], dims, rank=None))),  # T1
-    ]
-    return S.finish_case(draw, SPEC, V22, types, attributes, inputs, initializers, siblings)
+def multinomial_22_calls(types, initializers=True, siblings=0):
+    """Cases of Multinomial-22 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator."""
+    return cases(SPEC, V22, types=types, initializers=initializers, siblings=siblings)
 
 
 # no differential test: Multinomial-22 is nondeterministic (values cannot be compared)

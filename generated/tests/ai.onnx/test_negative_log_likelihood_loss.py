@@ -10,7 +10,7 @@ from ``pytest --backend NAME``; ``--max-examples`` and ``--seed`` steer hypothes
 import pytest
 from hypothesis import given, strategies as st
 
-from opkit import strategies as S
+from opkit.cases import cases
 from opkit.conformance import harness
 from opkit.conformance.pytest_support import check_differential, check_example, check_lowering, check_property
 
@@ -32,20 +32,10 @@ V12_TYPES = [
 V12_TYPE_IDS = ['float16-int32', 'float16-int64', 'float-int32', 'float-int64', 'double-int32', 'double-int64']
 
 
-@st.composite
-def negative_log_likelihood_loss_12_calls(draw, types, initializers=True, siblings=0):
-    """One call of NegativeLogLikelihoodLoss-12 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'ignore_index': draw(S.attribute(V12.attribute('ignore_index'))),  # int, no default
-        'reduction': draw(S.attribute(V12.attribute('reduction'))),  # string, default 'mean'
-    }
-    inputs = [
-        ('input', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-        ('target', draw(S.tensor(types['Tind'], dims, rank=None, broadcast=True))),  # Tind
-        ('weight', draw(S.optional(S.tensor(types['T'], dims, rank=None, broadcast=True)))),  # optional T
-    ]
-    return S.finish_case(draw, SPEC, V12, types, attributes, inputs, initializers, siblings)
+def negative_log_likelihood_loss_12_calls(types, initializers=True, siblings=0):
+    """Cases of NegativeLogLikelihoodLoss-12 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: loss)."""
+    return cases(SPEC, V12, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='NegativeLogLikelihoodLoss', version=12, suite='differential', example='differential')
@@ -71,20 +61,10 @@ V13_TYPES = [
 V13_TYPE_IDS = ['float16-int32', 'float16-int64', 'float-int32', 'float-int64', 'double-int32', 'double-int64']
 
 
-@st.composite
-def negative_log_likelihood_loss_13_calls(draw, types, initializers=True, siblings=0):
-    """One call of NegativeLogLikelihoodLoss-13 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'ignore_index': draw(S.attribute(V13.attribute('ignore_index'))),  # int, no default
-        'reduction': draw(S.attribute(V13.attribute('reduction'))),  # string, default 'mean'
-    }
-    inputs = [
-        ('input', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-        ('target', draw(S.tensor(types['Tind'], dims, rank=None, broadcast=True))),  # Tind
-        ('weight', draw(S.optional(S.tensor(types['T'], dims, rank=None, broadcast=True)))),  # optional T
-    ]
-    return S.finish_case(draw, SPEC, V13, types, attributes, inputs, initializers, siblings)
+def negative_log_likelihood_loss_13_calls(types, initializers=True, siblings=0):
+    """Cases of NegativeLogLikelihoodLoss-13 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: loss)."""
+    return cases(SPEC, V13, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='NegativeLogLikelihoodLoss', version=13, suite='differential', example='differential')
@@ -112,20 +92,10 @@ V22_TYPES = [
 V22_TYPE_IDS = ['bfloat16-int32', 'bfloat16-int64', 'float16-int32', 'float16-int64', 'float-int32', 'float-int64', 'double-int32', 'double-int64']
 
 
-@st.composite
-def negative_log_likelihood_loss_22_calls(draw, types, initializers=True, siblings=0):
-    """One call of NegativeLogLikelihoodLoss-22 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'ignore_index': draw(S.attribute(V22.attribute('ignore_index'))),  # int, no default
-        'reduction': draw(S.attribute(V22.attribute('reduction'))),  # string, default 'mean'
-    }
-    inputs = [
-        ('input', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-        ('target', draw(S.tensor(types['Tind'], dims, rank=None, broadcast=True))),  # Tind
-        ('weight', draw(S.optional(S.tensor(types['T'], dims, rank=None, broadcast=True)))),  # optional T
-    ]
-    return S.finish_case(draw, SPEC, V22, types, attributes, inputs, initializers, siblings)
+def negative_log_likelihood_loss_22_calls(types, initializers=True, siblings=0):
+    """Cases of NegativeLogLikelihoodLoss-22 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: loss)."""
+    return cases(SPEC, V22, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='NegativeLogLikelihoodLoss', version=22, suite='differential', example='differential')

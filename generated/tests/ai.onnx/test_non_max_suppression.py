@@ -10,7 +10,7 @@ from ``pytest --backend NAME``; ``--max-examples`` and ``--seed`` steer hypothes
 import pytest
 from hypothesis import given, strategies as st
 
-from opkit import strategies as S
+from opkit.cases import cases
 from opkit.conformance import harness
 from opkit.conformance.pytest_support import check_differential, check_example, check_lowering, check_property
 
@@ -27,21 +27,10 @@ V10_TYPES = [
 V10_TYPE_IDS = ['none']
 
 
-@st.composite
-def non_max_suppression_10_calls(draw, types, initializers=True, siblings=0):
-    """One call of NonMaxSuppression-10 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'center_point_box': draw(S.attribute(V10.attribute('center_point_box'))),  # int, default 0
-    }
-    inputs = [
-        ('boxes', draw(S.tensor('float', dims, rank=None, broadcast=True))),  # tensor(float)
-        ('scores', draw(S.tensor('float', dims, rank=None, broadcast=True))),  # tensor(float)
-        ('max_output_boxes_per_class', draw(S.optional(S.tensor('int64', dims, rank=None, broadcast=True)))),  # optional tensor(int64)
-        ('iou_threshold', draw(S.optional(S.tensor('float', dims, rank=None, broadcast=True)))),  # optional tensor(float)
-        ('score_threshold', draw(S.optional(S.tensor('float', dims, rank=None, broadcast=True)))),  # optional tensor(float)
-    ]
-    return S.finish_case(draw, SPEC, V10, types, attributes, inputs, initializers, siblings)
+def non_max_suppression_10_calls(types, initializers=True, siblings=0):
+    """Cases of NonMaxSuppression-10 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: detection)."""
+    return cases(SPEC, V10, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='NonMaxSuppression', version=10, suite='differential', example='differential')
@@ -62,21 +51,10 @@ V11_TYPES = [
 V11_TYPE_IDS = ['none']
 
 
-@st.composite
-def non_max_suppression_11_calls(draw, types, initializers=True, siblings=0):
-    """One call of NonMaxSuppression-11 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'center_point_box': draw(S.attribute(V11.attribute('center_point_box'))),  # int, default 0
-    }
-    inputs = [
-        ('boxes', draw(S.tensor('float', dims, rank=None, broadcast=True))),  # tensor(float)
-        ('scores', draw(S.tensor('float', dims, rank=None, broadcast=True))),  # tensor(float)
-        ('max_output_boxes_per_class', draw(S.optional(S.tensor('int64', dims, rank=None, broadcast=True)))),  # optional tensor(int64)
-        ('iou_threshold', draw(S.optional(S.tensor('float', dims, rank=None, broadcast=True)))),  # optional tensor(float)
-        ('score_threshold', draw(S.optional(S.tensor('float', dims, rank=None, broadcast=True)))),  # optional tensor(float)
-    ]
-    return S.finish_case(draw, SPEC, V11, types, attributes, inputs, initializers, siblings)
+def non_max_suppression_11_calls(types, initializers=True, siblings=0):
+    """Cases of NonMaxSuppression-11 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: detection)."""
+    return cases(SPEC, V11, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='NonMaxSuppression', version=11, suite='differential', example='differential')

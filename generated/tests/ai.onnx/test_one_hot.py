@@ -10,7 +10,7 @@ from ``pytest --backend NAME``; ``--max-examples`` and ``--seed`` steer hypothes
 import pytest
 from hypothesis import given, strategies as st
 
-from opkit import strategies as S
+from opkit.cases import cases
 from opkit.conformance import harness
 from opkit.conformance.pytest_support import check_differential, check_example, check_lowering, check_property
 
@@ -90,19 +90,10 @@ V9_TYPES = [
 V9_TYPE_IDS = ['uint8-uint8-uint8', 'uint8-uint16-uint32', 'uint8-uint16-complex64', 'uint8-uint32-int64', 'uint8-int8-complex128', 'uint8-int64-int32', 'uint8-float-complex64', 'uint16-uint16-int16', 'uint16-uint32-uint64', 'uint16-uint32-complex128', 'uint16-uint64-bool', 'uint16-int32-int8', 'uint16-float16-string', 'uint32-uint8-uint64', 'uint32-uint32-double', 'uint32-uint64-uint8', 'uint32-uint64-int8', 'uint32-int16-uint32', 'uint32-int64-float', 'uint32-double-uint16', 'uint64-uint16-float16', 'uint64-int8-uint8', 'uint64-int8-uint16', 'uint64-int8-int16', 'uint64-int32-int64', 'uint64-float16-complex128', 'int8-uint8-int32', 'int8-uint32-complex64', 'int8-int16-int16', 'int8-int16-int32', 'int8-int64-bool', 'int8-double-int8', 'int16-uint16-string', 'int16-int8-uint64', 'int16-int32-int64', 'int16-int32-double', 'int16-float-uint32', 'int32-uint8-float', 'int32-uint64-uint16', 'int32-int16-float16', 'int32-int64-float16', 'int32-float16-uint8', 'int32-double-int64', 'int64-uint16-complex128', 'int64-int8-int32', 'int64-int32-complex64', 'int64-float16-float', 'int64-float-int16', 'float16-uint8-bool', 'float16-uint64-int8', 'float16-int16-string', 'float16-float16-uint64', 'float16-float-double', 'float16-double-double', 'float-uint32-uint32', 'float-int8-float', 'float-int64-uint16', 'float-float-float16', 'float-double-string', 'double-uint8-bool', 'double-uint16-uint8', 'double-uint64-int64', 'double-int16-complex128', 'double-float16-int32']
 
 
-@st.composite
-def one_hot_9_calls(draw, types, initializers=True, siblings=0):
-    """One call of OneHot-9 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'axis': draw(S.attribute(V9.attribute('axis'))),  # int, default -1
-    }
-    inputs = [
-        ('indices', draw(S.tensor(types['T1'], dims, rank=None, broadcast=True))),  # T1
-        ('depth', draw(S.tensor(types['T2'], dims, rank=None, broadcast=True))),  # T2
-        ('values', draw(S.tensor(types['T3'], dims, rank=None, broadcast=True))),  # T3
-    ]
-    return S.finish_case(draw, SPEC, V9, types, attributes, inputs, initializers, siblings)
+def one_hot_9_calls(types, initializers=True, siblings=0):
+    """Cases of OneHot-9 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: indices)."""
+    return cases(SPEC, V9, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='OneHot', version=9, suite='differential', example='differential')
@@ -186,19 +177,10 @@ V11_TYPES = [
 V11_TYPE_IDS = ['uint8-uint8-uint8', 'uint8-uint16-uint32', 'uint8-uint16-complex64', 'uint8-uint32-int64', 'uint8-int8-complex128', 'uint8-int64-int32', 'uint8-float-complex64', 'uint16-uint16-int16', 'uint16-uint32-uint64', 'uint16-uint32-complex128', 'uint16-uint64-bool', 'uint16-int32-int8', 'uint16-float16-string', 'uint32-uint8-uint64', 'uint32-uint32-double', 'uint32-uint64-uint8', 'uint32-uint64-int8', 'uint32-int16-uint32', 'uint32-int64-float', 'uint32-double-uint16', 'uint64-uint16-float16', 'uint64-int8-uint8', 'uint64-int8-uint16', 'uint64-int8-int16', 'uint64-int32-int64', 'uint64-float16-complex128', 'int8-uint8-int32', 'int8-uint32-complex64', 'int8-int16-int16', 'int8-int16-int32', 'int8-int64-bool', 'int8-double-int8', 'int16-uint16-string', 'int16-int8-uint64', 'int16-int32-int64', 'int16-int32-double', 'int16-float-uint32', 'int32-uint8-float', 'int32-uint64-uint16', 'int32-int16-float16', 'int32-int64-float16', 'int32-float16-uint8', 'int32-double-int64', 'int64-uint16-complex128', 'int64-int8-int32', 'int64-int32-complex64', 'int64-float16-float', 'int64-float-int16', 'float16-uint8-bool', 'float16-uint64-int8', 'float16-int16-string', 'float16-float16-uint64', 'float16-float-double', 'float16-double-double', 'float-uint32-uint32', 'float-int8-float', 'float-int64-uint16', 'float-float-float16', 'float-double-string', 'double-uint8-bool', 'double-uint16-uint8', 'double-uint64-int64', 'double-int16-complex128', 'double-float16-int32']
 
 
-@st.composite
-def one_hot_11_calls(draw, types, initializers=True, siblings=0):
-    """One call of OneHot-11 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'axis': draw(S.attribute(V11.attribute('axis'))),  # int, default -1
-    }
-    inputs = [
-        ('indices', draw(S.tensor(types['T1'], dims, rank=None, broadcast=True))),  # T1
-        ('depth', draw(S.tensor(types['T2'], dims, rank=None, broadcast=True))),  # T2
-        ('values', draw(S.tensor(types['T3'], dims, rank=None, broadcast=True))),  # T3
-    ]
-    return S.finish_case(draw, SPEC, V11, types, attributes, inputs, initializers, siblings)
+def one_hot_11_calls(types, initializers=True, siblings=0):
+    """Cases of OneHot-11 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: indices)."""
+    return cases(SPEC, V11, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='OneHot', version=11, suite='differential', example='differential')
@@ -282,19 +264,10 @@ V28_TYPES = [
 V28_TYPE_IDS = ['uint8-uint8-uint8', 'uint8-uint16-uint32', 'uint8-uint16-bool', 'uint8-uint32-bfloat16', 'uint8-int16-uint8', 'uint8-int64-bfloat16', 'uint8-double-uint8', 'uint16-uint16-bfloat16', 'uint16-uint32-uint64', 'uint16-uint32-complex64', 'uint16-int8-uint8', 'uint16-int32-bfloat16', 'uint16-float-uint8', 'uint32-uint8-bfloat16', 'uint32-uint64-uint8', 'uint32-uint64-int8', 'uint32-uint64-complex128', 'uint32-int16-bfloat16', 'uint32-float16-uint8', 'uint32-double-bfloat16', 'uint64-uint32-uint8', 'uint64-int8-uint8', 'uint64-int8-int16', 'uint64-int8-bfloat16', 'uint64-int64-uint8', 'uint64-float-bfloat16', 'int8-uint16-uint8', 'int8-uint64-bfloat16', 'int8-int16-uint16', 'int8-int16-int32', 'int8-int32-uint8', 'int8-float16-bfloat16', 'int16-uint8-uint8', 'int16-uint32-bfloat16', 'int16-int16-uint8', 'int16-int32-int64', 'int16-int64-bfloat16', 'int16-double-uint8', 'int32-uint16-bfloat16', 'int32-int8-uint8', 'int32-int32-bfloat16', 'int32-int64-bfloat16', 'int32-float-uint8', 'int64-uint8-bfloat16', 'int64-uint64-uint8', 'int64-int16-bfloat16', 'int64-float16-uint8', 'int64-float16-float16', 'int64-double-bfloat16', 'float16-uint32-uint8', 'float16-int8-bfloat16', 'float16-int64-uint8', 'float16-float-bfloat16', 'float16-float-float', 'float-uint16-uint8', 'float-uint64-bfloat16', 'float-int32-uint8', 'float-float16-bfloat16', 'float-double-double', 'double-uint8-uint8', 'double-uint8-string', 'double-uint32-bfloat16', 'double-int16-uint8', 'double-int64-bfloat16']
 
 
-@st.composite
-def one_hot_28_calls(draw, types, initializers=True, siblings=0):
-    """One call of OneHot-28 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'axis': draw(S.attribute(V28.attribute('axis'))),  # int, default -1
-    }
-    inputs = [
-        ('indices', draw(S.tensor(types['T1'], dims, rank=None, broadcast=True))),  # T1
-        ('depth', draw(S.tensor(types['T2'], dims, rank=None, broadcast=True))),  # T2
-        ('values', draw(S.tensor(types['T3'], dims, rank=None, broadcast=True))),  # T3
-    ]
-    return S.finish_case(draw, SPEC, V28, types, attributes, inputs, initializers, siblings)
+def one_hot_28_calls(types, initializers=True, siblings=0):
+    """Cases of OneHot-28 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: indices)."""
+    return cases(SPEC, V28, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='OneHot', version=28, suite='differential', example='differential')

@@ -10,7 +10,7 @@ from ``pytest --backend NAME``; ``--max-examples`` and ``--seed`` steer hypothes
 import pytest
 from hypothesis import given, strategies as st
 
-from opkit import strategies as S
+from opkit.cases import cases
 from opkit.conformance import harness
 from opkit.conformance.pytest_support import check_differential, check_example, check_lowering, check_property
 
@@ -26,17 +26,10 @@ V15_TYPES = [
 V15_TYPE_IDS = []
 
 
-@st.composite
-def optional_15_calls(draw, types, initializers=True, siblings=0):
-    """One call of Optional-15 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'type': draw(S.attribute(V15.attribute('type'))),  # type_proto, no default
-    }
-    inputs = [
-        ('input', draw(S.optional(S.tensor(types['V'], dims, rank=None)))),  # optional V
-    ]
-    return S.finish_case(draw, SPEC, V15, types, attributes, inputs, initializers, siblings)
+def optional_15_calls(types, initializers=True, siblings=0):
+    """Cases of Optional-15 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator."""
+    return cases(SPEC, V15, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='Optional', version=15, suite='differential', example='differential')
@@ -56,17 +49,10 @@ V28_TYPES = [
 V28_TYPE_IDS = []
 
 
-@st.composite
-def optional_28_calls(draw, types, initializers=True, siblings=0):
-    """One call of Optional-28 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'type': draw(S.attribute(V28.attribute('type'))),  # type_proto, no default
-    }
-    inputs = [
-        ('input', draw(S.optional(S.tensor(types['V'], dims, rank=None)))),  # optional V
-    ]
-    return S.finish_case(draw, SPEC, V28, types, attributes, inputs, initializers, siblings)
+def optional_28_calls(types, initializers=True, siblings=0):
+    """Cases of Optional-28 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator."""
+    return cases(SPEC, V28, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='Optional', version=28, suite='differential', example='differential')

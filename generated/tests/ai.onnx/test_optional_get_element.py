@@ -10,7 +10,7 @@ from ``pytest --backend NAME``; ``--max-examples`` and ``--seed`` steer hypothes
 import pytest
 from hypothesis import given, strategies as st
 
-from opkit import strategies as S
+from opkit.cases import cases
 from opkit.conformance import harness
 from opkit.conformance.pytest_support import check_differential, check_example, check_lowering, check_property
 
@@ -26,16 +26,10 @@ V15_TYPES = [
 V15_TYPE_IDS = []
 
 
-@st.composite
-def optional_get_element_15_calls(draw, types, initializers=True, siblings=0):
-    """One call of OptionalGetElement-15 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-    }
-    inputs = [
-        ('input', draw(S.tensor(types['O'], dims, rank=None))),  # O
-    ]
-    return S.finish_case(draw, SPEC, V15, types, attributes, inputs, initializers, siblings)
+def optional_get_element_15_calls(types, initializers=True, siblings=0):
+    """Cases of OptionalGetElement-15 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator."""
+    return cases(SPEC, V15, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='OptionalGetElement', version=15, suite='differential', example='differential')
@@ -119,16 +113,10 @@ V18_TYPES = [
 V18_TYPE_IDS = ['uint8-uint8', 'uint8-uint16', 'uint8-int8', 'uint8-float16', 'uint8-bool', 'uint16-uint16', 'uint16-uint32', 'uint16-int16', 'uint16-float', 'uint16-complex64', 'uint32-uint32', 'uint32-uint64', 'uint32-int32', 'uint32-double', 'uint32-complex128', 'uint64-uint64', 'uint64-int8', 'uint64-int64', 'uint64-string', 'int8-uint8', 'int8-int8', 'int8-int16', 'int8-float16', 'int8-bool', 'int16-uint16', 'int16-int16', 'int16-int32', 'int16-float', 'int16-complex64', 'int32-uint32', 'int32-int32', 'int32-int64', 'int32-double', 'int32-complex128', 'int64-uint64', 'int64-int64', 'int64-float16', 'int64-string', 'float16-uint8', 'float16-int8', 'float16-float16', 'float16-float', 'float16-bool', 'float-uint16', 'float-int16', 'float-float', 'float-double', 'float-complex64', 'double-uint32', 'double-int32', 'double-double', 'double-string', 'double-complex128', 'string-uint64', 'string-int64', 'string-string', 'string-bool', 'bool-uint8', 'bool-int8', 'bool-float16', 'bool-bool', 'bool-complex64', 'complex64-complex128', 'complex128-uint8']
 
 
-@st.composite
-def optional_get_element_18_calls(draw, types, initializers=True, siblings=0):
-    """One call of OptionalGetElement-18 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-    }
-    inputs = [
-        ('input', draw(S.tensor(types['O'], dims, rank=None))),  # O
-    ]
-    return S.finish_case(draw, SPEC, V18, types, attributes, inputs, initializers, siblings)
+def optional_get_element_18_calls(types, initializers=True, siblings=0):
+    """Cases of OptionalGetElement-18 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator."""
+    return cases(SPEC, V18, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='OptionalGetElement', version=18, suite='differential', example='differential')
@@ -212,16 +200,10 @@ V28_TYPES = [
 V28_TYPE_IDS = ['uint8-uint8', 'uint8-uint16', 'uint8-int4', 'uint16-uint32', 'uint16-complex64', 'uint32-uint64', 'uint32-int64', 'uint64-uint8', 'uint64-int8', 'uint64-int4', 'int8-int16', 'int8-complex64', 'int16-int32', 'int16-int64', 'int32-uint8', 'int32-int64', 'int32-int4', 'int64-bfloat16', 'int64-complex64', 'bfloat16-int64', 'bfloat16-float16', 'float16-uint8', 'float16-float', 'float16-int4', 'float-double', 'float-complex64', 'double-int64', 'double-string', 'string-uint8', 'string-bool', 'string-int4', 'bool-complex64', 'complex64-int64', 'complex64-complex128', 'complex128-uint8', 'complex128-float8e4m3fn', 'complex128-int4', 'float8e4m3fn-complex64', 'float8e4m3fn-float8e4m3fnuz', 'float8e4m3fnuz-int64', 'float8e4m3fnuz-float8e5m2', 'float8e5m2-uint8', 'float8e5m2-float8e5m2fnuz', 'float8e5m2-int4', 'float8e5m2fnuz-complex64', 'float8e5m2fnuz-uint4', 'uint4-int64', 'uint4-int4', 'int4-uint8', 'int4-int4', 'int4-float4e2m1', 'float4e2m1-complex64', 'float4e2m1-float8e8m0', 'float8e8m0-int64', 'float8e8m0-uint2', 'uint2-uint8', 'uint2-int4', 'uint2-int2', 'int2-complex64', 'int2-float6e2m3', 'float6e2m3-int64', 'float6e2m3-float6e3m2', 'float6e3m2-uint8', 'float6e3m2-int4']
 
 
-@st.composite
-def optional_get_element_28_calls(draw, types, initializers=True, siblings=0):
-    """One call of OptionalGetElement-28 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-    }
-    inputs = [
-        ('input', draw(S.tensor(types['O'], dims, rank=None))),  # O
-    ]
-    return S.finish_case(draw, SPEC, V28, types, attributes, inputs, initializers, siblings)
+def optional_get_element_28_calls(types, initializers=True, siblings=0):
+    """Cases of OptionalGetElement-28 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator."""
+    return cases(SPEC, V28, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='OptionalGetElement', version=28, suite='differential', example='differential')

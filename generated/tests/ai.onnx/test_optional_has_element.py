@@ -10,7 +10,7 @@ from ``pytest --backend NAME``; ``--max-examples`` and ``--seed`` steer hypothes
 import pytest
 from hypothesis import given, strategies as st
 
-from opkit import strategies as S
+from opkit.cases import cases
 from opkit.conformance import harness
 from opkit.conformance.pytest_support import check_differential, check_example, check_lowering, check_property
 
@@ -26,16 +26,10 @@ V15_TYPES = [
 V15_TYPE_IDS = []
 
 
-@st.composite
-def optional_has_element_15_calls(draw, types, initializers=True, siblings=0):
-    """One call of OptionalHasElement-15 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-    }
-    inputs = [
-        ('input', draw(S.tensor(types['O'], dims, rank=None))),  # O
-    ]
-    return S.finish_case(draw, SPEC, V15, types, attributes, inputs, initializers, siblings)
+def optional_has_element_15_calls(types, initializers=True, siblings=0):
+    """Cases of OptionalHasElement-15 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator."""
+    return cases(SPEC, V15, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='OptionalHasElement', version=15, suite='differential', example='differential')
@@ -70,16 +64,10 @@ V18_TYPES = [
 V18_TYPE_IDS = ['bool-uint8', 'bool-uint16', 'bool-uint32', 'bool-uint64', 'bool-int8', 'bool-int16', 'bool-int32', 'bool-int64', 'bool-float16', 'bool-float', 'bool-double', 'bool-string', 'bool-bool', 'bool-complex64', 'bool-complex128']
 
 
-@st.composite
-def optional_has_element_18_calls(draw, types, initializers=True, siblings=0):
-    """One call of OptionalHasElement-18 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-    }
-    inputs = [
-        ('input', draw(S.optional(S.tensor(types['O'], dims, rank=None)))),  # optional O
-    ]
-    return S.finish_case(draw, SPEC, V18, types, attributes, inputs, initializers, siblings)
+def optional_has_element_18_calls(types, initializers=True, siblings=0):
+    """Cases of OptionalHasElement-18 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator."""
+    return cases(SPEC, V18, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='OptionalHasElement', version=18, suite='differential', example='differential')
@@ -127,16 +115,10 @@ V28_TYPES = [
 V28_TYPE_IDS = ['bool-uint8', 'bool-uint16', 'bool-uint32', 'bool-uint64', 'bool-int8', 'bool-int16', 'bool-int32', 'bool-int64', 'bool-bfloat16', 'bool-float16', 'bool-float', 'bool-double', 'bool-string', 'bool-bool', 'bool-complex64', 'bool-complex128', 'bool-float8e4m3fn', 'bool-float8e4m3fnuz', 'bool-float8e5m2', 'bool-float8e5m2fnuz', 'bool-uint4', 'bool-int4', 'bool-float4e2m1', 'bool-float8e8m0', 'bool-uint2', 'bool-int2', 'bool-float6e2m3', 'bool-float6e3m2']
 
 
-@st.composite
-def optional_has_element_28_calls(draw, types, initializers=True, siblings=0):
-    """One call of OptionalHasElement-28 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-    }
-    inputs = [
-        ('input', draw(S.optional(S.tensor(types['O'], dims, rank=None)))),  # optional O
-    ]
-    return S.finish_case(draw, SPEC, V28, types, attributes, inputs, initializers, siblings)
+def optional_has_element_28_calls(types, initializers=True, siblings=0):
+    """Cases of OptionalHasElement-28 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator."""
+    return cases(SPEC, V28, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='OptionalHasElement', version=28, suite='differential', example='differential')

@@ -10,7 +10,7 @@ from ``pytest --backend NAME``; ``--max-examples`` and ``--seed`` steer hypothes
 import pytest
 from hypothesis import given, strategies as st
 
-from opkit import strategies as S
+from opkit.cases import cases
 from opkit.conformance import harness
 from opkit.conformance.pytest_support import check_differential, check_example, check_lowering, check_property
 
@@ -27,19 +27,10 @@ V1_TYPES = [
 V1_TYPE_IDS = ['bool-bool']
 
 
-@st.composite
-def or_1_calls(draw, types, initializers=True, siblings=0):
-    """One call of Or-1 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'axis': draw(S.attribute(V1.attribute('axis'))),  # int, no default
-        'broadcast': draw(S.attribute(V1.attribute('broadcast'))),  # int, default 0
-    }
-    inputs = [
-        ('A', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-        ('B', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-    ]
-    return S.finish_case(draw, SPEC, V1, types, attributes, inputs, initializers, siblings)
+def or_1_calls(types, initializers=True, siblings=0):
+    """Cases of Or-1 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: elementwise)."""
+    return cases(SPEC, V1, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='Or', version=1, suite='differential', example='differential')
@@ -60,17 +51,10 @@ V7_TYPES = [
 V7_TYPE_IDS = ['bool-bool']
 
 
-@st.composite
-def or_7_calls(draw, types, initializers=True, siblings=0):
-    """One call of Or-7 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-    }
-    inputs = [
-        ('A', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-        ('B', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-    ]
-    return S.finish_case(draw, SPEC, V7, types, attributes, inputs, initializers, siblings)
+def or_7_calls(types, initializers=True, siblings=0):
+    """Cases of Or-7 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator."""
+    return cases(SPEC, V7, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='Or', version=7, suite='differential', example='differential')

@@ -10,7 +10,7 @@ from ``pytest --backend NAME``; ``--max-examples`` and ``--seed`` steer hypothes
 import pytest
 from hypothesis import given, strategies as st
 
-from opkit import strategies as S
+from opkit.cases import cases
 from opkit.conformance import harness
 from opkit.conformance.pytest_support import check_differential, check_example, check_lowering, check_property
 
@@ -29,19 +29,10 @@ V1_TYPES = [
 V1_TYPE_IDS = ['float16', 'float', 'double']
 
 
-@st.composite
-def pad_1_calls(draw, types, initializers=True, siblings=0):
-    """One call of Pad-1 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'value': draw(S.attribute(V1.attribute('value'))),  # float, default 0.0
-        'mode': draw(S.attribute(V1.attribute('mode'))),  # string, default 'constant'
-        'paddings': draw(S.attribute(V1.attribute('paddings'))),  # ints, required
-    }
-    inputs = [
-        ('data', draw(S.tensor(types['T'], dims, rank=None))),  # T
-    ]
-    return S.finish_case(draw, SPEC, V1, types, attributes, inputs, initializers, siblings)
+def pad_1_calls(types, initializers=True, siblings=0):
+    """Cases of Pad-1 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: shape)."""
+    return cases(SPEC, V1, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='Pad', version=1, suite='differential', example='differential')
@@ -64,19 +55,10 @@ V2_TYPES = [
 V2_TYPE_IDS = ['float16', 'float', 'double']
 
 
-@st.composite
-def pad_2_calls(draw, types, initializers=True, siblings=0):
-    """One call of Pad-2 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'value': draw(S.attribute(V2.attribute('value'))),  # float, default 0.0
-        'mode': draw(S.attribute(V2.attribute('mode'))),  # string, default 'constant'
-        'pads': draw(S.attribute(V2.attribute('pads'))),  # ints, required
-    }
-    inputs = [
-        ('data', draw(S.tensor(types['T'], dims, rank=None))),  # T
-    ]
-    return S.finish_case(draw, SPEC, V2, types, attributes, inputs, initializers, siblings)
+def pad_2_calls(types, initializers=True, siblings=0):
+    """Cases of Pad-2 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: shape)."""
+    return cases(SPEC, V2, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='Pad', version=2, suite='differential', example='differential')
@@ -107,19 +89,10 @@ V11_TYPES = [
 V11_TYPE_IDS = ['uint8', 'uint16', 'uint32', 'uint64', 'int8', 'int16', 'int32', 'int64', 'float16', 'float', 'double']
 
 
-@st.composite
-def pad_11_calls(draw, types, initializers=True, siblings=0):
-    """One call of Pad-11 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'mode': draw(S.attribute(V11.attribute('mode'))),  # string, default 'constant'
-    }
-    inputs = [
-        ('data', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-        ('pads', draw(S.tensor('int64', dims, rank=None, broadcast=True))),  # tensor(int64)
-        ('constant_value', draw(S.optional(S.tensor(types['T'], dims, rank=None, broadcast=True)))),  # optional T
-    ]
-    return S.finish_case(draw, SPEC, V11, types, attributes, inputs, initializers, siblings)
+def pad_11_calls(types, initializers=True, siblings=0):
+    """Cases of Pad-11 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: shape)."""
+    return cases(SPEC, V11, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='Pad', version=11, suite='differential', example='differential')
@@ -155,19 +128,10 @@ V13_TYPES = [
 V13_TYPE_IDS = ['uint8', 'uint16', 'uint32', 'uint64', 'int8', 'int16', 'int32', 'int64', 'bfloat16', 'float16', 'float', 'double', 'string', 'bool', 'complex64', 'complex128']
 
 
-@st.composite
-def pad_13_calls(draw, types, initializers=True, siblings=0):
-    """One call of Pad-13 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'mode': draw(S.attribute(V13.attribute('mode'))),  # string, default 'constant'
-    }
-    inputs = [
-        ('data', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-        ('pads', draw(S.tensor('int64', dims, rank=None, broadcast=True))),  # tensor(int64)
-        ('constant_value', draw(S.optional(S.tensor(types['T'], dims, rank=None, broadcast=True)))),  # optional T
-    ]
-    return S.finish_case(draw, SPEC, V13, types, attributes, inputs, initializers, siblings)
+def pad_13_calls(types, initializers=True, siblings=0):
+    """Cases of Pad-13 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: shape)."""
+    return cases(SPEC, V13, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='Pad', version=13, suite='differential', example='differential')
@@ -219,20 +183,10 @@ V18_TYPES = [
 V18_TYPE_IDS = ['uint8-int32', 'uint8-int64', 'uint16-int32', 'uint16-int64', 'uint32-int32', 'uint32-int64', 'uint64-int32', 'uint64-int64', 'int8-int32', 'int8-int64', 'int16-int32', 'int16-int64', 'int32-int32', 'int32-int64', 'int64-int32', 'int64-int64', 'bfloat16-int32', 'bfloat16-int64', 'float16-int32', 'float16-int64', 'float-int32', 'float-int64', 'double-int32', 'double-int64', 'string-int32', 'string-int64', 'bool-int32', 'bool-int64', 'complex64-int32', 'complex64-int64', 'complex128-int32', 'complex128-int64']
 
 
-@st.composite
-def pad_18_calls(draw, types, initializers=True, siblings=0):
-    """One call of Pad-18 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'mode': draw(S.attribute(V18.attribute('mode'))),  # string, default 'constant'
-    }
-    inputs = [
-        ('data', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-        ('pads', draw(S.tensor('int64', dims, rank=None, broadcast=True))),  # tensor(int64)
-        ('constant_value', draw(S.optional(S.tensor(types['T'], dims, rank=None, broadcast=True)))),  # optional T
-        ('axes', draw(S.optional(S.tensor(types['Tind'], dims, rank=None, broadcast=True)))),  # optional Tind
-    ]
-    return S.finish_case(draw, SPEC, V18, types, attributes, inputs, initializers, siblings)
+def pad_18_calls(types, initializers=True, siblings=0):
+    """Cases of Pad-18 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: shape)."""
+    return cases(SPEC, V18, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='Pad', version=18, suite='differential', example='differential')
@@ -284,20 +238,10 @@ V19_TYPES = [
 V19_TYPE_IDS = ['uint8-int32', 'uint8-int64', 'uint16-int32', 'uint16-int64', 'uint32-int32', 'uint32-int64', 'uint64-int32', 'uint64-int64', 'int8-int32', 'int8-int64', 'int16-int32', 'int16-int64', 'int32-int32', 'int32-int64', 'int64-int32', 'int64-int64', 'bfloat16-int32', 'bfloat16-int64', 'float16-int32', 'float16-int64', 'float-int32', 'float-int64', 'double-int32', 'double-int64', 'string-int32', 'string-int64', 'bool-int32', 'bool-int64', 'complex64-int32', 'complex64-int64', 'complex128-int32', 'complex128-int64']
 
 
-@st.composite
-def pad_19_calls(draw, types, initializers=True, siblings=0):
-    """One call of Pad-19 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'mode': draw(S.attribute(V19.attribute('mode'))),  # string, default 'constant'
-    }
-    inputs = [
-        ('data', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-        ('pads', draw(S.tensor('int64', dims, rank=None, broadcast=True))),  # tensor(int64)
-        ('constant_value', draw(S.optional(S.tensor(types['T'], dims, rank=None, broadcast=True)))),  # optional T
-        ('axes', draw(S.optional(S.tensor(types['Tind'], dims, rank=None, broadcast=True)))),  # optional Tind
-    ]
-    return S.finish_case(draw, SPEC, V19, types, attributes, inputs, initializers, siblings)
+def pad_19_calls(types, initializers=True, siblings=0):
+    """Cases of Pad-19 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: shape)."""
+    return cases(SPEC, V19, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='Pad', version=19, suite='differential', example='differential')
@@ -361,20 +305,10 @@ V21_TYPES = [
 V21_TYPE_IDS = ['uint8-int32', 'uint8-int64', 'uint16-int32', 'uint16-int64', 'uint32-int32', 'uint32-int64', 'uint64-int32', 'uint64-int64', 'int8-int32', 'int8-int64', 'int16-int32', 'int16-int64', 'int32-int32', 'int32-int64', 'int64-int32', 'int64-int64', 'bfloat16-int32', 'bfloat16-int64', 'float16-int32', 'float16-int64', 'float-int32', 'float-int64', 'double-int32', 'double-int64', 'string-int32', 'string-int64', 'bool-int32', 'bool-int64', 'complex64-int32', 'complex64-int64', 'complex128-int32', 'complex128-int64', 'float8e4m3fn-int32', 'float8e4m3fn-int64', 'float8e4m3fnuz-int32', 'float8e4m3fnuz-int64', 'float8e5m2-int32', 'float8e5m2-int64', 'float8e5m2fnuz-int32', 'float8e5m2fnuz-int64', 'uint4-int32', 'uint4-int64', 'int4-int32', 'int4-int64']
 
 
-@st.composite
-def pad_21_calls(draw, types, initializers=True, siblings=0):
-    """One call of Pad-21 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'mode': draw(S.attribute(V21.attribute('mode'))),  # string, default 'constant'
-    }
-    inputs = [
-        ('data', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-        ('pads', draw(S.tensor('int64', dims, rank=None, broadcast=True))),  # tensor(int64)
-        ('constant_value', draw(S.optional(S.tensor(types['T'], dims, rank=None, broadcast=True)))),  # optional T
-        ('axes', draw(S.optional(S.tensor(types['Tind'], dims, rank=None, broadcast=True)))),  # optional Tind
-    ]
-    return S.finish_case(draw, SPEC, V21, types, attributes, inputs, initializers, siblings)
+def pad_21_calls(types, initializers=True, siblings=0):
+    """Cases of Pad-21 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: shape)."""
+    return cases(SPEC, V21, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='Pad', version=21, suite='differential', example='differential')
@@ -440,20 +374,10 @@ V23_TYPES = [
 V23_TYPE_IDS = ['uint8-int32', 'uint8-int64', 'uint16-int32', 'uint16-int64', 'uint32-int32', 'uint32-int64', 'uint64-int32', 'uint64-int64', 'int8-int32', 'int8-int64', 'int16-int32', 'int16-int64', 'int32-int32', 'int32-int64', 'int64-int32', 'int64-int64', 'bfloat16-int32', 'bfloat16-int64', 'float16-int32', 'float16-int64', 'float-int32', 'float-int64', 'double-int32', 'double-int64', 'string-int32', 'string-int64', 'bool-int32', 'bool-int64', 'complex64-int32', 'complex64-int64', 'complex128-int32', 'complex128-int64', 'float8e4m3fn-int32', 'float8e4m3fn-int64', 'float8e4m3fnuz-int32', 'float8e4m3fnuz-int64', 'float8e5m2-int32', 'float8e5m2-int64', 'float8e5m2fnuz-int32', 'float8e5m2fnuz-int64', 'uint4-int32', 'uint4-int64', 'int4-int32', 'int4-int64', 'float4e2m1-int32', 'float4e2m1-int64']
 
 
-@st.composite
-def pad_23_calls(draw, types, initializers=True, siblings=0):
-    """One call of Pad-23 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'mode': draw(S.attribute(V23.attribute('mode'))),  # string, default 'constant'
-    }
-    inputs = [
-        ('data', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-        ('pads', draw(S.tensor('int64', dims, rank=None, broadcast=True))),  # tensor(int64)
-        ('constant_value', draw(S.optional(S.tensor(types['T'], dims, rank=None, broadcast=True)))),  # optional T
-        ('axes', draw(S.optional(S.tensor(types['Tind'], dims, rank=None, broadcast=True)))),  # optional Tind
-    ]
-    return S.finish_case(draw, SPEC, V23, types, attributes, inputs, initializers, siblings)
+def pad_23_calls(types, initializers=True, siblings=0):
+    """Cases of Pad-23 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: shape)."""
+    return cases(SPEC, V23, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='Pad', version=23, suite='differential', example='differential')
@@ -521,20 +445,10 @@ V24_TYPES = [
 V24_TYPE_IDS = ['uint8-int32', 'uint8-int64', 'uint16-int32', 'uint16-int64', 'uint32-int32', 'uint32-int64', 'uint64-int32', 'uint64-int64', 'int8-int32', 'int8-int64', 'int16-int32', 'int16-int64', 'int32-int32', 'int32-int64', 'int64-int32', 'int64-int64', 'bfloat16-int32', 'bfloat16-int64', 'float16-int32', 'float16-int64', 'float-int32', 'float-int64', 'double-int32', 'double-int64', 'string-int32', 'string-int64', 'bool-int32', 'bool-int64', 'complex64-int32', 'complex64-int64', 'complex128-int32', 'complex128-int64', 'float8e4m3fn-int32', 'float8e4m3fn-int64', 'float8e4m3fnuz-int32', 'float8e4m3fnuz-int64', 'float8e5m2-int32', 'float8e5m2-int64', 'float8e5m2fnuz-int32', 'float8e5m2fnuz-int64', 'uint4-int32', 'uint4-int64', 'int4-int32', 'int4-int64', 'float4e2m1-int32', 'float4e2m1-int64', 'float8e8m0-int32', 'float8e8m0-int64']
 
 
-@st.composite
-def pad_24_calls(draw, types, initializers=True, siblings=0):
-    """One call of Pad-24 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'mode': draw(S.attribute(V24.attribute('mode'))),  # string, default 'constant'
-    }
-    inputs = [
-        ('data', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-        ('pads', draw(S.tensor('int64', dims, rank=None, broadcast=True))),  # tensor(int64)
-        ('constant_value', draw(S.optional(S.tensor(types['T'], dims, rank=None, broadcast=True)))),  # optional T
-        ('axes', draw(S.optional(S.tensor(types['Tind'], dims, rank=None, broadcast=True)))),  # optional Tind
-    ]
-    return S.finish_case(draw, SPEC, V24, types, attributes, inputs, initializers, siblings)
+def pad_24_calls(types, initializers=True, siblings=0):
+    """Cases of Pad-24 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: shape)."""
+    return cases(SPEC, V24, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='Pad', version=24, suite='differential', example='differential')
@@ -606,20 +520,10 @@ V25_TYPES = [
 V25_TYPE_IDS = ['uint8-int32', 'uint8-int64', 'uint16-int32', 'uint16-int64', 'uint32-int32', 'uint32-int64', 'uint64-int32', 'uint64-int64', 'int8-int32', 'int8-int64', 'int16-int32', 'int16-int64', 'int32-int32', 'int32-int64', 'int64-int32', 'int64-int64', 'bfloat16-int32', 'bfloat16-int64', 'float16-int32', 'float16-int64', 'float-int32', 'float-int64', 'double-int32', 'double-int64', 'string-int32', 'string-int64', 'bool-int32', 'bool-int64', 'complex64-int32', 'complex64-int64', 'complex128-int32', 'complex128-int64', 'float8e4m3fn-int32', 'float8e4m3fn-int64', 'float8e4m3fnuz-int32', 'float8e4m3fnuz-int64', 'float8e5m2-int32', 'float8e5m2-int64', 'float8e5m2fnuz-int32', 'float8e5m2fnuz-int64', 'uint4-int32', 'uint4-int64', 'int4-int32', 'int4-int64', 'float4e2m1-int32', 'float4e2m1-int64', 'float8e8m0-int32', 'float8e8m0-int64', 'uint2-int32', 'uint2-int64', 'int2-int32', 'int2-int64']
 
 
-@st.composite
-def pad_25_calls(draw, types, initializers=True, siblings=0):
-    """One call of Pad-25 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'mode': draw(S.attribute(V25.attribute('mode'))),  # string, default 'constant'
-    }
-    inputs = [
-        ('data', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-        ('pads', draw(S.tensor('int64', dims, rank=None, broadcast=True))),  # tensor(int64)
-        ('constant_value', draw(S.optional(S.tensor(types['T'], dims, rank=None, broadcast=True)))),  # optional T
-        ('axes', draw(S.optional(S.tensor(types['Tind'], dims, rank=None, broadcast=True)))),  # optional Tind
-    ]
-    return S.finish_case(draw, SPEC, V25, types, attributes, inputs, initializers, siblings)
+def pad_25_calls(types, initializers=True, siblings=0):
+    """Cases of Pad-25 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: shape)."""
+    return cases(SPEC, V25, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='Pad', version=25, suite='differential', example='differential')

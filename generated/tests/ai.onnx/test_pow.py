@@ -10,7 +10,7 @@ from ``pytest --backend NAME``; ``--max-examples`` and ``--seed`` steer hypothes
 import pytest
 from hypothesis import given, strategies as st
 
-from opkit import strategies as S
+from opkit.cases import cases
 from opkit.conformance import harness
 from opkit.conformance.pytest_support import check_differential, check_example, check_lowering, check_property
 
@@ -29,19 +29,10 @@ V1_TYPES = [
 V1_TYPE_IDS = ['float16', 'float', 'double']
 
 
-@st.composite
-def pow_1_calls(draw, types, initializers=True, siblings=0):
-    """One call of Pow-1 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'axis': draw(S.attribute(V1.attribute('axis'))),  # int, no default
-        'broadcast': draw(S.attribute(V1.attribute('broadcast'))),  # int, default 0
-    }
-    inputs = [
-        ('X', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-        ('Y', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-    ]
-    return S.finish_case(draw, SPEC, V1, types, attributes, inputs, initializers, siblings)
+def pow_1_calls(types, initializers=True, siblings=0):
+    """Cases of Pow-1 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: elementwise)."""
+    return cases(SPEC, V1, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='Pow', version=1, suite='differential', example='differential')
@@ -64,17 +55,10 @@ V7_TYPES = [
 V7_TYPE_IDS = ['float16', 'float', 'double']
 
 
-@st.composite
-def pow_7_calls(draw, types, initializers=True, siblings=0):
-    """One call of Pow-7 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-    }
-    inputs = [
-        ('X', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-        ('Y', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-    ]
-    return S.finish_case(draw, SPEC, V7, types, attributes, inputs, initializers, siblings)
+def pow_7_calls(types, initializers=True, siblings=0):
+    """Cases of Pow-7 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator."""
+    return cases(SPEC, V7, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='Pow', version=7, suite='differential', example='differential')
@@ -149,17 +133,10 @@ V12_TYPES = [
 V12_TYPE_IDS = ['int32-uint8', 'int32-uint16', 'int32-uint32', 'int32-uint64', 'int32-int8', 'int32-int16', 'int32-int32', 'int32-int64', 'int32-float16', 'int32-float', 'int32-double', 'int64-uint8', 'int64-uint16', 'int64-uint32', 'int64-uint64', 'int64-int8', 'int64-int16', 'int64-int32', 'int64-int64', 'int64-float16', 'int64-float', 'int64-double', 'float16-uint8', 'float16-uint16', 'float16-uint32', 'float16-uint64', 'float16-int8', 'float16-int16', 'float16-int32', 'float16-int64', 'float16-float16', 'float16-float', 'float16-double', 'float-uint8', 'float-uint16', 'float-uint32', 'float-uint64', 'float-int8', 'float-int16', 'float-int32', 'float-int64', 'float-float16', 'float-float', 'float-double', 'double-uint8', 'double-uint16', 'double-uint32', 'double-uint64', 'double-int8', 'double-int16', 'double-int32', 'double-int64', 'double-float16', 'double-float', 'double-double']
 
 
-@st.composite
-def pow_12_calls(draw, types, initializers=True, siblings=0):
-    """One call of Pow-12 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-    }
-    inputs = [
-        ('X', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-        ('Y', draw(S.tensor(types['T1'], dims, rank=None, broadcast=True))),  # T1
-    ]
-    return S.finish_case(draw, SPEC, V12, types, attributes, inputs, initializers, siblings)
+def pow_12_calls(types, initializers=True, siblings=0):
+    """Cases of Pow-12 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator."""
+    return cases(SPEC, V12, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='Pow', version=12, suite='differential', example='differential')
@@ -243,17 +220,10 @@ V13_TYPES = [
 V13_TYPE_IDS = ['int32-uint8', 'int32-uint16', 'int32-uint32', 'int32-uint64', 'int32-int8', 'int32-int16', 'int32-int32', 'int32-int64', 'int32-float16', 'int32-float', 'int32-double', 'int64-uint8', 'int64-uint16', 'int64-uint32', 'int64-uint64', 'int64-int8', 'int64-int16', 'int64-int32', 'int64-int64', 'int64-float16', 'int64-float', 'int64-double', 'float16-uint8', 'float16-uint16', 'float16-uint32', 'float16-uint64', 'float16-int8', 'float16-int16', 'float16-int32', 'float16-int64', 'float16-float16', 'float16-float', 'float16-double', 'float-uint8', 'float-uint16', 'float-uint32', 'float-uint64', 'float-int8', 'float-int16', 'float-int32', 'float-int64', 'float-float16', 'float-float', 'float-double', 'double-uint8', 'double-uint16', 'double-uint32', 'double-uint64', 'double-int8', 'double-int16', 'double-int32', 'double-int64', 'double-float16', 'double-float', 'double-double', 'bfloat16-uint8', 'bfloat16-uint16', 'bfloat16-uint32', 'bfloat16-uint64', 'bfloat16-int8', 'bfloat16-int16', 'bfloat16-int32', 'bfloat16-int64', 'bfloat16-float16']
 
 
-@st.composite
-def pow_13_calls(draw, types, initializers=True, siblings=0):
-    """One call of Pow-13 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-    }
-    inputs = [
-        ('X', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-        ('Y', draw(S.tensor(types['T1'], dims, rank=None, broadcast=True))),  # T1
-    ]
-    return S.finish_case(draw, SPEC, V13, types, attributes, inputs, initializers, siblings)
+def pow_13_calls(types, initializers=True, siblings=0):
+    """Cases of Pow-13 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator."""
+    return cases(SPEC, V13, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='Pow', version=13, suite='differential', example='differential')
@@ -337,17 +307,10 @@ V15_TYPES = [
 V15_TYPE_IDS = ['int32-uint8', 'int32-uint16', 'int32-uint32', 'int32-uint64', 'int32-int8', 'int32-int16', 'int32-int32', 'int32-int64', 'int32-float16', 'int32-float', 'int32-double', 'int32-bfloat16', 'int64-uint8', 'int64-uint16', 'int64-uint32', 'int64-uint64', 'int64-int8', 'int64-int16', 'int64-int32', 'int64-int64', 'int64-float16', 'int64-float', 'int64-double', 'int64-bfloat16', 'float16-uint8', 'float16-uint16', 'float16-uint32', 'float16-uint64', 'float16-int8', 'float16-int16', 'float16-int32', 'float16-int64', 'float16-float16', 'float16-float', 'float16-double', 'float16-bfloat16', 'float-uint8', 'float-uint16', 'float-uint32', 'float-uint64', 'float-int8', 'float-int16', 'float-int32', 'float-int64', 'float-float16', 'float-float', 'float-double', 'float-bfloat16', 'double-uint8', 'double-uint16', 'double-uint32', 'double-uint64', 'double-int8', 'double-int16', 'double-int32', 'double-int64', 'double-float16', 'double-float', 'double-double', 'double-bfloat16', 'bfloat16-uint8', 'bfloat16-uint16', 'bfloat16-uint32', 'bfloat16-int32']
 
 
-@st.composite
-def pow_15_calls(draw, types, initializers=True, siblings=0):
-    """One call of Pow-15 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-    }
-    inputs = [
-        ('X', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-        ('Y', draw(S.tensor(types['T1'], dims, rank=None, broadcast=True))),  # T1
-    ]
-    return S.finish_case(draw, SPEC, V15, types, attributes, inputs, initializers, siblings)
+def pow_15_calls(types, initializers=True, siblings=0):
+    """Cases of Pow-15 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator."""
+    return cases(SPEC, V15, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='Pow', version=15, suite='differential', example='differential')

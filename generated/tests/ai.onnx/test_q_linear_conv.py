@@ -10,7 +10,7 @@ from ``pytest --backend NAME``; ``--max-examples`` and ``--seed`` steer hypothes
 import pytest
 from hypothesis import given, strategies as st
 
-from opkit import strategies as S
+from opkit.cases import cases
 from opkit.conformance import harness
 from opkit.conformance.pytest_support import check_differential, check_example, check_lowering, check_property
 
@@ -34,30 +34,10 @@ V10_TYPES = [
 V10_TYPE_IDS = ['int8-int8-int8-int32', 'int8-int8-uint8-int32', 'int8-uint8-int8-int32', 'int8-uint8-uint8-int32', 'uint8-int8-int8-int32', 'uint8-int8-uint8-int32', 'uint8-uint8-int8-int32', 'uint8-uint8-uint8-int32']
 
 
-@st.composite
-def q_linear_conv_10_calls(draw, types, initializers=True, siblings=0):
-    """One call of QLinearConv-10 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'group': draw(S.attribute(V10.attribute('group'))),  # int, default 1
-        'pads': draw(S.attribute(V10.attribute('pads'))),  # ints, no default
-        'strides': draw(S.attribute(V10.attribute('strides'))),  # ints, no default
-        'dilations': draw(S.attribute(V10.attribute('dilations'))),  # ints, no default
-        'kernel_shape': draw(S.attribute(V10.attribute('kernel_shape'))),  # ints, no default
-        'auto_pad': draw(S.attribute(V10.attribute('auto_pad'))),  # string, default 'NOTSET'
-    }
-    inputs = [
-        ('x', draw(S.tensor(types['T1'], dims, rank=None, broadcast=True))),  # T1
-        ('x_scale', draw(S.tensor('float', dims, rank=None, broadcast=True))),  # tensor(float)
-        ('x_zero_point', draw(S.tensor(types['T1'], dims, rank=None, broadcast=True))),  # T1
-        ('w', draw(S.tensor(types['T2'], dims, rank=None, broadcast=True))),  # T2
-        ('w_scale', draw(S.tensor('float', dims, rank=None, broadcast=True))),  # tensor(float)
-        ('w_zero_point', draw(S.tensor(types['T2'], dims, rank=None, broadcast=True))),  # T2
-        ('y_scale', draw(S.tensor('float', dims, rank=None, broadcast=True))),  # tensor(float)
-        ('y_zero_point', draw(S.tensor(types['T3'], dims, rank=None, broadcast=True))),  # T3
-        ('B', draw(S.optional(S.tensor(types['T4'], dims, rank=None, broadcast=True)))),  # optional T4
-    ]
-    return S.finish_case(draw, SPEC, V10, types, attributes, inputs, initializers, siblings)
+def q_linear_conv_10_calls(types, initializers=True, siblings=0):
+    """Cases of QLinearConv-10 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: window)."""
+    return cases(SPEC, V10, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='QLinearConv', version=10, suite='differential', example='differential')

@@ -10,7 +10,7 @@ from ``pytest --backend NAME``; ``--max-examples`` and ``--seed`` steer hypothes
 import pytest
 from hypothesis import given, strategies as st
 
-from opkit import strategies as S
+from opkit.cases import cases
 from opkit.conformance import harness
 from opkit.conformance.pytest_support import check_differential, check_example, check_lowering, check_property
 
@@ -34,23 +34,10 @@ V10_TYPES = [
 V10_TYPE_IDS = ['int8-int8-int8', 'int8-int8-uint8', 'int8-uint8-int8', 'int8-uint8-uint8', 'uint8-int8-int8', 'uint8-int8-uint8', 'uint8-uint8-int8', 'uint8-uint8-uint8']
 
 
-@st.composite
-def q_linear_mat_mul_10_calls(draw, types, initializers=True, siblings=0):
-    """One call of QLinearMatMul-10 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-    }
-    inputs = [
-        ('a', draw(S.tensor(types['T1'], dims, rank=None, broadcast=True))),  # T1
-        ('a_scale', draw(S.tensor('float', dims, rank=None, broadcast=True))),  # tensor(float)
-        ('a_zero_point', draw(S.tensor(types['T1'], dims, rank=None, broadcast=True))),  # T1
-        ('b', draw(S.tensor(types['T2'], dims, rank=None, broadcast=True))),  # T2
-        ('b_scale', draw(S.tensor('float', dims, rank=None, broadcast=True))),  # tensor(float)
-        ('b_zero_point', draw(S.tensor(types['T2'], dims, rank=None, broadcast=True))),  # T2
-        ('y_scale', draw(S.tensor('float', dims, rank=None, broadcast=True))),  # tensor(float)
-        ('y_zero_point', draw(S.tensor(types['T3'], dims, rank=None, broadcast=True))),  # T3
-    ]
-    return S.finish_case(draw, SPEC, V10, types, attributes, inputs, initializers, siblings)
+def q_linear_mat_mul_10_calls(types, initializers=True, siblings=0):
+    """Cases of QLinearMatMul-10 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: quantization)."""
+    return cases(SPEC, V10, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='QLinearMatMul', version=10, suite='differential', example='differential')
@@ -134,23 +121,10 @@ V21_TYPES = [
 V21_TYPE_IDS = ['int8-int8-int8-float', 'int8-uint8-float8e5m2fnuz-float', 'int8-float8e4m3fnuz-float8e5m2-float', 'int8-float8e5m2fnuz-float8e4m3fnuz-float', 'uint8-uint8-float8e4m3fn-float', 'uint8-float8e4m3fn-float8e4m3fnuz-float', 'uint8-float8e4m3fnuz-uint8-float', 'uint8-float8e5m2fnuz-int8-float', 'float8e4m3fn-int8-float8e5m2fnuz-float', 'float8e4m3fn-float8e4m3fn-float8e5m2-float', 'float8e4m3fn-float8e5m2-float8e4m3fnuz-float', 'float8e4m3fnuz-int8-float8e4m3fn-float', 'float8e4m3fnuz-float8e4m3fn-uint8-float', 'float8e4m3fnuz-float8e5m2-int8-float', 'float8e4m3fnuz-float8e5m2fnuz-float8e5m2fnuz-float', 'float8e5m2-uint8-float8e5m2-float', 'float8e5m2-float8e4m3fnuz-float8e4m3fnuz-float', 'float8e5m2-float8e5m2fnuz-int8-float', 'float8e5m2-float8e5m2fnuz-float8e4m3fn-float', 'float8e5m2fnuz-uint8-uint8-float', 'float8e5m2fnuz-float8e4m3fnuz-int8-float', 'float8e5m2fnuz-float8e5m2-float8e5m2fnuz-float', 'int8-int8-float8e5m2-float16', 'int8-float8e4m3fn-float8e4m3fnuz-float16', 'int8-float8e5m2-float8e4m3fn-float16', 'uint8-int8-uint8-float16', 'uint8-float8e4m3fn-int8-float16', 'uint8-float8e4m3fnuz-float8e5m2fnuz-float16', 'uint8-float8e5m2fnuz-float8e5m2-float16', 'float8e4m3fn-uint8-float8e4m3fnuz-float16', 'float8e4m3fn-float8e4m3fnuz-float8e4m3fn-float16', 'float8e4m3fn-float8e4m3fnuz-float8e5m2-float16', 'float8e4m3fn-float8e5m2fnuz-uint8-float16', 'float8e4m3fnuz-uint8-int8-float16', 'float8e4m3fnuz-float8e4m3fn-float8e5m2fnuz-float16', 'float8e4m3fnuz-float8e5m2-float8e5m2-float16', 'float8e5m2-int8-float8e4m3fnuz-float16', 'float8e5m2-float8e4m3fn-float8e4m3fn-float16', 'float8e5m2-float8e5m2-uint8-float16', 'float8e5m2fnuz-int8-int8-float16', 'float8e5m2fnuz-int8-uint8-float16', 'float8e5m2fnuz-uint8-float8e5m2fnuz-float16', 'float8e5m2fnuz-float8e4m3fnuz-float8e5m2-float16', 'float8e5m2fnuz-float8e5m2fnuz-float8e4m3fnuz-float16', 'int8-uint8-float8e4m3fn-bfloat16', 'int8-float8e4m3fnuz-uint8-bfloat16', 'int8-float8e5m2fnuz-int8-bfloat16', 'uint8-int8-float8e5m2fnuz-bfloat16', 'uint8-float8e4m3fn-float8e5m2-bfloat16', 'uint8-float8e5m2-float8e4m3fnuz-bfloat16', 'float8e4m3fn-int8-float8e4m3fn-bfloat16', 'float8e4m3fn-float8e4m3fn-uint8-bfloat16', 'float8e4m3fn-float8e5m2-int8-bfloat16', 'float8e4m3fn-float8e5m2fnuz-float8e5m2fnuz-bfloat16', 'float8e4m3fnuz-uint8-float8e5m2-bfloat16', 'float8e4m3fnuz-float8e4m3fnuz-float8e4m3fnuz-bfloat16', 'float8e4m3fnuz-float8e5m2-float8e5m2fnuz-bfloat16', 'float8e4m3fnuz-float8e5m2fnuz-float8e4m3fn-bfloat16', 'float8e5m2-uint8-uint8-bfloat16', 'float8e5m2-float8e4m3fnuz-int8-bfloat16', 'float8e5m2-float8e5m2-float8e5m2fnuz-bfloat16', 'float8e5m2fnuz-int8-float8e5m2-bfloat16', 'float8e5m2fnuz-float8e4m3fn-float8e4m3fnuz-bfloat16', 'float8e5m2fnuz-float8e5m2-float8e4m3fn-bfloat16']
 
 
-@st.composite
-def q_linear_mat_mul_21_calls(draw, types, initializers=True, siblings=0):
-    """One call of QLinearMatMul-21 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-    }
-    inputs = [
-        ('a', draw(S.tensor(types['T1'], dims, rank=None, broadcast=True))),  # T1
-        ('a_scale', draw(S.tensor(types['TS'], dims, rank=None, broadcast=True))),  # TS
-        ('a_zero_point', draw(S.tensor(types['T1'], dims, rank=None, broadcast=True))),  # T1
-        ('b', draw(S.tensor(types['T2'], dims, rank=None, broadcast=True))),  # T2
-        ('b_scale', draw(S.tensor(types['TS'], dims, rank=None, broadcast=True))),  # TS
-        ('b_zero_point', draw(S.tensor(types['T2'], dims, rank=None, broadcast=True))),  # T2
-        ('y_scale', draw(S.tensor(types['TS'], dims, rank=None, broadcast=True))),  # TS
-        ('y_zero_point', draw(S.tensor(types['T3'], dims, rank=None, broadcast=True))),  # T3
-    ]
-    return S.finish_case(draw, SPEC, V21, types, attributes, inputs, initializers, siblings)
+def q_linear_mat_mul_21_calls(types, initializers=True, siblings=0):
+    """Cases of QLinearMatMul-21 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: quantization)."""
+    return cases(SPEC, V21, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='QLinearMatMul', version=21, suite='differential', example='differential')

@@ -10,7 +10,7 @@ from ``pytest --backend NAME``; ``--max-examples`` and ``--seed`` steer hypothes
 import pytest
 from hypothesis import given, strategies as st
 
-from opkit import strategies as S
+from opkit.cases import cases
 from opkit.conformance import harness
 from opkit.conformance.pytest_support import check_differential, check_example, check_lowering, check_property
 
@@ -30,18 +30,10 @@ V10_TYPES = [
 V10_TYPE_IDS = ['float-int8', 'float-uint8', 'int32-int8', 'int32-uint8']
 
 
-@st.composite
-def quantize_linear_10_calls(draw, types, initializers=True, siblings=0):
-    """One call of QuantizeLinear-10 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-    }
-    inputs = [
-        ('x', draw(S.tensor(types['T1'], dims, rank=None, broadcast=True))),  # T1
-        ('y_scale', draw(S.tensor('float', dims, rank=None, broadcast=True))),  # tensor(float)
-        ('y_zero_point', draw(S.optional(S.tensor(types['T2'], dims, rank=None, broadcast=True)))),  # optional T2
-    ]
-    return S.finish_case(draw, SPEC, V10, types, attributes, inputs, initializers, siblings)
+def quantize_linear_10_calls(types, initializers=True, siblings=0):
+    """Cases of QuantizeLinear-10 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: quantization)."""
+    return cases(SPEC, V10, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='QuantizeLinear', version=10, suite='differential', example='differential')
@@ -65,19 +57,10 @@ V13_TYPES = [
 V13_TYPE_IDS = ['float-int8', 'float-uint8', 'int32-int8', 'int32-uint8']
 
 
-@st.composite
-def quantize_linear_13_calls(draw, types, initializers=True, siblings=0):
-    """One call of QuantizeLinear-13 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'axis': draw(S.attribute(V13.attribute('axis'))),  # int, default 1
-    }
-    inputs = [
-        ('x', draw(S.tensor(types['T1'], dims, rank=None, broadcast=True))),  # T1
-        ('y_scale', draw(S.tensor('float', dims, rank=None, broadcast=True))),  # tensor(float)
-        ('y_zero_point', draw(S.optional(S.tensor(types['T2'], dims, rank=None, broadcast=True)))),  # optional T2
-    ]
-    return S.finish_case(draw, SPEC, V13, types, attributes, inputs, initializers, siblings)
+def quantize_linear_13_calls(types, initializers=True, siblings=0):
+    """Cases of QuantizeLinear-13 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: quantization)."""
+    return cases(SPEC, V13, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='QuantizeLinear', version=13, suite='differential', example='differential')
@@ -121,20 +104,10 @@ V19_TYPES = [
 V19_TYPE_IDS = ['float-int8', 'float-uint8', 'float-float8e4m3fn', 'float-float8e4m3fnuz', 'float-float8e5m2', 'float-float8e5m2fnuz', 'float16-int8', 'float16-uint8', 'float16-float8e4m3fn', 'float16-float8e4m3fnuz', 'float16-float8e5m2', 'float16-float8e5m2fnuz', 'bfloat16-int8', 'bfloat16-uint8', 'bfloat16-float8e4m3fn', 'bfloat16-float8e4m3fnuz', 'bfloat16-float8e5m2', 'bfloat16-float8e5m2fnuz', 'int32-int8', 'int32-uint8', 'int32-float8e4m3fn', 'int32-float8e4m3fnuz', 'int32-float8e5m2', 'int32-float8e5m2fnuz']
 
 
-@st.composite
-def quantize_linear_19_calls(draw, types, initializers=True, siblings=0):
-    """One call of QuantizeLinear-19 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'saturate': draw(S.attribute(V19.attribute('saturate'))),  # int, default 1
-        'axis': draw(S.attribute(V19.attribute('axis'))),  # int, default 1
-    }
-    inputs = [
-        ('x', draw(S.tensor(types['T1'], dims, rank=None, broadcast=True))),  # T1
-        ('y_scale', draw(S.tensor(types['T1'], dims, rank=None, broadcast=True))),  # T1
-        ('y_zero_point', draw(S.optional(S.tensor(types['T2'], dims, rank=None, broadcast=True)))),  # optional T2
-    ]
-    return S.finish_case(draw, SPEC, V19, types, attributes, inputs, initializers, siblings)
+def quantize_linear_19_calls(types, initializers=True, siblings=0):
+    """Cases of QuantizeLinear-19 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: quantization)."""
+    return cases(SPEC, V19, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='QuantizeLinear', version=19, suite='differential', example='differential')
@@ -194,22 +167,10 @@ V21_TYPES = [
 V21_TYPE_IDS = ['float-int8', 'float-uint8', 'float-int16', 'float-uint16', 'float-float8e4m3fn', 'float-float8e4m3fnuz', 'float-float8e5m2', 'float-float8e5m2fnuz', 'float-uint4', 'float-int4', 'float16-int8', 'float16-uint8', 'float16-int16', 'float16-uint16', 'float16-float8e4m3fn', 'float16-float8e4m3fnuz', 'float16-float8e5m2', 'float16-float8e5m2fnuz', 'float16-uint4', 'float16-int4', 'bfloat16-int8', 'bfloat16-uint8', 'bfloat16-int16', 'bfloat16-uint16', 'bfloat16-float8e4m3fn', 'bfloat16-float8e4m3fnuz', 'bfloat16-float8e5m2', 'bfloat16-float8e5m2fnuz', 'bfloat16-uint4', 'bfloat16-int4', 'int32-int8', 'int32-uint8', 'int32-int16', 'int32-uint16', 'int32-float8e4m3fn', 'int32-float8e4m3fnuz', 'int32-float8e5m2', 'int32-float8e5m2fnuz', 'int32-uint4', 'int32-int4']
 
 
-@st.composite
-def quantize_linear_21_calls(draw, types, initializers=True, siblings=0):
-    """One call of QuantizeLinear-21 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'output_dtype': draw(st.just(S.ABSENT)),  # int: set from the output's type binding by S.finish_case
-        'block_size': draw(S.attribute(V21.attribute('block_size'))),  # int, default 0
-        'saturate': draw(S.attribute(V21.attribute('saturate'))),  # int, default 1
-        'axis': draw(S.attribute(V21.attribute('axis'))),  # int, default 1
-    }
-    inputs = [
-        ('x', draw(S.tensor(types['T1'], dims, rank=None, broadcast=True))),  # T1
-        ('y_scale', draw(S.tensor(types['T1'], dims, rank=None, broadcast=True))),  # T1
-        ('y_zero_point', draw(S.optional(S.tensor(types['T2'], dims, rank=None, broadcast=True)))),  # optional T2
-    ]
-    return S.finish_case(draw, SPEC, V21, types, attributes, inputs, initializers, siblings)
+def quantize_linear_21_calls(types, initializers=True, siblings=0):
+    """Cases of QuantizeLinear-21 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: quantization)."""
+    return cases(SPEC, V21, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='QuantizeLinear', version=21, suite='differential', example='differential')
@@ -293,23 +254,10 @@ V23_TYPES = [
 V23_TYPE_IDS = ['float-float-int8', 'float-float-uint16', 'float-float-float8e5m2', 'float-float-int4', 'float-float16-uint8', 'float-float16-int16', 'float-float16-float8e4m3fn', 'float-float16-float8e5m2', 'float-float16-float8e5m2fnuz', 'float-float16-float4e2m1', 'float-bfloat16-int16', 'float-bfloat16-float8e4m3fnuz', 'float-bfloat16-uint4', 'float-int32-int8', 'float-int32-uint16', 'float-int32-float8e5m2', 'float-int32-int4', 'float16-float-uint8', 'float16-float-float8e4m3fn', 'float16-float-float8e5m2fnuz', 'float16-float-float4e2m1', 'float16-float16-int16', 'float16-float16-float8e4m3fnuz', 'float16-float16-uint4', 'float16-bfloat16-int8', 'float16-bfloat16-uint16', 'float16-bfloat16-float8e5m2', 'float16-bfloat16-float8e5m2fnuz', 'float16-bfloat16-int4', 'float16-int32-uint8', 'float16-int32-float8e4m3fn', 'float16-int32-float8e5m2fnuz', 'float16-int32-float4e2m1', 'bfloat16-float-int16', 'bfloat16-float-float8e4m3fnuz', 'bfloat16-float-uint4', 'bfloat16-float16-int8', 'bfloat16-float16-uint16', 'bfloat16-float16-float8e5m2', 'bfloat16-float16-int4', 'bfloat16-bfloat16-uint8', 'bfloat16-bfloat16-float8e4m3fn', 'bfloat16-bfloat16-float8e5m2fnuz', 'bfloat16-bfloat16-float4e2m1', 'bfloat16-int32-uint8', 'bfloat16-int32-int16', 'bfloat16-int32-float8e4m3fn', 'bfloat16-int32-float8e4m3fnuz', 'bfloat16-int32-uint4', 'int32-float-int8', 'int32-float-uint16', 'int32-float-float8e4m3fnuz', 'int32-float-float8e5m2', 'int32-float-int4', 'int32-float16-uint8', 'int32-float16-float8e4m3fn', 'int32-float16-float8e5m2fnuz', 'int32-float16-float4e2m1', 'int32-bfloat16-int16', 'int32-bfloat16-float8e4m3fnuz', 'int32-bfloat16-uint4', 'int32-int32-int8', 'int32-int32-uint16', 'int32-int32-float8e5m2']
 
 
-@st.composite
-def quantize_linear_23_calls(draw, types, initializers=True, siblings=0):
-    """One call of QuantizeLinear-23 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'precision': draw(S.attribute(V23.attribute('precision'))),  # int, default 0
-        'output_dtype': draw(st.just(S.ABSENT)),  # int: set from the output's type binding by S.finish_case
-        'block_size': draw(S.attribute(V23.attribute('block_size'))),  # int, default 0
-        'saturate': draw(S.attribute(V23.attribute('saturate'))),  # int, default 1
-        'axis': draw(S.attribute(V23.attribute('axis'))),  # int, default 1
-    }
-    inputs = [
-        ('x', draw(S.tensor(types['T1'], dims, rank=None, broadcast=True))),  # T1
-        ('y_scale', draw(S.tensor(types['T2'], dims, rank=None, broadcast=True))),  # T2
-        ('y_zero_point', draw(S.optional(S.tensor(types['T3'], dims, rank=None, broadcast=True)))),  # optional T3
-    ]
-    return S.finish_case(draw, SPEC, V23, types, attributes, inputs, initializers, siblings)
+def quantize_linear_23_calls(types, initializers=True, siblings=0):
+    """Cases of QuantizeLinear-23 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: quantization)."""
+    return cases(SPEC, V23, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='QuantizeLinear', version=23, suite='differential', example='differential')
@@ -393,23 +341,10 @@ V24_TYPES = [
 V24_TYPE_IDS = ['float-float-int8', 'float-float-float8e4m3fn', 'float-float-float8e5m2', 'float-float-uint4', 'float-float16-uint8', 'float-float16-int16', 'float-float16-float8e4m3fnuz', 'float-float16-int4', 'float-bfloat16-int16', 'float-bfloat16-float8e5m2', 'float-bfloat16-float4e2m1', 'float-int32-uint16', 'float-int32-float8e5m2fnuz', 'float-float8e8m0-int8', 'float-float8e8m0-float8e4m3fn', 'float-float8e8m0-uint4', 'float-float8e8m0-float4e2m1', 'float16-float-int8', 'float16-float-uint8', 'float16-float-float8e4m3fnuz', 'float16-float-int4', 'float16-float16-int16', 'float16-float16-float8e5m2', 'float16-float16-float8e5m2fnuz', 'float16-float16-float4e2m1', 'float16-bfloat16-uint16', 'float16-bfloat16-float8e5m2fnuz', 'float16-int32-int8', 'float16-int32-float8e4m3fn', 'float16-int32-uint4', 'float16-float8e8m0-uint8', 'float16-float8e8m0-float8e4m3fnuz', 'float16-float8e8m0-int4', 'bfloat16-float-int16', 'bfloat16-float-float8e5m2', 'bfloat16-float-float4e2m1', 'bfloat16-float16-uint8', 'bfloat16-float16-uint16', 'bfloat16-float16-float8e5m2fnuz', 'bfloat16-bfloat16-int8', 'bfloat16-bfloat16-float8e4m3fn', 'bfloat16-bfloat16-uint4', 'bfloat16-int32-uint8', 'bfloat16-int32-float8e4m3fn', 'bfloat16-int32-float8e4m3fnuz', 'bfloat16-int32-int4', 'bfloat16-float8e8m0-int16', 'bfloat16-float8e8m0-float8e5m2', 'bfloat16-float8e8m0-float4e2m1', 'int32-float-uint16', 'int32-float-float8e5m2fnuz', 'int32-float16-int8', 'int32-float16-float8e4m3fn', 'int32-float16-uint4', 'int32-bfloat16-uint8', 'int32-bfloat16-float8e4m3fnuz', 'int32-bfloat16-int4', 'int32-int32-int16', 'int32-int32-float8e5m2', 'int32-int32-int4', 'int32-int32-float4e2m1', 'int32-float8e8m0-uint16', 'int32-float8e8m0-float8e4m3fnuz', 'int32-float8e8m0-float8e5m2fnuz']
 
 
-@st.composite
-def quantize_linear_24_calls(draw, types, initializers=True, siblings=0):
-    """One call of QuantizeLinear-24 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'precision': draw(S.attribute(V24.attribute('precision'))),  # int, default 0
-        'output_dtype': draw(st.just(S.ABSENT)),  # int: set from the output's type binding by S.finish_case
-        'block_size': draw(S.attribute(V24.attribute('block_size'))),  # int, default 0
-        'saturate': draw(S.attribute(V24.attribute('saturate'))),  # int, default 1
-        'axis': draw(S.attribute(V24.attribute('axis'))),  # int, default 1
-    }
-    inputs = [
-        ('x', draw(S.tensor(types['T1'], dims, rank=None, broadcast=True))),  # T1
-        ('y_scale', draw(S.tensor(types['T2'], dims, rank=None, broadcast=True))),  # T2
-        ('y_zero_point', draw(S.optional(S.tensor(types['T3'], dims, rank=None, broadcast=True)))),  # optional T3
-    ]
-    return S.finish_case(draw, SPEC, V24, types, attributes, inputs, initializers, siblings)
+def quantize_linear_24_calls(types, initializers=True, siblings=0):
+    """Cases of QuantizeLinear-24 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: quantization)."""
+    return cases(SPEC, V24, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='QuantizeLinear', version=24, suite='differential', example='differential')
@@ -490,23 +425,10 @@ V25_TYPES = [
 V25_TYPE_IDS = ['float-float-int8', 'float-float-float8e4m3fnuz', 'float-float-float8e5m2', 'float-float-float4e2m1', 'float-float16-int16', 'float-float16-float8e5m2fnuz', 'float-float16-int2', 'float-bfloat16-float8e4m3fn', 'float-bfloat16-int4', 'float-int32-uint8', 'float-int32-float8e5m2', 'float-int32-uint2', 'float-float8e8m0-uint16', 'float-float8e8m0-uint4', 'float-float8e8m0-float4e2m1', 'float16-float-int8', 'float16-float-float8e4m3fnuz', 'float16-float-float4e2m1', 'float16-float-uint2', 'float16-float16-int16', 'float16-float16-float8e5m2fnuz', 'float16-float16-int2', 'float16-bfloat16-uint16', 'float16-bfloat16-float8e4m3fn', 'float16-bfloat16-int4', 'float16-int32-uint8', 'float16-int32-float8e5m2', 'float16-int32-uint2', 'float16-float8e8m0-uint16', 'float16-float8e8m0-uint4', 'bfloat16-float-int8', 'bfloat16-float-float8e4m3fnuz', 'bfloat16-float-float4e2m1', 'bfloat16-float16-int16', 'bfloat16-float16-float8e5m2fnuz', 'bfloat16-float16-int2', 'bfloat16-bfloat16-float8e4m3fn', 'bfloat16-bfloat16-uint4', 'bfloat16-bfloat16-int4', 'bfloat16-int32-uint8', 'bfloat16-int32-float8e4m3fn', 'bfloat16-int32-float8e5m2', 'bfloat16-int32-uint2', 'bfloat16-float8e8m0-uint16', 'bfloat16-float8e8m0-uint4', 'int32-float-int8', 'int32-float-float8e4m3fnuz', 'int32-float-float4e2m1', 'int32-float16-int16', 'int32-float16-float8e5m2fnuz', 'int32-float16-int2', 'int32-bfloat16-int8', 'int32-bfloat16-float8e4m3fn', 'int32-bfloat16-int4', 'int32-int32-uint8', 'int32-int32-float8e5m2', 'int32-int32-int4', 'int32-int32-uint2', 'int32-float8e8m0-uint16', 'int32-float8e8m0-float8e4m3fnuz', 'int32-float8e8m0-uint4']
 
 
-@st.composite
-def quantize_linear_25_calls(draw, types, initializers=True, siblings=0):
-    """One call of QuantizeLinear-25 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'precision': draw(S.attribute(V25.attribute('precision'))),  # int, default 0
-        'output_dtype': draw(st.just(S.ABSENT)),  # int: set from the output's type binding by S.finish_case
-        'block_size': draw(S.attribute(V25.attribute('block_size'))),  # int, default 0
-        'saturate': draw(S.attribute(V25.attribute('saturate'))),  # int, default 1
-        'axis': draw(S.attribute(V25.attribute('axis'))),  # int, default 1
-    }
-    inputs = [
-        ('x', draw(S.tensor(types['T1'], dims, rank=None, broadcast=True))),  # T1
-        ('y_scale', draw(S.tensor(types['T2'], dims, rank=None, broadcast=True))),  # T2
-        ('y_zero_point', draw(S.optional(S.tensor(types['T3'], dims, rank=None, broadcast=True)))),  # optional T3
-    ]
-    return S.finish_case(draw, SPEC, V25, types, attributes, inputs, initializers, siblings)
+def quantize_linear_25_calls(types, initializers=True, siblings=0):
+    """Cases of QuantizeLinear-25 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: quantization)."""
+    return cases(SPEC, V25, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='QuantizeLinear', version=25, suite='differential', example='differential')
@@ -589,23 +511,10 @@ V28_TYPES = [
 V28_TYPE_IDS = ['float-float-int8', 'float-float-float8e5m2', 'float-float-int2', 'float-float16-int16', 'float-float16-uint16', 'float-float16-int4', 'float-bfloat16-int8', 'float-bfloat16-float8e5m2', 'float-bfloat16-int2', 'float-int32-uint16', 'float-int32-int4', 'float-int32-float6e3m2', 'float-float8e8m0-int8', 'float-float8e8m0-float8e5m2', 'float-float8e8m0-float4e2m1', 'float-float8e8m0-int2', 'float16-float-uint16', 'float16-float-int4', 'float16-float-uint2', 'float16-float16-int8', 'float16-float16-float8e5m2', 'float16-float16-float8e5m2fnuz', 'float16-float16-int2', 'float16-bfloat16-uint16', 'float16-bfloat16-int4', 'float16-int32-int8', 'float16-int32-float8e5m2', 'float16-int32-int2', 'float16-float8e8m0-int8', 'float16-float8e8m0-uint16', 'float16-float8e8m0-int4', 'bfloat16-float-int8', 'bfloat16-float-uint8', 'bfloat16-float-float8e5m2', 'bfloat16-float-int2', 'bfloat16-float16-uint16', 'bfloat16-float16-int4', 'bfloat16-float16-int2', 'bfloat16-bfloat16-int8', 'bfloat16-bfloat16-float8e5m2', 'bfloat16-bfloat16-uint4', 'bfloat16-bfloat16-int2', 'bfloat16-int32-uint16', 'bfloat16-int32-float8e4m3fn', 'bfloat16-int32-int4', 'bfloat16-float8e8m0-int8', 'bfloat16-float8e8m0-float8e5m2', 'bfloat16-float8e8m0-int2', 'int32-float-uint16', 'int32-float-int4', 'int32-float16-int8', 'int32-float16-float8e5m2', 'int32-float16-int2', 'int32-bfloat16-uint16', 'int32-bfloat16-int4', 'int32-bfloat16-float6e2m3', 'int32-int32-int8', 'int32-int32-float8e5m2', 'int32-int32-int4', 'int32-int32-int2', 'int32-float8e8m0-uint16', 'int32-float8e8m0-float8e4m3fnuz', 'int32-float8e8m0-int4']
 
 
-@st.composite
-def quantize_linear_28_calls(draw, types, initializers=True, siblings=0):
-    """One call of QuantizeLinear-28 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'precision': draw(S.attribute(V28.attribute('precision'))),  # int, default 0
-        'output_dtype': draw(st.just(S.ABSENT)),  # int: set from the output's type binding by S.finish_case
-        'block_size': draw(S.attribute(V28.attribute('block_size'))),  # int, default 0
-        'saturate': draw(S.attribute(V28.attribute('saturate'))),  # int, default 1
-        'axis': draw(S.attribute(V28.attribute('axis'))),  # int, default 1
-    }
-    inputs = [
-        ('x', draw(S.tensor(types['T1'], dims, rank=None, broadcast=True))),  # T1
-        ('y_scale', draw(S.tensor(types['T2'], dims, rank=None, broadcast=True))),  # T2
-        ('y_zero_point', draw(S.optional(S.tensor(types['T3'], dims, rank=None, broadcast=True)))),  # optional T3
-    ]
-    return S.finish_case(draw, SPEC, V28, types, attributes, inputs, initializers, siblings)
+def quantize_linear_28_calls(types, initializers=True, siblings=0):
+    """Cases of QuantizeLinear-28 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: quantization)."""
+    return cases(SPEC, V28, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='QuantizeLinear', version=28, suite='differential', example='differential')

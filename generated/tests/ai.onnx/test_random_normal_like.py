@@ -10,7 +10,7 @@ from ``pytest --backend NAME``; ``--max-examples`` and ``--seed`` steer hypothes
 import pytest
 from hypothesis import given, strategies as st
 
-from opkit import strategies as S
+from opkit.cases import cases
 from opkit.conformance import harness
 from opkit.conformance.pytest_support import check_differential, check_example, check_lowering, check_property
 
@@ -71,20 +71,10 @@ V1_TYPES = [
 V1_TYPE_IDS = ['uint8-float16', 'uint8-float', 'uint8-double', 'uint16-float16', 'uint16-float', 'uint16-double', 'uint32-float16', 'uint32-float', 'uint32-double', 'uint64-float16', 'uint64-float', 'uint64-double', 'int8-float16', 'int8-float', 'int8-double', 'int16-float16', 'int16-float', 'int16-double', 'int32-float16', 'int32-float', 'int32-double', 'int64-float16', 'int64-float', 'int64-double', 'float16-float16', 'float16-float', 'float16-double', 'float-float16', 'float-float', 'float-double', 'double-float16', 'double-float', 'double-double', 'string-float16', 'string-float', 'string-double', 'bool-float16', 'bool-float', 'bool-double', 'complex64-float16', 'complex64-float', 'complex64-double', 'complex128-float16', 'complex128-float', 'complex128-double']
 
 
-@st.composite
-def random_normal_like_1_calls(draw, types, initializers=True, siblings=0):
-    """One call of RandomNormalLike-1 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'dtype': draw(st.just(S.ABSENT)),  # int: set from the output's type binding by S.finish_case
-        'seed': draw(S.attribute(V1.attribute('seed'))),  # float, no default
-        'scale': draw(S.attribute(V1.attribute('scale'))),  # float, default 1.0
-        'mean': draw(S.attribute(V1.attribute('mean'))),  # float, default 0.0
-    }
-    inputs = [
-        ('input', draw(S.tensor(types['T1'], dims, rank=None))),  # T1
-    ]
-    return S.finish_case(draw, SPEC, V1, types, attributes, inputs, initializers, siblings)
+def random_normal_like_1_calls(types, initializers=True, siblings=0):
+    """Cases of RandomNormalLike-1 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator."""
+    return cases(SPEC, V1, types=types, initializers=initializers, siblings=siblings)
 
 
 # no differential test: RandomNormalLike-1 is nondeterministic (values cannot be compared)
@@ -163,20 +153,10 @@ V22_TYPES = [
 V22_TYPE_IDS = ['uint8-bfloat16', 'uint8-float16', 'uint8-float', 'uint8-double', 'uint16-bfloat16', 'uint16-float16', 'uint16-float', 'uint16-double', 'uint32-bfloat16', 'uint32-float16', 'uint32-float', 'uint32-double', 'uint64-bfloat16', 'uint64-float16', 'uint64-float', 'uint64-double', 'int8-bfloat16', 'int8-float16', 'int8-float', 'int8-double', 'int16-bfloat16', 'int16-float16', 'int16-float', 'int16-double', 'int32-bfloat16', 'int32-float16', 'int32-float', 'int32-double', 'int64-bfloat16', 'int64-float16', 'int64-float', 'int64-double', 'bfloat16-bfloat16', 'bfloat16-float16', 'bfloat16-float', 'bfloat16-double', 'float16-bfloat16', 'float16-float16', 'float16-float', 'float16-double', 'float-bfloat16', 'float-float16', 'float-float', 'float-double', 'double-bfloat16', 'double-float16', 'double-float', 'double-double', 'string-bfloat16', 'string-float16', 'string-float', 'string-double', 'bool-bfloat16', 'bool-float16', 'bool-float', 'bool-double', 'complex64-bfloat16', 'complex64-float16', 'complex64-float', 'complex64-double', 'complex128-bfloat16', 'complex128-float16', 'complex128-float', 'complex128-double']
 
 
-@st.composite
-def random_normal_like_22_calls(draw, types, initializers=True, siblings=0):
-    """One call of RandomNormalLike-22 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'dtype': draw(st.just(S.ABSENT)),  # int: set from the output's type binding by S.finish_case
-        'seed': draw(S.attribute(V22.attribute('seed'))),  # float, no default
-        'scale': draw(S.attribute(V22.attribute('scale'))),  # float, default 1.0
-        'mean': draw(S.attribute(V22.attribute('mean'))),  # float, default 0.0
-    }
-    inputs = [
-        ('input', draw(S.tensor(types['T1'], dims, rank=None))),  # T1
-    ]
-    return S.finish_case(draw, SPEC, V22, types, attributes, inputs, initializers, siblings)
+def random_normal_like_22_calls(types, initializers=True, siblings=0):
+    """Cases of RandomNormalLike-22 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator."""
+    return cases(SPEC, V22, types=types, initializers=initializers, siblings=siblings)
 
 
 # no differential test: RandomNormalLike-22 is nondeterministic (values cannot be compared)

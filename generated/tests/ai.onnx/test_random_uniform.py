@@ -10,7 +10,7 @@ from ``pytest --backend NAME``; ``--max-examples`` and ``--seed`` steer hypothes
 import pytest
 from hypothesis import given, strategies as st
 
-from opkit import strategies as S
+from opkit.cases import cases
 from opkit.conformance import harness
 from opkit.conformance.pytest_support import check_differential, check_example, check_lowering, check_property
 
@@ -29,20 +29,10 @@ V1_TYPES = [
 V1_TYPE_IDS = ['float16', 'float', 'double']
 
 
-@st.composite
-def random_uniform_1_calls(draw, types, initializers=True, siblings=0):
-    """One call of RandomUniform-1 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'shape': draw(S.attribute(V1.attribute('shape'))),  # ints, required
-        'dtype': draw(st.just(S.ABSENT)),  # int: set from the output's type binding by S.finish_case
-        'seed': draw(S.attribute(V1.attribute('seed'))),  # float, no default
-        'high': draw(S.attribute(V1.attribute('high'))),  # float, default 1.0
-        'low': draw(S.attribute(V1.attribute('low'))),  # float, default 0.0
-    }
-    inputs = [
-    ]
-    return S.finish_case(draw, SPEC, V1, types, attributes, inputs, initializers, siblings)
+def random_uniform_1_calls(types, initializers=True, siblings=0):
+    """Cases of RandomUniform-1 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator."""
+    return cases(SPEC, V1, types=types, initializers=initializers, siblings=siblings)
 
 
 # no differential test: RandomUniform-1 is nondeterministic (values cannot be compared)
@@ -61,20 +51,10 @@ V22_TYPES = [
 V22_TYPE_IDS = ['bfloat16', 'float16', 'float', 'double']
 
 
-@st.composite
-def random_uniform_22_calls(draw, types, initializers=True, siblings=0):
-    """One call of RandomUniform-22 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'shape': draw(S.attribute(V22.attribute('shape'))),  # ints, required
-        'dtype': draw(st.just(S.ABSENT)),  # int: set from the output's type binding by S.finish_case
-        'seed': draw(S.attribute(V22.attribute('seed'))),  # float, no default
-        'high': draw(S.attribute(V22.attribute('high'))),  # float, default 1.0
-        'low': draw(S.attribute(V22.attribute('low'))),  # float, default 0.0
-    }
-    inputs = [
-    ]
-    return S.finish_case(draw, SPEC, V22, types, attributes, inputs, initializers, siblings)
+def random_uniform_22_calls(types, initializers=True, siblings=0):
+    """Cases of RandomUniform-22 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator."""
+    return cases(SPEC, V22, types=types, initializers=initializers, siblings=siblings)
 
 
 # no differential test: RandomUniform-22 is nondeterministic (values cannot be compared)

@@ -10,7 +10,7 @@ from ``pytest --backend NAME``; ``--max-examples`` and ``--seed`` steer hypothes
 import pytest
 from hypothesis import given, strategies as st
 
-from opkit import strategies as S
+from opkit.cases import cases
 from opkit.conformance import harness
 from opkit.conformance.pytest_support import check_differential, check_example, check_lowering, check_property
 
@@ -31,18 +31,10 @@ V11_TYPES = [
 V11_TYPE_IDS = ['float', 'double', 'int16', 'int32', 'int64']
 
 
-@st.composite
-def range_11_calls(draw, types, initializers=True, siblings=0):
-    """One call of Range-11 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-    }
-    inputs = [
-        ('start', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-        ('limit', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-        ('delta', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-    ]
-    return S.finish_case(draw, SPEC, V11, types, attributes, inputs, initializers, siblings)
+def range_11_calls(types, initializers=True, siblings=0):
+    """Cases of Range-11 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: shape)."""
+    return cases(SPEC, V11, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='Range', version=11, suite='differential', example='differential')
@@ -69,19 +61,10 @@ V27_TYPES = [
 V27_TYPE_IDS = ['float', 'double', 'int16', 'int32', 'int64', 'float16', 'bfloat16']
 
 
-@st.composite
-def range_27_calls(draw, types, initializers=True, siblings=0):
-    """One call of Range-27 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'stash_type': draw(S.attribute(V27.attribute('stash_type'))),  # int, default 1
-    }
-    inputs = [
-        ('start', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-        ('limit', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-        ('delta', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-    ]
-    return S.finish_case(draw, SPEC, V27, types, attributes, inputs, initializers, siblings)
+def range_27_calls(types, initializers=True, siblings=0):
+    """Cases of Range-27 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: shape)."""
+    return cases(SPEC, V27, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='Range', version=27, suite='differential', example='differential')

@@ -10,7 +10,7 @@ from ``pytest --backend NAME``; ``--max-examples`` and ``--seed`` steer hypothes
 import pytest
 from hypothesis import given, strategies as st
 
-from opkit import strategies as S
+from opkit.cases import cases
 from opkit.conformance import harness
 from opkit.conformance.pytest_support import check_differential, check_example, check_lowering, check_property
 
@@ -33,18 +33,10 @@ V1_TYPES = [
 V1_TYPE_IDS = ['uint32', 'uint64', 'int32', 'int64', 'float16', 'float', 'double']
 
 
-@st.composite
-def reduce_sum_square_1_calls(draw, types, initializers=True, siblings=0):
-    """One call of ReduceSumSquare-1 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'keepdims': draw(S.attribute(V1.attribute('keepdims'))),  # int, default 1
-        'axes': draw(S.attribute(V1.attribute('axes'))),  # ints, no default
-    }
-    inputs = [
-        ('data', draw(S.tensor(types['T'], dims, rank=None))),  # T
-    ]
-    return S.finish_case(draw, SPEC, V1, types, attributes, inputs, initializers, siblings)
+def reduce_sum_square_1_calls(types, initializers=True, siblings=0):
+    """Cases of ReduceSumSquare-1 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator."""
+    return cases(SPEC, V1, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='ReduceSumSquare', version=1, suite='differential', example='differential')
@@ -71,18 +63,10 @@ V11_TYPES = [
 V11_TYPE_IDS = ['uint32', 'uint64', 'int32', 'int64', 'float16', 'float', 'double']
 
 
-@st.composite
-def reduce_sum_square_11_calls(draw, types, initializers=True, siblings=0):
-    """One call of ReduceSumSquare-11 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'keepdims': draw(S.attribute(V11.attribute('keepdims'))),  # int, default 1
-        'axes': draw(S.attribute(V11.attribute('axes'))),  # ints, no default
-    }
-    inputs = [
-        ('data', draw(S.tensor(types['T'], dims, rank=None))),  # T
-    ]
-    return S.finish_case(draw, SPEC, V11, types, attributes, inputs, initializers, siblings)
+def reduce_sum_square_11_calls(types, initializers=True, siblings=0):
+    """Cases of ReduceSumSquare-11 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator."""
+    return cases(SPEC, V11, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='ReduceSumSquare', version=11, suite='differential', example='differential')
@@ -110,18 +94,10 @@ V13_TYPES = [
 V13_TYPE_IDS = ['uint32', 'uint64', 'int32', 'int64', 'float16', 'float', 'double', 'bfloat16']
 
 
-@st.composite
-def reduce_sum_square_13_calls(draw, types, initializers=True, siblings=0):
-    """One call of ReduceSumSquare-13 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'axes': draw(S.attribute(V13.attribute('axes'))),  # ints, no default
-        'keepdims': draw(S.attribute(V13.attribute('keepdims'))),  # int, default 1
-    }
-    inputs = [
-        ('data', draw(S.tensor(types['T'], dims, rank=None))),  # T
-    ]
-    return S.finish_case(draw, SPEC, V13, types, attributes, inputs, initializers, siblings)
+def reduce_sum_square_13_calls(types, initializers=True, siblings=0):
+    """Cases of ReduceSumSquare-13 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator."""
+    return cases(SPEC, V13, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='ReduceSumSquare', version=13, suite='differential', example='differential')
@@ -149,19 +125,10 @@ V18_TYPES = [
 V18_TYPE_IDS = ['uint32', 'uint64', 'int32', 'int64', 'float16', 'float', 'double', 'bfloat16']
 
 
-@st.composite
-def reduce_sum_square_18_calls(draw, types, initializers=True, siblings=0):
-    """One call of ReduceSumSquare-18 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'noop_with_empty_axes': draw(S.attribute(V18.attribute('noop_with_empty_axes'))),  # int, default 0
-        'keepdims': draw(S.attribute(V18.attribute('keepdims'))),  # int, default 1
-    }
-    inputs = [
-        ('data', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-        ('axes', draw(S.optional(S.tensor('int64', dims, rank=None, broadcast=True)))),  # optional tensor(int64)
-    ]
-    return S.finish_case(draw, SPEC, V18, types, attributes, inputs, initializers, siblings)
+def reduce_sum_square_18_calls(types, initializers=True, siblings=0):
+    """Cases of ReduceSumSquare-18 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: shape)."""
+    return cases(SPEC, V18, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='ReduceSumSquare', version=18, suite='differential', example='differential')

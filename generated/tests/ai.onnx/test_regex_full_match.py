@@ -10,7 +10,7 @@ from ``pytest --backend NAME``; ``--max-examples`` and ``--seed`` steer hypothes
 import pytest
 from hypothesis import given, strategies as st
 
-from opkit import strategies as S
+from opkit.cases import cases
 from opkit.conformance import harness
 from opkit.conformance.pytest_support import check_differential, check_example, check_lowering, check_property
 
@@ -27,17 +27,10 @@ V20_TYPES = [
 V20_TYPE_IDS = ['string-bool']
 
 
-@st.composite
-def regex_full_match_20_calls(draw, types, initializers=True, siblings=0):
-    """One call of RegexFullMatch-20 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'pattern': draw(S.attribute(V20.attribute('pattern'))),  # string, no default
-    }
-    inputs = [
-        ('X', draw(S.tensor(types['T1'], dims, rank=None))),  # T1
-    ]
-    return S.finish_case(draw, SPEC, V20, types, attributes, inputs, initializers, siblings)
+def regex_full_match_20_calls(types, initializers=True, siblings=0):
+    """Cases of RegexFullMatch-20 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: strings)."""
+    return cases(SPEC, V20, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='RegexFullMatch', version=20, suite='differential', example='differential')

@@ -10,7 +10,7 @@ from ``pytest --backend NAME``; ``--max-examples`` and ``--seed`` steer hypothes
 import pytest
 from hypothesis import given, strategies as st
 
-from opkit import strategies as S
+from opkit.cases import cases
 from opkit.conformance import harness
 from opkit.conformance.pytest_support import check_differential, check_example, check_lowering, check_property
 
@@ -29,18 +29,10 @@ V1_TYPES = [
 V1_TYPE_IDS = ['float16', 'float', 'double']
 
 
-@st.composite
-def reshape_1_calls(draw, types, initializers=True, siblings=0):
-    """One call of Reshape-1 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'consumed_inputs': draw(S.attribute(V1.attribute('consumed_inputs'))),  # ints, no default
-        'shape': draw(S.attribute(V1.attribute('shape'))),  # ints, no default
-    }
-    inputs = [
-        ('data', draw(S.tensor(types['T'], dims, rank=None))),  # T
-    ]
-    return S.finish_case(draw, SPEC, V1, types, attributes, inputs, initializers, siblings)
+def reshape_1_calls(types, initializers=True, siblings=0):
+    """Cases of Reshape-1 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: shape)."""
+    return cases(SPEC, V1, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='Reshape', version=1, suite='differential', example='differential')
@@ -75,17 +67,10 @@ V5_TYPES = [
 V5_TYPE_IDS = ['uint8', 'uint16', 'uint32', 'uint64', 'int8', 'int16', 'int32', 'int64', 'float16', 'float', 'double', 'string', 'bool', 'complex64', 'complex128']
 
 
-@st.composite
-def reshape_5_calls(draw, types, initializers=True, siblings=0):
-    """One call of Reshape-5 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-    }
-    inputs = [
-        ('data', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-        ('shape', draw(S.tensor('int64', dims, rank=None, broadcast=True))),  # tensor(int64)
-    ]
-    return S.finish_case(draw, SPEC, V5, types, attributes, inputs, initializers, siblings)
+def reshape_5_calls(types, initializers=True, siblings=0):
+    """Cases of Reshape-5 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: shape)."""
+    return cases(SPEC, V5, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='Reshape', version=5, suite='differential', example='differential')
@@ -121,17 +106,10 @@ V13_TYPES = [
 V13_TYPE_IDS = ['uint8', 'uint16', 'uint32', 'uint64', 'int8', 'int16', 'int32', 'int64', 'bfloat16', 'float16', 'float', 'double', 'string', 'bool', 'complex64', 'complex128']
 
 
-@st.composite
-def reshape_13_calls(draw, types, initializers=True, siblings=0):
-    """One call of Reshape-13 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-    }
-    inputs = [
-        ('data', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-        ('shape', draw(S.tensor('int64', dims, rank=None, broadcast=True))),  # tensor(int64)
-    ]
-    return S.finish_case(draw, SPEC, V13, types, attributes, inputs, initializers, siblings)
+def reshape_13_calls(types, initializers=True, siblings=0):
+    """Cases of Reshape-13 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: shape)."""
+    return cases(SPEC, V13, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='Reshape', version=13, suite='differential', example='differential')
@@ -167,18 +145,10 @@ V14_TYPES = [
 V14_TYPE_IDS = ['uint8', 'uint16', 'uint32', 'uint64', 'int8', 'int16', 'int32', 'int64', 'bfloat16', 'float16', 'float', 'double', 'string', 'bool', 'complex64', 'complex128']
 
 
-@st.composite
-def reshape_14_calls(draw, types, initializers=True, siblings=0):
-    """One call of Reshape-14 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'allowzero': draw(S.attribute(V14.attribute('allowzero'))),  # int, default 0
-    }
-    inputs = [
-        ('data', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-        ('shape', draw(S.tensor('int64', dims, rank=None, broadcast=True))),  # tensor(int64)
-    ]
-    return S.finish_case(draw, SPEC, V14, types, attributes, inputs, initializers, siblings)
+def reshape_14_calls(types, initializers=True, siblings=0):
+    """Cases of Reshape-14 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: shape)."""
+    return cases(SPEC, V14, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='Reshape', version=14, suite='differential', example='differential')
@@ -218,18 +188,10 @@ V19_TYPES = [
 V19_TYPE_IDS = ['uint8', 'uint16', 'uint32', 'uint64', 'int8', 'int16', 'int32', 'int64', 'bfloat16', 'float16', 'float', 'double', 'string', 'bool', 'complex64', 'complex128', 'float8e4m3fn', 'float8e4m3fnuz', 'float8e5m2', 'float8e5m2fnuz']
 
 
-@st.composite
-def reshape_19_calls(draw, types, initializers=True, siblings=0):
-    """One call of Reshape-19 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'allowzero': draw(S.attribute(V19.attribute('allowzero'))),  # int, default 0
-    }
-    inputs = [
-        ('data', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-        ('shape', draw(S.tensor('int64', dims, rank=None, broadcast=True))),  # tensor(int64)
-    ]
-    return S.finish_case(draw, SPEC, V19, types, attributes, inputs, initializers, siblings)
+def reshape_19_calls(types, initializers=True, siblings=0):
+    """Cases of Reshape-19 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: shape)."""
+    return cases(SPEC, V19, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='Reshape', version=19, suite='differential', example='differential')
@@ -271,18 +233,10 @@ V21_TYPES = [
 V21_TYPE_IDS = ['uint8', 'uint16', 'uint32', 'uint64', 'int8', 'int16', 'int32', 'int64', 'bfloat16', 'float16', 'float', 'double', 'string', 'bool', 'complex64', 'complex128', 'float8e4m3fn', 'float8e4m3fnuz', 'float8e5m2', 'float8e5m2fnuz', 'uint4', 'int4']
 
 
-@st.composite
-def reshape_21_calls(draw, types, initializers=True, siblings=0):
-    """One call of Reshape-21 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'allowzero': draw(S.attribute(V21.attribute('allowzero'))),  # int, default 0
-    }
-    inputs = [
-        ('data', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-        ('shape', draw(S.tensor('int64', dims, rank=None, broadcast=True))),  # tensor(int64)
-    ]
-    return S.finish_case(draw, SPEC, V21, types, attributes, inputs, initializers, siblings)
+def reshape_21_calls(types, initializers=True, siblings=0):
+    """Cases of Reshape-21 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: shape)."""
+    return cases(SPEC, V21, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='Reshape', version=21, suite='differential', example='differential')
@@ -325,18 +279,10 @@ V23_TYPES = [
 V23_TYPE_IDS = ['uint8', 'uint16', 'uint32', 'uint64', 'int8', 'int16', 'int32', 'int64', 'bfloat16', 'float16', 'float', 'double', 'string', 'bool', 'complex64', 'complex128', 'float8e4m3fn', 'float8e4m3fnuz', 'float8e5m2', 'float8e5m2fnuz', 'uint4', 'int4', 'float4e2m1']
 
 
-@st.composite
-def reshape_23_calls(draw, types, initializers=True, siblings=0):
-    """One call of Reshape-23 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'allowzero': draw(S.attribute(V23.attribute('allowzero'))),  # int, default 0
-    }
-    inputs = [
-        ('data', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-        ('shape', draw(S.tensor('int64', dims, rank=None, broadcast=True))),  # tensor(int64)
-    ]
-    return S.finish_case(draw, SPEC, V23, types, attributes, inputs, initializers, siblings)
+def reshape_23_calls(types, initializers=True, siblings=0):
+    """Cases of Reshape-23 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: shape)."""
+    return cases(SPEC, V23, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='Reshape', version=23, suite='differential', example='differential')
@@ -380,18 +326,10 @@ V24_TYPES = [
 V24_TYPE_IDS = ['uint8', 'uint16', 'uint32', 'uint64', 'int8', 'int16', 'int32', 'int64', 'bfloat16', 'float16', 'float', 'double', 'string', 'bool', 'complex64', 'complex128', 'float8e4m3fn', 'float8e4m3fnuz', 'float8e5m2', 'float8e5m2fnuz', 'uint4', 'int4', 'float4e2m1', 'float8e8m0']
 
 
-@st.composite
-def reshape_24_calls(draw, types, initializers=True, siblings=0):
-    """One call of Reshape-24 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'allowzero': draw(S.attribute(V24.attribute('allowzero'))),  # int, default 0
-    }
-    inputs = [
-        ('data', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-        ('shape', draw(S.tensor('int64', dims, rank=None, broadcast=True))),  # tensor(int64)
-    ]
-    return S.finish_case(draw, SPEC, V24, types, attributes, inputs, initializers, siblings)
+def reshape_24_calls(types, initializers=True, siblings=0):
+    """Cases of Reshape-24 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: shape)."""
+    return cases(SPEC, V24, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='Reshape', version=24, suite='differential', example='differential')
@@ -437,18 +375,10 @@ V25_TYPES = [
 V25_TYPE_IDS = ['uint8', 'uint16', 'uint32', 'uint64', 'int8', 'int16', 'int32', 'int64', 'bfloat16', 'float16', 'float', 'double', 'string', 'bool', 'complex64', 'complex128', 'float8e4m3fn', 'float8e4m3fnuz', 'float8e5m2', 'float8e5m2fnuz', 'uint4', 'int4', 'float4e2m1', 'float8e8m0', 'uint2', 'int2']
 
 
-@st.composite
-def reshape_25_calls(draw, types, initializers=True, siblings=0):
-    """One call of Reshape-25 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'allowzero': draw(S.attribute(V25.attribute('allowzero'))),  # int, default 0
-    }
-    inputs = [
-        ('data', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-        ('shape', draw(S.tensor('int64', dims, rank=None, broadcast=True))),  # tensor(int64)
-    ]
-    return S.finish_case(draw, SPEC, V25, types, attributes, inputs, initializers, siblings)
+def reshape_25_calls(types, initializers=True, siblings=0):
+    """Cases of Reshape-25 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: shape)."""
+    return cases(SPEC, V25, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='Reshape', version=25, suite='differential', example='differential')

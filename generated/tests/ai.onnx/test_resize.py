@@ -10,7 +10,7 @@ from ``pytest --backend NAME``; ``--max-examples`` and ``--seed`` steer hypothes
 import pytest
 from hypothesis import given, strategies as st
 
-from opkit import strategies as S
+from opkit.cases import cases
 from opkit.conformance import harness
 from opkit.conformance.pytest_support import check_differential, check_example, check_lowering, check_property
 
@@ -41,18 +41,10 @@ V10_TYPES = [
 V10_TYPE_IDS = ['uint8', 'uint16', 'uint32', 'uint64', 'int8', 'int16', 'int32', 'int64', 'float16', 'float', 'double', 'string', 'bool', 'complex64', 'complex128']
 
 
-@st.composite
-def resize_10_calls(draw, types, initializers=True, siblings=0):
-    """One call of Resize-10 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'mode': draw(S.attribute(V10.attribute('mode'))),  # string, default 'nearest'
-    }
-    inputs = [
-        ('X', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-        ('scales', draw(S.tensor('float', dims, rank=None, broadcast=True))),  # tensor(float)
-    ]
-    return S.finish_case(draw, SPEC, V10, types, attributes, inputs, initializers, siblings)
+def resize_10_calls(types, initializers=True, siblings=0):
+    """Cases of Resize-10 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: shape)."""
+    return cases(SPEC, V10, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='Resize', version=10, suite='differential', example='differential')
@@ -117,25 +109,10 @@ V11_TYPES = [
 V11_TYPE_IDS = ['uint8-float16', 'uint8-float', 'uint8-double', 'uint16-float16', 'uint16-float', 'uint16-double', 'uint32-float16', 'uint32-float', 'uint32-double', 'uint64-float16', 'uint64-float', 'uint64-double', 'int8-float16', 'int8-float', 'int8-double', 'int16-float16', 'int16-float', 'int16-double', 'int32-float16', 'int32-float', 'int32-double', 'int64-float16', 'int64-float', 'int64-double', 'float16-float16', 'float16-float', 'float16-double', 'float-float16', 'float-float', 'float-double', 'double-float16', 'double-float', 'double-double', 'string-float16', 'string-float', 'string-double', 'bool-float16', 'bool-float', 'bool-double', 'complex64-float16', 'complex64-float', 'complex64-double', 'complex128-float16', 'complex128-float', 'complex128-double']
 
 
-@st.composite
-def resize_11_calls(draw, types, initializers=True, siblings=0):
-    """One call of Resize-11 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'extrapolation_value': draw(S.attribute(V11.attribute('extrapolation_value'))),  # float, default 0.0
-        'exclude_outside': draw(S.attribute(V11.attribute('exclude_outside'))),  # int, default 0
-        'nearest_mode': draw(S.attribute(V11.attribute('nearest_mode'))),  # string, default 'round_prefer_floor'
-        'coordinate_transformation_mode': draw(S.attribute(V11.attribute('coordinate_transformation_mode'))),  # string, default 'half_pixel'
-        'cubic_coeff_a': draw(S.attribute(V11.attribute('cubic_coeff_a'))),  # float, default -0.75
-        'mode': draw(S.attribute(V11.attribute('mode'))),  # string, default 'nearest'
-    }
-    inputs = [
-        ('X', draw(S.tensor(types['T1'], dims, rank=None, broadcast=True))),  # T1
-        ('roi', draw(S.tensor(types['T2'], dims, rank=None, broadcast=True))),  # T2
-        ('scales', draw(S.tensor('float', dims, rank=None, broadcast=True))),  # tensor(float)
-        ('sizes', draw(S.optional(S.tensor('int64', dims, rank=None, broadcast=True)))),  # optional tensor(int64)
-    ]
-    return S.finish_case(draw, SPEC, V11, types, attributes, inputs, initializers, siblings)
+def resize_11_calls(types, initializers=True, siblings=0):
+    """Cases of Resize-11 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: shape)."""
+    return cases(SPEC, V11, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='Resize', version=11, suite='differential', example='differential')
@@ -203,25 +180,10 @@ V13_TYPES = [
 V13_TYPE_IDS = ['uint8-float16', 'uint8-float', 'uint8-double', 'uint16-float16', 'uint16-float', 'uint16-double', 'uint32-float16', 'uint32-float', 'uint32-double', 'uint64-float16', 'uint64-float', 'uint64-double', 'int8-float16', 'int8-float', 'int8-double', 'int16-float16', 'int16-float', 'int16-double', 'int32-float16', 'int32-float', 'int32-double', 'int64-float16', 'int64-float', 'int64-double', 'bfloat16-float16', 'bfloat16-float', 'bfloat16-double', 'float16-float16', 'float16-float', 'float16-double', 'float-float16', 'float-float', 'float-double', 'double-float16', 'double-float', 'double-double', 'string-float16', 'string-float', 'string-double', 'bool-float16', 'bool-float', 'bool-double', 'complex64-float16', 'complex64-float', 'complex64-double', 'complex128-float16', 'complex128-float', 'complex128-double']
 
 
-@st.composite
-def resize_13_calls(draw, types, initializers=True, siblings=0):
-    """One call of Resize-13 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'extrapolation_value': draw(S.attribute(V13.attribute('extrapolation_value'))),  # float, default 0.0
-        'exclude_outside': draw(S.attribute(V13.attribute('exclude_outside'))),  # int, default 0
-        'nearest_mode': draw(S.attribute(V13.attribute('nearest_mode'))),  # string, default 'round_prefer_floor'
-        'coordinate_transformation_mode': draw(S.attribute(V13.attribute('coordinate_transformation_mode'))),  # string, default 'half_pixel'
-        'cubic_coeff_a': draw(S.attribute(V13.attribute('cubic_coeff_a'))),  # float, default -0.75
-        'mode': draw(S.attribute(V13.attribute('mode'))),  # string, default 'nearest'
-    }
-    inputs = [
-        ('X', draw(S.tensor(types['T1'], dims, rank=None, broadcast=True))),  # T1
-        ('roi', draw(S.optional(S.tensor(types['T2'], dims, rank=None, broadcast=True)))),  # optional T2
-        ('scales', draw(S.optional(S.tensor('float', dims, rank=None, broadcast=True)))),  # optional tensor(float)
-        ('sizes', draw(S.optional(S.tensor('int64', dims, rank=None, broadcast=True)))),  # optional tensor(int64)
-    ]
-    return S.finish_case(draw, SPEC, V13, types, attributes, inputs, initializers, siblings)
+def resize_13_calls(types, initializers=True, siblings=0):
+    """Cases of Resize-13 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: shape)."""
+    return cases(SPEC, V13, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='Resize', version=13, suite='differential', example='differential')
@@ -289,28 +251,10 @@ V18_TYPES = [
 V18_TYPE_IDS = ['uint8-float16', 'uint8-float', 'uint8-double', 'uint16-float16', 'uint16-float', 'uint16-double', 'uint32-float16', 'uint32-float', 'uint32-double', 'uint64-float16', 'uint64-float', 'uint64-double', 'int8-float16', 'int8-float', 'int8-double', 'int16-float16', 'int16-float', 'int16-double', 'int32-float16', 'int32-float', 'int32-double', 'int64-float16', 'int64-float', 'int64-double', 'bfloat16-float16', 'bfloat16-float', 'bfloat16-double', 'float16-float16', 'float16-float', 'float16-double', 'float-float16', 'float-float', 'float-double', 'double-float16', 'double-float', 'double-double', 'string-float16', 'string-float', 'string-double', 'bool-float16', 'bool-float', 'bool-double', 'complex64-float16', 'complex64-float', 'complex64-double', 'complex128-float16', 'complex128-float', 'complex128-double']
 
 
-@st.composite
-def resize_18_calls(draw, types, initializers=True, siblings=0):
-    """One call of Resize-18 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'keep_aspect_ratio_policy': draw(S.attribute(V18.attribute('keep_aspect_ratio_policy'))),  # string, default 'stretch'
-        'axes': draw(S.attribute(V18.attribute('axes'))),  # ints, no default
-        'antialias': draw(S.attribute(V18.attribute('antialias'))),  # int, default 0
-        'extrapolation_value': draw(S.attribute(V18.attribute('extrapolation_value'))),  # float, default 0.0
-        'exclude_outside': draw(S.attribute(V18.attribute('exclude_outside'))),  # int, default 0
-        'nearest_mode': draw(S.attribute(V18.attribute('nearest_mode'))),  # string, default 'round_prefer_floor'
-        'coordinate_transformation_mode': draw(S.attribute(V18.attribute('coordinate_transformation_mode'))),  # string, default 'half_pixel'
-        'cubic_coeff_a': draw(S.attribute(V18.attribute('cubic_coeff_a'))),  # float, default -0.75
-        'mode': draw(S.attribute(V18.attribute('mode'))),  # string, default 'nearest'
-    }
-    inputs = [
-        ('X', draw(S.tensor(types['T1'], dims, rank=None, broadcast=True))),  # T1
-        ('roi', draw(S.optional(S.tensor(types['T2'], dims, rank=None, broadcast=True)))),  # optional T2
-        ('scales', draw(S.optional(S.tensor('float', dims, rank=None, broadcast=True)))),  # optional tensor(float)
-        ('sizes', draw(S.optional(S.tensor('int64', dims, rank=None, broadcast=True)))),  # optional tensor(int64)
-    ]
-    return S.finish_case(draw, SPEC, V18, types, attributes, inputs, initializers, siblings)
+def resize_18_calls(types, initializers=True, siblings=0):
+    """Cases of Resize-18 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: shape)."""
+    return cases(SPEC, V18, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='Resize', version=18, suite='differential', example='differential')
@@ -378,28 +322,10 @@ V19_TYPES = [
 V19_TYPE_IDS = ['uint8-float16', 'uint8-float', 'uint8-double', 'uint16-float16', 'uint16-float', 'uint16-double', 'uint32-float16', 'uint32-float', 'uint32-double', 'uint64-float16', 'uint64-float', 'uint64-double', 'int8-float16', 'int8-float', 'int8-double', 'int16-float16', 'int16-float', 'int16-double', 'int32-float16', 'int32-float', 'int32-double', 'int64-float16', 'int64-float', 'int64-double', 'bfloat16-float16', 'bfloat16-float', 'bfloat16-double', 'float16-float16', 'float16-float', 'float16-double', 'float-float16', 'float-float', 'float-double', 'double-float16', 'double-float', 'double-double', 'string-float16', 'string-float', 'string-double', 'bool-float16', 'bool-float', 'bool-double', 'complex64-float16', 'complex64-float', 'complex64-double', 'complex128-float16', 'complex128-float', 'complex128-double']
 
 
-@st.composite
-def resize_19_calls(draw, types, initializers=True, siblings=0):
-    """One call of Resize-19 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'keep_aspect_ratio_policy': draw(S.attribute(V19.attribute('keep_aspect_ratio_policy'))),  # string, default 'stretch'
-        'axes': draw(S.attribute(V19.attribute('axes'))),  # ints, no default
-        'antialias': draw(S.attribute(V19.attribute('antialias'))),  # int, default 0
-        'extrapolation_value': draw(S.attribute(V19.attribute('extrapolation_value'))),  # float, default 0.0
-        'exclude_outside': draw(S.attribute(V19.attribute('exclude_outside'))),  # int, default 0
-        'nearest_mode': draw(S.attribute(V19.attribute('nearest_mode'))),  # string, default 'round_prefer_floor'
-        'coordinate_transformation_mode': draw(S.attribute(V19.attribute('coordinate_transformation_mode'))),  # string, default 'half_pixel'
-        'cubic_coeff_a': draw(S.attribute(V19.attribute('cubic_coeff_a'))),  # float, default -0.75
-        'mode': draw(S.attribute(V19.attribute('mode'))),  # string, default 'nearest'
-    }
-    inputs = [
-        ('X', draw(S.tensor(types['T1'], dims, rank=None, broadcast=True))),  # T1
-        ('roi', draw(S.optional(S.tensor(types['T2'], dims, rank=None, broadcast=True)))),  # optional T2
-        ('scales', draw(S.optional(S.tensor('float', dims, rank=None, broadcast=True)))),  # optional tensor(float)
-        ('sizes', draw(S.optional(S.tensor('int64', dims, rank=None, broadcast=True)))),  # optional tensor(int64)
-    ]
-    return S.finish_case(draw, SPEC, V19, types, attributes, inputs, initializers, siblings)
+def resize_19_calls(types, initializers=True, siblings=0):
+    """Cases of Resize-19 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: shape)."""
+    return cases(SPEC, V19, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='Resize', version=19, suite='differential', example='differential')

@@ -10,7 +10,7 @@ from ``pytest --backend NAME``; ``--max-examples`` and ``--seed`` steer hypothes
 import pytest
 from hypothesis import given, strategies as st
 
-from opkit import strategies as S
+from opkit.cases import cases
 from opkit.conformance import harness
 from opkit.conformance.pytest_support import check_differential, check_example, check_lowering, check_property
 
@@ -41,19 +41,10 @@ V10_TYPES = [
 V10_TYPE_IDS = ['uint8', 'uint16', 'uint32', 'uint64', 'int8', 'int16', 'int32', 'int64', 'float16', 'float', 'double', 'string', 'bool', 'complex64', 'complex128']
 
 
-@st.composite
-def reverse_sequence_10_calls(draw, types, initializers=True, siblings=0):
-    """One call of ReverseSequence-10 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'batch_axis': draw(S.attribute(V10.attribute('batch_axis'))),  # int, default 1
-        'time_axis': draw(S.attribute(V10.attribute('time_axis'))),  # int, default 0
-    }
-    inputs = [
-        ('input', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-        ('sequence_lens', draw(S.tensor('int64', dims, rank=None, broadcast=True))),  # tensor(int64)
-    ]
-    return S.finish_case(draw, SPEC, V10, types, attributes, inputs, initializers, siblings)
+def reverse_sequence_10_calls(types, initializers=True, siblings=0):
+    """Cases of ReverseSequence-10 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: indices)."""
+    return cases(SPEC, V10, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='ReverseSequence', version=10, suite='differential', example='differential')
@@ -89,19 +80,10 @@ V28_TYPES = [
 V28_TYPE_IDS = ['uint8', 'uint16', 'uint32', 'uint64', 'int8', 'int16', 'int32', 'int64', 'bfloat16', 'float16', 'float', 'double', 'string', 'bool', 'complex64', 'complex128']
 
 
-@st.composite
-def reverse_sequence_28_calls(draw, types, initializers=True, siblings=0):
-    """One call of ReverseSequence-28 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'batch_axis': draw(S.attribute(V28.attribute('batch_axis'))),  # int, default 1
-        'time_axis': draw(S.attribute(V28.attribute('time_axis'))),  # int, default 0
-    }
-    inputs = [
-        ('input', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-        ('sequence_lens', draw(S.tensor('int64', dims, rank=None, broadcast=True))),  # tensor(int64)
-    ]
-    return S.finish_case(draw, SPEC, V28, types, attributes, inputs, initializers, siblings)
+def reverse_sequence_28_calls(types, initializers=True, siblings=0):
+    """Cases of ReverseSequence-28 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: indices)."""
+    return cases(SPEC, V28, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='ReverseSequence', version=28, suite='differential', example='differential')

@@ -10,7 +10,7 @@ from ``pytest --backend NAME``; ``--max-examples`` and ``--seed`` steer hypothes
 import pytest
 from hypothesis import given, strategies as st
 
-from opkit import strategies as S
+from opkit.cases import cases
 from opkit.conformance import harness
 from opkit.conformance.pytest_support import check_differential, check_example, check_lowering, check_property
 
@@ -42,20 +42,10 @@ V23_TYPES = [
 V23_TYPE_IDS = ['float16-float16', 'float16-float', 'float16-double', 'float16-bfloat16', 'float-float16', 'float-float', 'float-double', 'float-bfloat16', 'double-float16', 'double-float', 'double-double', 'double-bfloat16', 'bfloat16-float16', 'bfloat16-float', 'bfloat16-double', 'bfloat16-bfloat16']
 
 
-@st.composite
-def rms_normalization_23_calls(draw, types, initializers=True, siblings=0):
-    """One call of RMSNormalization-23 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'stash_type': draw(S.attribute(V23.attribute('stash_type'))),  # int, default 1
-        'epsilon': draw(S.attribute(V23.attribute('epsilon'))),  # float, default 1e-05
-        'axis': draw(S.attribute(V23.attribute('axis'))),  # int, default -1
-    }
-    inputs = [
-        ('X', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-        ('scale', draw(S.tensor(types['V'], dims, rank=None, broadcast=True))),  # V
-    ]
-    return S.finish_case(draw, SPEC, V23, types, attributes, inputs, initializers, siblings)
+def rms_normalization_23_calls(types, initializers=True, siblings=0):
+    """Cases of RMSNormalization-23 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: normalization)."""
+    return cases(SPEC, V23, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='RMSNormalization', version=23, suite='differential', example='differential')

@@ -10,7 +10,7 @@ from ``pytest --backend NAME``; ``--max-examples`` and ``--seed`` steer hypothes
 import pytest
 from hypothesis import given, strategies as st
 
-from opkit import strategies as S
+from opkit.cases import cases
 from opkit.conformance import harness
 from opkit.conformance.pytest_support import check_differential, check_example, check_lowering, check_property
 
@@ -29,23 +29,10 @@ V10_TYPES = [
 V10_TYPE_IDS = ['float16-int64', 'float-int64', 'double-int64']
 
 
-@st.composite
-def roi_align_10_calls(draw, types, initializers=True, siblings=0):
-    """One call of RoiAlign-10 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'mode': draw(S.attribute(V10.attribute('mode'))),  # string, default 'avg'
-        'output_height': draw(S.attribute(V10.attribute('output_height'))),  # int, default 1
-        'sampling_ratio': draw(S.attribute(V10.attribute('sampling_ratio'))),  # int, default 0
-        'output_width': draw(S.attribute(V10.attribute('output_width'))),  # int, default 1
-        'spatial_scale': draw(S.attribute(V10.attribute('spatial_scale'))),  # float, default 1.0
-    }
-    inputs = [
-        ('X', draw(S.tensor(types['T1'], dims, rank=None, broadcast=True))),  # T1
-        ('rois', draw(S.tensor(types['T1'], dims, rank=None, broadcast=True))),  # T1
-        ('batch_indices', draw(S.tensor(types['T2'], dims, rank=None, broadcast=True))),  # T2
-    ]
-    return S.finish_case(draw, SPEC, V10, types, attributes, inputs, initializers, siblings)
+def roi_align_10_calls(types, initializers=True, siblings=0):
+    """Cases of RoiAlign-10 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: window)."""
+    return cases(SPEC, V10, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='RoiAlign', version=10, suite='differential', example='differential')
@@ -68,24 +55,10 @@ V16_TYPES = [
 V16_TYPE_IDS = ['float16-int64', 'float-int64', 'double-int64']
 
 
-@st.composite
-def roi_align_16_calls(draw, types, initializers=True, siblings=0):
-    """One call of RoiAlign-16 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'coordinate_transformation_mode': draw(S.attribute(V16.attribute('coordinate_transformation_mode'))),  # string, default 'half_pixel'
-        'mode': draw(S.attribute(V16.attribute('mode'))),  # string, default 'avg'
-        'output_height': draw(S.attribute(V16.attribute('output_height'))),  # int, default 1
-        'sampling_ratio': draw(S.attribute(V16.attribute('sampling_ratio'))),  # int, default 0
-        'output_width': draw(S.attribute(V16.attribute('output_width'))),  # int, default 1
-        'spatial_scale': draw(S.attribute(V16.attribute('spatial_scale'))),  # float, default 1.0
-    }
-    inputs = [
-        ('X', draw(S.tensor(types['T1'], dims, rank=None, broadcast=True))),  # T1
-        ('rois', draw(S.tensor(types['T1'], dims, rank=None, broadcast=True))),  # T1
-        ('batch_indices', draw(S.tensor(types['T2'], dims, rank=None, broadcast=True))),  # T2
-    ]
-    return S.finish_case(draw, SPEC, V16, types, attributes, inputs, initializers, siblings)
+def roi_align_16_calls(types, initializers=True, siblings=0):
+    """Cases of RoiAlign-16 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: window)."""
+    return cases(SPEC, V16, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='RoiAlign', version=16, suite='differential', example='differential')
@@ -109,24 +82,10 @@ V22_TYPES = [
 V22_TYPE_IDS = ['bfloat16-int64', 'float16-int64', 'float-int64', 'double-int64']
 
 
-@st.composite
-def roi_align_22_calls(draw, types, initializers=True, siblings=0):
-    """One call of RoiAlign-22 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'coordinate_transformation_mode': draw(S.attribute(V22.attribute('coordinate_transformation_mode'))),  # string, default 'half_pixel'
-        'mode': draw(S.attribute(V22.attribute('mode'))),  # string, default 'avg'
-        'output_height': draw(S.attribute(V22.attribute('output_height'))),  # int, default 1
-        'sampling_ratio': draw(S.attribute(V22.attribute('sampling_ratio'))),  # int, default 0
-        'output_width': draw(S.attribute(V22.attribute('output_width'))),  # int, default 1
-        'spatial_scale': draw(S.attribute(V22.attribute('spatial_scale'))),  # float, default 1.0
-    }
-    inputs = [
-        ('X', draw(S.tensor(types['T1'], dims, rank=None, broadcast=True))),  # T1
-        ('rois', draw(S.tensor(types['T1'], dims, rank=None, broadcast=True))),  # T1
-        ('batch_indices', draw(S.tensor(types['T2'], dims, rank=None, broadcast=True))),  # T2
-    ]
-    return S.finish_case(draw, SPEC, V22, types, attributes, inputs, initializers, siblings)
+def roi_align_22_calls(types, initializers=True, siblings=0):
+    """Cases of RoiAlign-22 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: window)."""
+    return cases(SPEC, V22, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='RoiAlign', version=22, suite='differential', example='differential')

@@ -10,7 +10,7 @@ from ``pytest --backend NAME``; ``--max-examples`` and ``--seed`` steer hypothes
 import pytest
 from hypothesis import given, strategies as st
 
-from opkit import strategies as S
+from opkit.cases import cases
 from opkit.conformance import harness
 from opkit.conformance.pytest_support import check_differential, check_example, check_lowering, check_property
 
@@ -29,22 +29,10 @@ V23_TYPES = [
 V23_TYPE_IDS = ['int64-float', 'int64-float16', 'int64-bfloat16']
 
 
-@st.composite
-def rotary_embedding_23_calls(draw, types, initializers=True, siblings=0):
-    """One call of RotaryEmbedding-23 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'num_heads': draw(S.attribute(V23.attribute('num_heads'))),  # int, no default
-        'rotary_embedding_dim': draw(S.attribute(V23.attribute('rotary_embedding_dim'))),  # int, default 0
-        'interleaved': draw(S.attribute(V23.attribute('interleaved'))),  # int, default 0
-    }
-    inputs = [
-        ('X', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-        ('cos_cache', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-        ('sin_cache', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-        ('position_ids', draw(S.optional(S.tensor(types['M'], dims, rank=None, broadcast=True)))),  # optional M
-    ]
-    return S.finish_case(draw, SPEC, V23, types, attributes, inputs, initializers, siblings)
+def rotary_embedding_23_calls(types, initializers=True, siblings=0):
+    """Cases of RotaryEmbedding-23 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: attention)."""
+    return cases(SPEC, V23, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='RotaryEmbedding', version=23, suite='differential', example='differential')

@@ -10,7 +10,7 @@ from ``pytest --backend NAME``; ``--max-examples`` and ``--seed`` steer hypothes
 import pytest
 from hypothesis import given, strategies as st
 
-from opkit import strategies as S
+from opkit.cases import cases
 from opkit.conformance import harness
 from opkit.conformance.pytest_support import check_differential, check_example, check_lowering, check_property
 
@@ -29,16 +29,10 @@ V11_TYPES = [
 V11_TYPE_IDS = ['float16', 'float', 'double']
 
 
-@st.composite
-def round_11_calls(draw, types, initializers=True, siblings=0):
-    """One call of Round-11 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-    }
-    inputs = [
-        ('X', draw(S.tensor(types['T'], dims, rank=None))),  # T
-    ]
-    return S.finish_case(draw, SPEC, V11, types, attributes, inputs, initializers, siblings)
+def round_11_calls(types, initializers=True, siblings=0):
+    """Cases of Round-11 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator."""
+    return cases(SPEC, V11, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='Round', version=11, suite='differential', example='differential')
@@ -62,16 +56,10 @@ V22_TYPES = [
 V22_TYPE_IDS = ['bfloat16', 'float16', 'float', 'double']
 
 
-@st.composite
-def round_22_calls(draw, types, initializers=True, siblings=0):
-    """One call of Round-22 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-    }
-    inputs = [
-        ('X', draw(S.tensor(types['T'], dims, rank=None))),  # T
-    ]
-    return S.finish_case(draw, SPEC, V22, types, attributes, inputs, initializers, siblings)
+def round_22_calls(types, initializers=True, siblings=0):
+    """Cases of Round-22 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator."""
+    return cases(SPEC, V22, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='Round', version=22, suite='differential', example='differential')

@@ -10,7 +10,7 @@ from ``pytest --backend NAME``; ``--max-examples`` and ``--seed`` steer hypothes
 import pytest
 from hypothesis import given, strategies as st
 
-from opkit import strategies as S
+from opkit.cases import cases
 from opkit.conformance import harness
 from opkit.conformance.pytest_support import check_differential, check_example, check_lowering, check_property
 
@@ -56,19 +56,10 @@ V9_TYPES = [
 V9_TYPE_IDS = ['uint8-int32', 'uint8-int64', 'uint16-int32', 'uint16-int64', 'uint32-int32', 'uint32-int64', 'uint64-int32', 'uint64-int64', 'int8-int32', 'int8-int64', 'int16-int32', 'int16-int64', 'int32-int32', 'int32-int64', 'int64-int32', 'int64-int64', 'float16-int32', 'float16-int64', 'float-int32', 'float-int64', 'double-int32', 'double-int64', 'string-int32', 'string-int64', 'bool-int32', 'bool-int64', 'complex64-int32', 'complex64-int64', 'complex128-int32', 'complex128-int64']
 
 
-@st.composite
-def scatter_9_calls(draw, types, initializers=True, siblings=0):
-    """One call of Scatter-9 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'axis': draw(S.attribute(V9.attribute('axis'))),  # int, default 0
-    }
-    inputs = [
-        ('data', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-        ('indices', draw(S.tensor(types['Tind'], dims, rank=None, broadcast=True))),  # Tind
-        ('updates', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-    ]
-    return S.finish_case(draw, SPEC, V9, types, attributes, inputs, initializers, siblings)
+def scatter_9_calls(types, initializers=True, siblings=0):
+    """Cases of Scatter-9 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: indices)."""
+    return cases(SPEC, V9, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='Scatter', version=9, suite='differential', example='differential')
@@ -118,19 +109,10 @@ V11_TYPES = [
 V11_TYPE_IDS = ['uint8-int32', 'uint8-int64', 'uint16-int32', 'uint16-int64', 'uint32-int32', 'uint32-int64', 'uint64-int32', 'uint64-int64', 'int8-int32', 'int8-int64', 'int16-int32', 'int16-int64', 'int32-int32', 'int32-int64', 'int64-int32', 'int64-int64', 'float16-int32', 'float16-int64', 'float-int32', 'float-int64', 'double-int32', 'double-int64', 'string-int32', 'string-int64', 'bool-int32', 'bool-int64', 'complex64-int32', 'complex64-int64', 'complex128-int32', 'complex128-int64']
 
 
-@st.composite
-def scatter_11_calls(draw, types, initializers=True, siblings=0):
-    """One call of Scatter-11 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'axis': draw(S.attribute(V11.attribute('axis'))),  # int, default 0
-    }
-    inputs = [
-        ('data', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-        ('indices', draw(S.tensor(types['Tind'], dims, rank=None, broadcast=True))),  # Tind
-        ('updates', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-    ]
-    return S.finish_case(draw, SPEC, V11, types, attributes, inputs, initializers, siblings)
+def scatter_11_calls(types, initializers=True, siblings=0):
+    """Cases of Scatter-11 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: indices)."""
+    return cases(SPEC, V11, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='Scatter', version=11, suite='differential', example='differential')

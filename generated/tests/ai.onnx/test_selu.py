@@ -10,7 +10,7 @@ from ``pytest --backend NAME``; ``--max-examples`` and ``--seed`` steer hypothes
 import pytest
 from hypothesis import given, strategies as st
 
-from opkit import strategies as S
+from opkit.cases import cases
 from opkit.conformance import harness
 from opkit.conformance.pytest_support import check_differential, check_example, check_lowering, check_property
 
@@ -29,19 +29,10 @@ V1_TYPES = [
 V1_TYPE_IDS = ['float16', 'float', 'double']
 
 
-@st.composite
-def selu_1_calls(draw, types, initializers=True, siblings=0):
-    """One call of Selu-1 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'consumed_inputs': draw(S.attribute(V1.attribute('consumed_inputs'))),  # ints, no default
-        'gamma': draw(S.attribute(V1.attribute('gamma'))),  # float, default 1.0507
-        'alpha': draw(S.attribute(V1.attribute('alpha'))),  # float, default 1.6732
-    }
-    inputs = [
-        ('X', draw(S.tensor(types['T'], dims, rank=None))),  # T
-    ]
-    return S.finish_case(draw, SPEC, V1, types, attributes, inputs, initializers, siblings)
+def selu_1_calls(types, initializers=True, siblings=0):
+    """Cases of Selu-1 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator."""
+    return cases(SPEC, V1, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='Selu', version=1, suite='differential', example='differential')
@@ -64,18 +55,10 @@ V6_TYPES = [
 V6_TYPE_IDS = ['float16', 'float', 'double']
 
 
-@st.composite
-def selu_6_calls(draw, types, initializers=True, siblings=0):
-    """One call of Selu-6 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'gamma': draw(S.attribute(V6.attribute('gamma'))),  # float, default 1.050701
-        'alpha': draw(S.attribute(V6.attribute('alpha'))),  # float, default 1.6732632
-    }
-    inputs = [
-        ('X', draw(S.tensor(types['T'], dims, rank=None))),  # T
-    ]
-    return S.finish_case(draw, SPEC, V6, types, attributes, inputs, initializers, siblings)
+def selu_6_calls(types, initializers=True, siblings=0):
+    """Cases of Selu-6 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator."""
+    return cases(SPEC, V6, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='Selu', version=6, suite='differential', example='differential')
@@ -99,18 +82,10 @@ V22_TYPES = [
 V22_TYPE_IDS = ['bfloat16', 'float16', 'float', 'double']
 
 
-@st.composite
-def selu_22_calls(draw, types, initializers=True, siblings=0):
-    """One call of Selu-22 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'gamma': draw(S.attribute(V22.attribute('gamma'))),  # float, default 1.050701
-        'alpha': draw(S.attribute(V22.attribute('alpha'))),  # float, default 1.6732632
-    }
-    inputs = [
-        ('X', draw(S.tensor(types['T'], dims, rank=None))),  # T
-    ]
-    return S.finish_case(draw, SPEC, V22, types, attributes, inputs, initializers, siblings)
+def selu_22_calls(types, initializers=True, siblings=0):
+    """Cases of Selu-22 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator."""
+    return cases(SPEC, V22, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='Selu', version=22, suite='differential', example='differential')

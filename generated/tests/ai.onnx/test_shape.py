@@ -10,7 +10,7 @@ from ``pytest --backend NAME``; ``--max-examples`` and ``--seed`` steer hypothes
 import pytest
 from hypothesis import given, strategies as st
 
-from opkit import strategies as S
+from opkit.cases import cases
 from opkit.conformance import harness
 from opkit.conformance.pytest_support import check_differential, check_example, check_lowering, check_property
 
@@ -41,16 +41,10 @@ V1_TYPES = [
 V1_TYPE_IDS = ['uint8-int64', 'uint16-int64', 'uint32-int64', 'uint64-int64', 'int8-int64', 'int16-int64', 'int32-int64', 'int64-int64', 'float16-int64', 'float-int64', 'double-int64', 'string-int64', 'bool-int64', 'complex64-int64', 'complex128-int64']
 
 
-@st.composite
-def shape_1_calls(draw, types, initializers=True, siblings=0):
-    """One call of Shape-1 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-    }
-    inputs = [
-        ('data', draw(S.tensor(types['T'], dims, rank=None))),  # T
-    ]
-    return S.finish_case(draw, SPEC, V1, types, attributes, inputs, initializers, siblings)
+def shape_1_calls(types, initializers=True, siblings=0):
+    """Cases of Shape-1 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator."""
+    return cases(SPEC, V1, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='Shape', version=1, suite='differential', example='differential')
@@ -86,16 +80,10 @@ V13_TYPES = [
 V13_TYPE_IDS = ['uint8-int64', 'uint16-int64', 'uint32-int64', 'uint64-int64', 'int8-int64', 'int16-int64', 'int32-int64', 'int64-int64', 'bfloat16-int64', 'float16-int64', 'float-int64', 'double-int64', 'string-int64', 'bool-int64', 'complex64-int64', 'complex128-int64']
 
 
-@st.composite
-def shape_13_calls(draw, types, initializers=True, siblings=0):
-    """One call of Shape-13 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-    }
-    inputs = [
-        ('data', draw(S.tensor(types['T'], dims, rank=None))),  # T
-    ]
-    return S.finish_case(draw, SPEC, V13, types, attributes, inputs, initializers, siblings)
+def shape_13_calls(types, initializers=True, siblings=0):
+    """Cases of Shape-13 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator."""
+    return cases(SPEC, V13, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='Shape', version=13, suite='differential', example='differential')
@@ -131,18 +119,10 @@ V15_TYPES = [
 V15_TYPE_IDS = ['uint8-int64', 'uint16-int64', 'uint32-int64', 'uint64-int64', 'int8-int64', 'int16-int64', 'int32-int64', 'int64-int64', 'bfloat16-int64', 'float16-int64', 'float-int64', 'double-int64', 'string-int64', 'bool-int64', 'complex64-int64', 'complex128-int64']
 
 
-@st.composite
-def shape_15_calls(draw, types, initializers=True, siblings=0):
-    """One call of Shape-15 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'end': draw(S.attribute(V15.attribute('end'))),  # int, no default
-        'start': draw(S.attribute(V15.attribute('start'))),  # int, default 0
-    }
-    inputs = [
-        ('data', draw(S.tensor(types['T'], dims, rank=None))),  # T
-    ]
-    return S.finish_case(draw, SPEC, V15, types, attributes, inputs, initializers, siblings)
+def shape_15_calls(types, initializers=True, siblings=0):
+    """Cases of Shape-15 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator."""
+    return cases(SPEC, V15, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='Shape', version=15, suite='differential', example='differential')
@@ -182,18 +162,10 @@ V19_TYPES = [
 V19_TYPE_IDS = ['uint8-int64', 'uint16-int64', 'uint32-int64', 'uint64-int64', 'int8-int64', 'int16-int64', 'int32-int64', 'int64-int64', 'bfloat16-int64', 'float16-int64', 'float-int64', 'double-int64', 'string-int64', 'bool-int64', 'complex64-int64', 'complex128-int64', 'float8e4m3fn-int64', 'float8e4m3fnuz-int64', 'float8e5m2-int64', 'float8e5m2fnuz-int64']
 
 
-@st.composite
-def shape_19_calls(draw, types, initializers=True, siblings=0):
-    """One call of Shape-19 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'end': draw(S.attribute(V19.attribute('end'))),  # int, no default
-        'start': draw(S.attribute(V19.attribute('start'))),  # int, default 0
-    }
-    inputs = [
-        ('data', draw(S.tensor(types['T'], dims, rank=None))),  # T
-    ]
-    return S.finish_case(draw, SPEC, V19, types, attributes, inputs, initializers, siblings)
+def shape_19_calls(types, initializers=True, siblings=0):
+    """Cases of Shape-19 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator."""
+    return cases(SPEC, V19, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='Shape', version=19, suite='differential', example='differential')
@@ -235,18 +207,10 @@ V21_TYPES = [
 V21_TYPE_IDS = ['uint8-int64', 'uint16-int64', 'uint32-int64', 'uint64-int64', 'int8-int64', 'int16-int64', 'int32-int64', 'int64-int64', 'bfloat16-int64', 'float16-int64', 'float-int64', 'double-int64', 'string-int64', 'bool-int64', 'complex64-int64', 'complex128-int64', 'float8e4m3fn-int64', 'float8e4m3fnuz-int64', 'float8e5m2-int64', 'float8e5m2fnuz-int64', 'uint4-int64', 'int4-int64']
 
 
-@st.composite
-def shape_21_calls(draw, types, initializers=True, siblings=0):
-    """One call of Shape-21 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'end': draw(S.attribute(V21.attribute('end'))),  # int, no default
-        'start': draw(S.attribute(V21.attribute('start'))),  # int, default 0
-    }
-    inputs = [
-        ('data', draw(S.tensor(types['T'], dims, rank=None))),  # T
-    ]
-    return S.finish_case(draw, SPEC, V21, types, attributes, inputs, initializers, siblings)
+def shape_21_calls(types, initializers=True, siblings=0):
+    """Cases of Shape-21 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator."""
+    return cases(SPEC, V21, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='Shape', version=21, suite='differential', example='differential')
@@ -289,18 +253,10 @@ V23_TYPES = [
 V23_TYPE_IDS = ['uint8-int64', 'uint16-int64', 'uint32-int64', 'uint64-int64', 'int8-int64', 'int16-int64', 'int32-int64', 'int64-int64', 'bfloat16-int64', 'float16-int64', 'float-int64', 'double-int64', 'string-int64', 'bool-int64', 'complex64-int64', 'complex128-int64', 'float8e4m3fn-int64', 'float8e4m3fnuz-int64', 'float8e5m2-int64', 'float8e5m2fnuz-int64', 'uint4-int64', 'int4-int64', 'float4e2m1-int64']
 
 
-@st.composite
-def shape_23_calls(draw, types, initializers=True, siblings=0):
-    """One call of Shape-23 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'end': draw(S.attribute(V23.attribute('end'))),  # int, no default
-        'start': draw(S.attribute(V23.attribute('start'))),  # int, default 0
-    }
-    inputs = [
-        ('data', draw(S.tensor(types['T'], dims, rank=None))),  # T
-    ]
-    return S.finish_case(draw, SPEC, V23, types, attributes, inputs, initializers, siblings)
+def shape_23_calls(types, initializers=True, siblings=0):
+    """Cases of Shape-23 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator."""
+    return cases(SPEC, V23, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='Shape', version=23, suite='differential', example='differential')
@@ -344,18 +300,10 @@ V24_TYPES = [
 V24_TYPE_IDS = ['uint8-int64', 'uint16-int64', 'uint32-int64', 'uint64-int64', 'int8-int64', 'int16-int64', 'int32-int64', 'int64-int64', 'bfloat16-int64', 'float16-int64', 'float-int64', 'double-int64', 'string-int64', 'bool-int64', 'complex64-int64', 'complex128-int64', 'float8e4m3fn-int64', 'float8e4m3fnuz-int64', 'float8e5m2-int64', 'float8e5m2fnuz-int64', 'uint4-int64', 'int4-int64', 'float4e2m1-int64', 'float8e8m0-int64']
 
 
-@st.composite
-def shape_24_calls(draw, types, initializers=True, siblings=0):
-    """One call of Shape-24 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'end': draw(S.attribute(V24.attribute('end'))),  # int, no default
-        'start': draw(S.attribute(V24.attribute('start'))),  # int, default 0
-    }
-    inputs = [
-        ('data', draw(S.tensor(types['T'], dims, rank=None))),  # T
-    ]
-    return S.finish_case(draw, SPEC, V24, types, attributes, inputs, initializers, siblings)
+def shape_24_calls(types, initializers=True, siblings=0):
+    """Cases of Shape-24 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator."""
+    return cases(SPEC, V24, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='Shape', version=24, suite='differential', example='differential')
@@ -401,18 +349,10 @@ V25_TYPES = [
 V25_TYPE_IDS = ['uint8-int64', 'uint16-int64', 'uint32-int64', 'uint64-int64', 'int8-int64', 'int16-int64', 'int32-int64', 'int64-int64', 'bfloat16-int64', 'float16-int64', 'float-int64', 'double-int64', 'string-int64', 'bool-int64', 'complex64-int64', 'complex128-int64', 'float8e4m3fn-int64', 'float8e4m3fnuz-int64', 'float8e5m2-int64', 'float8e5m2fnuz-int64', 'uint4-int64', 'int4-int64', 'float4e2m1-int64', 'float8e8m0-int64', 'uint2-int64', 'int2-int64']
 
 
-@st.composite
-def shape_25_calls(draw, types, initializers=True, siblings=0):
-    """One call of Shape-25 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'end': draw(S.attribute(V25.attribute('end'))),  # int, no default
-        'start': draw(S.attribute(V25.attribute('start'))),  # int, default 0
-    }
-    inputs = [
-        ('data', draw(S.tensor(types['T'], dims, rank=None))),  # T
-    ]
-    return S.finish_case(draw, SPEC, V25, types, attributes, inputs, initializers, siblings)
+def shape_25_calls(types, initializers=True, siblings=0):
+    """Cases of Shape-25 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator."""
+    return cases(SPEC, V25, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='Shape', version=25, suite='differential', example='differential')

@@ -10,7 +10,7 @@ from ``pytest --backend NAME``; ``--max-examples`` and ``--seed`` steer hypothes
 import pytest
 from hypothesis import given, strategies as st
 
-from opkit import strategies as S
+from opkit.cases import cases
 from opkit.conformance import harness
 from opkit.conformance.pytest_support import check_differential, check_example, check_lowering, check_property
 
@@ -41,16 +41,10 @@ V1_TYPES = [
 V1_TYPE_IDS = ['uint8-int64', 'uint16-int64', 'uint32-int64', 'uint64-int64', 'int8-int64', 'int16-int64', 'int32-int64', 'int64-int64', 'float16-int64', 'float-int64', 'double-int64', 'string-int64', 'bool-int64', 'complex64-int64', 'complex128-int64']
 
 
-@st.composite
-def size_1_calls(draw, types, initializers=True, siblings=0):
-    """One call of Size-1 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-    }
-    inputs = [
-        ('data', draw(S.tensor(types['T'], dims, rank=None))),  # T
-    ]
-    return S.finish_case(draw, SPEC, V1, types, attributes, inputs, initializers, siblings)
+def size_1_calls(types, initializers=True, siblings=0):
+    """Cases of Size-1 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator."""
+    return cases(SPEC, V1, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='Size', version=1, suite='differential', example='differential')
@@ -86,16 +80,10 @@ V13_TYPES = [
 V13_TYPE_IDS = ['uint8-int64', 'uint16-int64', 'uint32-int64', 'uint64-int64', 'int8-int64', 'int16-int64', 'int32-int64', 'int64-int64', 'bfloat16-int64', 'float16-int64', 'float-int64', 'double-int64', 'string-int64', 'bool-int64', 'complex64-int64', 'complex128-int64']
 
 
-@st.composite
-def size_13_calls(draw, types, initializers=True, siblings=0):
-    """One call of Size-13 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-    }
-    inputs = [
-        ('data', draw(S.tensor(types['T'], dims, rank=None))),  # T
-    ]
-    return S.finish_case(draw, SPEC, V13, types, attributes, inputs, initializers, siblings)
+def size_13_calls(types, initializers=True, siblings=0):
+    """Cases of Size-13 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator."""
+    return cases(SPEC, V13, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='Size', version=13, suite='differential', example='differential')
@@ -135,16 +123,10 @@ V19_TYPES = [
 V19_TYPE_IDS = ['uint8-int64', 'uint16-int64', 'uint32-int64', 'uint64-int64', 'int8-int64', 'int16-int64', 'int32-int64', 'int64-int64', 'bfloat16-int64', 'float16-int64', 'float-int64', 'double-int64', 'string-int64', 'bool-int64', 'complex64-int64', 'complex128-int64', 'float8e4m3fn-int64', 'float8e4m3fnuz-int64', 'float8e5m2-int64', 'float8e5m2fnuz-int64']
 
 
-@st.composite
-def size_19_calls(draw, types, initializers=True, siblings=0):
-    """One call of Size-19 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-    }
-    inputs = [
-        ('data', draw(S.tensor(types['T'], dims, rank=None))),  # T
-    ]
-    return S.finish_case(draw, SPEC, V19, types, attributes, inputs, initializers, siblings)
+def size_19_calls(types, initializers=True, siblings=0):
+    """Cases of Size-19 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator."""
+    return cases(SPEC, V19, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='Size', version=19, suite='differential', example='differential')
@@ -186,16 +168,10 @@ V21_TYPES = [
 V21_TYPE_IDS = ['uint8-int64', 'uint16-int64', 'uint32-int64', 'uint64-int64', 'int8-int64', 'int16-int64', 'int32-int64', 'int64-int64', 'bfloat16-int64', 'float16-int64', 'float-int64', 'double-int64', 'string-int64', 'bool-int64', 'complex64-int64', 'complex128-int64', 'float8e4m3fn-int64', 'float8e4m3fnuz-int64', 'float8e5m2-int64', 'float8e5m2fnuz-int64', 'uint4-int64', 'int4-int64']
 
 
-@st.composite
-def size_21_calls(draw, types, initializers=True, siblings=0):
-    """One call of Size-21 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-    }
-    inputs = [
-        ('data', draw(S.tensor(types['T'], dims, rank=None))),  # T
-    ]
-    return S.finish_case(draw, SPEC, V21, types, attributes, inputs, initializers, siblings)
+def size_21_calls(types, initializers=True, siblings=0):
+    """Cases of Size-21 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator."""
+    return cases(SPEC, V21, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='Size', version=21, suite='differential', example='differential')
@@ -238,16 +214,10 @@ V23_TYPES = [
 V23_TYPE_IDS = ['uint8-int64', 'uint16-int64', 'uint32-int64', 'uint64-int64', 'int8-int64', 'int16-int64', 'int32-int64', 'int64-int64', 'bfloat16-int64', 'float16-int64', 'float-int64', 'double-int64', 'string-int64', 'bool-int64', 'complex64-int64', 'complex128-int64', 'float8e4m3fn-int64', 'float8e4m3fnuz-int64', 'float8e5m2-int64', 'float8e5m2fnuz-int64', 'uint4-int64', 'int4-int64', 'float4e2m1-int64']
 
 
-@st.composite
-def size_23_calls(draw, types, initializers=True, siblings=0):
-    """One call of Size-23 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-    }
-    inputs = [
-        ('data', draw(S.tensor(types['T'], dims, rank=None))),  # T
-    ]
-    return S.finish_case(draw, SPEC, V23, types, attributes, inputs, initializers, siblings)
+def size_23_calls(types, initializers=True, siblings=0):
+    """Cases of Size-23 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator."""
+    return cases(SPEC, V23, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='Size', version=23, suite='differential', example='differential')
@@ -291,16 +261,10 @@ V24_TYPES = [
 V24_TYPE_IDS = ['uint8-int64', 'uint16-int64', 'uint32-int64', 'uint64-int64', 'int8-int64', 'int16-int64', 'int32-int64', 'int64-int64', 'bfloat16-int64', 'float16-int64', 'float-int64', 'double-int64', 'string-int64', 'bool-int64', 'complex64-int64', 'complex128-int64', 'float8e4m3fn-int64', 'float8e4m3fnuz-int64', 'float8e5m2-int64', 'float8e5m2fnuz-int64', 'uint4-int64', 'int4-int64', 'float4e2m1-int64', 'float8e8m0-int64']
 
 
-@st.composite
-def size_24_calls(draw, types, initializers=True, siblings=0):
-    """One call of Size-24 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-    }
-    inputs = [
-        ('data', draw(S.tensor(types['T'], dims, rank=None))),  # T
-    ]
-    return S.finish_case(draw, SPEC, V24, types, attributes, inputs, initializers, siblings)
+def size_24_calls(types, initializers=True, siblings=0):
+    """Cases of Size-24 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator."""
+    return cases(SPEC, V24, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='Size', version=24, suite='differential', example='differential')
@@ -346,16 +310,10 @@ V25_TYPES = [
 V25_TYPE_IDS = ['uint8-int64', 'uint16-int64', 'uint32-int64', 'uint64-int64', 'int8-int64', 'int16-int64', 'int32-int64', 'int64-int64', 'bfloat16-int64', 'float16-int64', 'float-int64', 'double-int64', 'string-int64', 'bool-int64', 'complex64-int64', 'complex128-int64', 'float8e4m3fn-int64', 'float8e4m3fnuz-int64', 'float8e5m2-int64', 'float8e5m2fnuz-int64', 'uint4-int64', 'int4-int64', 'float4e2m1-int64', 'float8e8m0-int64', 'uint2-int64', 'int2-int64']
 
 
-@st.composite
-def size_25_calls(draw, types, initializers=True, siblings=0):
-    """One call of Size-25 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-    }
-    inputs = [
-        ('data', draw(S.tensor(types['T'], dims, rank=None))),  # T
-    ]
-    return S.finish_case(draw, SPEC, V25, types, attributes, inputs, initializers, siblings)
+def size_25_calls(types, initializers=True, siblings=0):
+    """Cases of Size-25 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator."""
+    return cases(SPEC, V25, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='Size', version=25, suite='differential', example='differential')

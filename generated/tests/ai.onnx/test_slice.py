@@ -10,7 +10,7 @@ from ``pytest --backend NAME``; ``--max-examples`` and ``--seed`` steer hypothes
 import pytest
 from hypothesis import given, strategies as st
 
-from opkit import strategies as S
+from opkit.cases import cases
 from opkit.conformance import harness
 from opkit.conformance.pytest_support import check_differential, check_example, check_lowering, check_property
 
@@ -41,19 +41,10 @@ V1_TYPES = [
 V1_TYPE_IDS = ['uint8', 'uint16', 'uint32', 'uint64', 'int8', 'int16', 'int32', 'int64', 'float16', 'float', 'double', 'string', 'bool', 'complex64', 'complex128']
 
 
-@st.composite
-def slice_1_calls(draw, types, initializers=True, siblings=0):
-    """One call of Slice-1 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'ends': draw(S.attribute(V1.attribute('ends'))),  # ints, required
-        'starts': draw(S.attribute(V1.attribute('starts'))),  # ints, required
-        'axes': draw(S.attribute(V1.attribute('axes'))),  # ints, no default
-    }
-    inputs = [
-        ('data', draw(S.tensor(types['T'], dims, rank=None))),  # T
-    ]
-    return S.finish_case(draw, SPEC, V1, types, attributes, inputs, initializers, siblings)
+def slice_1_calls(types, initializers=True, siblings=0):
+    """Cases of Slice-1 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: shape)."""
+    return cases(SPEC, V1, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='Slice', version=1, suite='differential', example='differential')
@@ -103,20 +94,10 @@ V10_TYPES = [
 V10_TYPE_IDS = ['uint8-int32', 'uint8-int64', 'uint16-int32', 'uint16-int64', 'uint32-int32', 'uint32-int64', 'uint64-int32', 'uint64-int64', 'int8-int32', 'int8-int64', 'int16-int32', 'int16-int64', 'int32-int32', 'int32-int64', 'int64-int32', 'int64-int64', 'float16-int32', 'float16-int64', 'float-int32', 'float-int64', 'double-int32', 'double-int64', 'string-int32', 'string-int64', 'bool-int32', 'bool-int64', 'complex64-int32', 'complex64-int64', 'complex128-int32', 'complex128-int64']
 
 
-@st.composite
-def slice_10_calls(draw, types, initializers=True, siblings=0):
-    """One call of Slice-10 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-    }
-    inputs = [
-        ('data', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-        ('starts', draw(S.tensor(types['Tind'], dims, rank=None, broadcast=True))),  # Tind
-        ('ends', draw(S.tensor(types['Tind'], dims, rank=None, broadcast=True))),  # Tind
-        ('axes', draw(S.optional(S.tensor(types['Tind'], dims, rank=None, broadcast=True)))),  # optional Tind
-        ('steps', draw(S.optional(S.tensor(types['Tind'], dims, rank=None, broadcast=True)))),  # optional Tind
-    ]
-    return S.finish_case(draw, SPEC, V10, types, attributes, inputs, initializers, siblings)
+def slice_10_calls(types, initializers=True, siblings=0):
+    """Cases of Slice-10 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: shape)."""
+    return cases(SPEC, V10, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='Slice', version=10, suite='differential', example='differential')
@@ -166,20 +147,10 @@ V11_TYPES = [
 V11_TYPE_IDS = ['uint8-int32', 'uint8-int64', 'uint16-int32', 'uint16-int64', 'uint32-int32', 'uint32-int64', 'uint64-int32', 'uint64-int64', 'int8-int32', 'int8-int64', 'int16-int32', 'int16-int64', 'int32-int32', 'int32-int64', 'int64-int32', 'int64-int64', 'float16-int32', 'float16-int64', 'float-int32', 'float-int64', 'double-int32', 'double-int64', 'string-int32', 'string-int64', 'bool-int32', 'bool-int64', 'complex64-int32', 'complex64-int64', 'complex128-int32', 'complex128-int64']
 
 
-@st.composite
-def slice_11_calls(draw, types, initializers=True, siblings=0):
-    """One call of Slice-11 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-    }
-    inputs = [
-        ('data', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-        ('starts', draw(S.tensor(types['Tind'], dims, rank=None, broadcast=True))),  # Tind
-        ('ends', draw(S.tensor(types['Tind'], dims, rank=None, broadcast=True))),  # Tind
-        ('axes', draw(S.optional(S.tensor(types['Tind'], dims, rank=None, broadcast=True)))),  # optional Tind
-        ('steps', draw(S.optional(S.tensor(types['Tind'], dims, rank=None, broadcast=True)))),  # optional Tind
-    ]
-    return S.finish_case(draw, SPEC, V11, types, attributes, inputs, initializers, siblings)
+def slice_11_calls(types, initializers=True, siblings=0):
+    """Cases of Slice-11 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: shape)."""
+    return cases(SPEC, V11, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='Slice', version=11, suite='differential', example='differential')
@@ -231,20 +202,10 @@ V13_TYPES = [
 V13_TYPE_IDS = ['uint8-int32', 'uint8-int64', 'uint16-int32', 'uint16-int64', 'uint32-int32', 'uint32-int64', 'uint64-int32', 'uint64-int64', 'int8-int32', 'int8-int64', 'int16-int32', 'int16-int64', 'int32-int32', 'int32-int64', 'int64-int32', 'int64-int64', 'bfloat16-int32', 'bfloat16-int64', 'float16-int32', 'float16-int64', 'float-int32', 'float-int64', 'double-int32', 'double-int64', 'string-int32', 'string-int64', 'bool-int32', 'bool-int64', 'complex64-int32', 'complex64-int64', 'complex128-int32', 'complex128-int64']
 
 
-@st.composite
-def slice_13_calls(draw, types, initializers=True, siblings=0):
-    """One call of Slice-13 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-    }
-    inputs = [
-        ('data', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-        ('starts', draw(S.tensor(types['Tind'], dims, rank=None, broadcast=True))),  # Tind
-        ('ends', draw(S.tensor(types['Tind'], dims, rank=None, broadcast=True))),  # Tind
-        ('axes', draw(S.optional(S.tensor(types['Tind'], dims, rank=None, broadcast=True)))),  # optional Tind
-        ('steps', draw(S.optional(S.tensor(types['Tind'], dims, rank=None, broadcast=True)))),  # optional Tind
-    ]
-    return S.finish_case(draw, SPEC, V13, types, attributes, inputs, initializers, siblings)
+def slice_13_calls(types, initializers=True, siblings=0):
+    """Cases of Slice-13 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: shape)."""
+    return cases(SPEC, V13, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='Slice', version=13, suite='differential', example='differential')

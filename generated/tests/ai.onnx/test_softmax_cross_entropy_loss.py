@@ -10,7 +10,7 @@ from ``pytest --backend NAME``; ``--max-examples`` and ``--seed`` steer hypothes
 import pytest
 from hypothesis import given, strategies as st
 
-from opkit import strategies as S
+from opkit.cases import cases
 from opkit.conformance import harness
 from opkit.conformance.pytest_support import check_differential, check_example, check_lowering, check_property
 
@@ -32,20 +32,10 @@ V12_TYPES = [
 V12_TYPE_IDS = ['float16-int32', 'float16-int64', 'float-int32', 'float-int64', 'double-int32', 'double-int64']
 
 
-@st.composite
-def softmax_cross_entropy_loss_12_calls(draw, types, initializers=True, siblings=0):
-    """One call of SoftmaxCrossEntropyLoss-12 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'ignore_index': draw(S.attribute(V12.attribute('ignore_index'))),  # int, no default
-        'reduction': draw(S.attribute(V12.attribute('reduction'))),  # string, default 'mean'
-    }
-    inputs = [
-        ('scores', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-        ('labels', draw(S.tensor(types['Tind'], dims, rank=None, broadcast=True))),  # Tind
-        ('weights', draw(S.optional(S.tensor(types['T'], dims, rank=None, broadcast=True)))),  # optional T
-    ]
-    return S.finish_case(draw, SPEC, V12, types, attributes, inputs, initializers, siblings)
+def softmax_cross_entropy_loss_12_calls(types, initializers=True, siblings=0):
+    """Cases of SoftmaxCrossEntropyLoss-12 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: loss)."""
+    return cases(SPEC, V12, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='SoftmaxCrossEntropyLoss', version=12, suite='differential', example='differential')
@@ -73,20 +63,10 @@ V13_TYPES = [
 V13_TYPE_IDS = ['float16-int32', 'float16-int64', 'float-int32', 'float-int64', 'double-int32', 'double-int64', 'bfloat16-int32', 'bfloat16-int64']
 
 
-@st.composite
-def softmax_cross_entropy_loss_13_calls(draw, types, initializers=True, siblings=0):
-    """One call of SoftmaxCrossEntropyLoss-13 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'ignore_index': draw(S.attribute(V13.attribute('ignore_index'))),  # int, no default
-        'reduction': draw(S.attribute(V13.attribute('reduction'))),  # string, default 'mean'
-    }
-    inputs = [
-        ('scores', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-        ('labels', draw(S.tensor(types['Tind'], dims, rank=None, broadcast=True))),  # Tind
-        ('weights', draw(S.optional(S.tensor(types['T'], dims, rank=None, broadcast=True)))),  # optional T
-    ]
-    return S.finish_case(draw, SPEC, V13, types, attributes, inputs, initializers, siblings)
+def softmax_cross_entropy_loss_13_calls(types, initializers=True, siblings=0):
+    """Cases of SoftmaxCrossEntropyLoss-13 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: loss)."""
+    return cases(SPEC, V13, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='SoftmaxCrossEntropyLoss', version=13, suite='differential', example='differential')

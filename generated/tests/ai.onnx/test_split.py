@@ -10,7 +10,7 @@ from ``pytest --backend NAME``; ``--max-examples`` and ``--seed`` steer hypothes
 import pytest
 from hypothesis import given, strategies as st
 
-from opkit import strategies as S
+from opkit.cases import cases
 from opkit.conformance import harness
 from opkit.conformance.pytest_support import check_differential, check_example, check_lowering, check_property
 
@@ -41,18 +41,10 @@ V2_TYPES = [
 V2_TYPE_IDS = ['uint8', 'uint16', 'uint32', 'uint64', 'int8', 'int16', 'int32', 'int64', 'float16', 'float', 'double', 'string', 'bool', 'complex64', 'complex128']
 
 
-@st.composite
-def split_2_calls(draw, types, initializers=True, siblings=0):
-    """One call of Split-2 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'split': draw(S.attribute(V2.attribute('split'))),  # ints, no default
-        'axis': draw(S.attribute(V2.attribute('axis'))),  # int, default 0
-    }
-    inputs = [
-        ('input', draw(S.tensor(types['T'], dims, rank=None))),  # T
-    ]
-    return S.finish_case(draw, SPEC, V2, types, attributes, inputs, initializers, siblings)
+def split_2_calls(types, initializers=True, siblings=0):
+    """Cases of Split-2 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: shape)."""
+    return cases(SPEC, V2, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='Split', version=2, suite='differential', example='differential')
@@ -87,18 +79,10 @@ V11_TYPES = [
 V11_TYPE_IDS = ['uint8', 'uint16', 'uint32', 'uint64', 'int8', 'int16', 'int32', 'int64', 'float16', 'float', 'double', 'string', 'bool', 'complex64', 'complex128']
 
 
-@st.composite
-def split_11_calls(draw, types, initializers=True, siblings=0):
-    """One call of Split-11 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'split': draw(S.attribute(V11.attribute('split'))),  # ints, no default
-        'axis': draw(S.attribute(V11.attribute('axis'))),  # int, default 0
-    }
-    inputs = [
-        ('input', draw(S.tensor(types['T'], dims, rank=None))),  # T
-    ]
-    return S.finish_case(draw, SPEC, V11, types, attributes, inputs, initializers, siblings)
+def split_11_calls(types, initializers=True, siblings=0):
+    """Cases of Split-11 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: shape)."""
+    return cases(SPEC, V11, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='Split', version=11, suite='differential', example='differential')
@@ -134,18 +118,10 @@ V13_TYPES = [
 V13_TYPE_IDS = ['uint8', 'uint16', 'uint32', 'uint64', 'int8', 'int16', 'int32', 'int64', 'bfloat16', 'float16', 'float', 'double', 'string', 'bool', 'complex64', 'complex128']
 
 
-@st.composite
-def split_13_calls(draw, types, initializers=True, siblings=0):
-    """One call of Split-13 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'axis': draw(S.attribute(V13.attribute('axis'))),  # int, default 0
-    }
-    inputs = [
-        ('input', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-        ('split', draw(S.optional(S.tensor('int64', dims, rank=None, broadcast=True)))),  # optional tensor(int64)
-    ]
-    return S.finish_case(draw, SPEC, V13, types, attributes, inputs, initializers, siblings)
+def split_13_calls(types, initializers=True, siblings=0):
+    """Cases of Split-13 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: shape)."""
+    return cases(SPEC, V13, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='Split', version=13, suite='differential', example='differential')
@@ -181,19 +157,10 @@ V18_TYPES = [
 V18_TYPE_IDS = ['uint8', 'uint16', 'uint32', 'uint64', 'int8', 'int16', 'int32', 'int64', 'bfloat16', 'float16', 'float', 'double', 'string', 'bool', 'complex64', 'complex128']
 
 
-@st.composite
-def split_18_calls(draw, types, initializers=True, siblings=0):
-    """One call of Split-18 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'num_outputs': draw(S.attribute(V18.attribute('num_outputs'))),  # int, no default
-        'axis': draw(S.attribute(V18.attribute('axis'))),  # int, default 0
-    }
-    inputs = [
-        ('input', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-        ('split', draw(S.optional(S.tensor('int64', dims, rank=None, broadcast=True)))),  # optional tensor(int64)
-    ]
-    return S.finish_case(draw, SPEC, V18, types, attributes, inputs, initializers, siblings)
+def split_18_calls(types, initializers=True, siblings=0):
+    """Cases of Split-18 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: shape)."""
+    return cases(SPEC, V18, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='Split', version=18, suite='differential', example='differential')

@@ -10,7 +10,7 @@ from ``pytest --backend NAME``; ``--max-examples`` and ``--seed`` steer hypothes
 import pytest
 from hypothesis import given, strategies as st
 
-from opkit import strategies as S
+from opkit.cases import cases
 from opkit.conformance import harness
 from opkit.conformance.pytest_support import check_differential, check_example, check_lowering, check_property
 
@@ -26,19 +26,10 @@ V11_TYPES = [
 V11_TYPE_IDS = []
 
 
-@st.composite
-def split_to_sequence_11_calls(draw, types, initializers=True, siblings=0):
-    """One call of SplitToSequence-11 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'keepdims': draw(S.attribute(V11.attribute('keepdims'))),  # int, default 1
-        'axis': draw(S.attribute(V11.attribute('axis'))),  # int, default 0
-    }
-    inputs = [
-        ('input', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-        ('split', draw(S.optional(S.tensor(types['I'], dims, rank=None, broadcast=True)))),  # optional I
-    ]
-    return S.finish_case(draw, SPEC, V11, types, attributes, inputs, initializers, siblings)
+def split_to_sequence_11_calls(types, initializers=True, siblings=0):
+    """Cases of SplitToSequence-11 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator."""
+    return cases(SPEC, V11, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='SplitToSequence', version=11, suite='differential', example='differential')
@@ -58,19 +49,10 @@ V24_TYPES = [
 V24_TYPE_IDS = []
 
 
-@st.composite
-def split_to_sequence_24_calls(draw, types, initializers=True, siblings=0):
-    """One call of SplitToSequence-24 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'keepdims': draw(S.attribute(V24.attribute('keepdims'))),  # int, default 1
-        'axis': draw(S.attribute(V24.attribute('axis'))),  # int, default 0
-    }
-    inputs = [
-        ('input', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-        ('split', draw(S.optional(S.tensor(types['I'], dims, rank=None, broadcast=True)))),  # optional I
-    ]
-    return S.finish_case(draw, SPEC, V24, types, attributes, inputs, initializers, siblings)
+def split_to_sequence_24_calls(types, initializers=True, siblings=0):
+    """Cases of SplitToSequence-24 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator."""
+    return cases(SPEC, V24, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='SplitToSequence', version=24, suite='differential', example='differential')

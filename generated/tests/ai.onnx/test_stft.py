@@ -10,7 +10,7 @@ from ``pytest --backend NAME``; ``--max-examples`` and ``--seed`` steer hypothes
 import pytest
 from hypothesis import given, strategies as st
 
-from opkit import strategies as S
+from opkit.cases import cases
 from opkit.conformance import harness
 from opkit.conformance.pytest_support import check_differential, check_example, check_lowering, check_property
 
@@ -34,20 +34,10 @@ V17_TYPES = [
 V17_TYPE_IDS = ['float-int32', 'float-int64', 'float16-int32', 'float16-int64', 'double-int32', 'double-int64', 'bfloat16-int32', 'bfloat16-int64']
 
 
-@st.composite
-def stft_17_calls(draw, types, initializers=True, siblings=0):
-    """One call of STFT-17 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'onesided': draw(S.attribute(V17.attribute('onesided'))),  # int, default 1
-    }
-    inputs = [
-        ('signal', draw(S.tensor(types['T1'], dims, rank=None, broadcast=True))),  # T1
-        ('frame_step', draw(S.tensor(types['T2'], dims, rank=None, broadcast=True))),  # T2
-        ('window', draw(S.optional(S.tensor(types['T1'], dims, rank=None, broadcast=True)))),  # optional T1
-        ('frame_length', draw(S.optional(S.tensor(types['T2'], dims, rank=None, broadcast=True)))),  # optional T2
-    ]
-    return S.finish_case(draw, SPEC, V17, types, attributes, inputs, initializers, siblings)
+def stft_17_calls(types, initializers=True, siblings=0):
+    """Cases of STFT-17 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: signal)."""
+    return cases(SPEC, V17, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='STFT', version=17, suite='differential', example='differential')

@@ -10,7 +10,7 @@ from ``pytest --backend NAME``; ``--max-examples`` and ``--seed`` steer hypothes
 import pytest
 from hypothesis import given, strategies as st
 
-from opkit import strategies as S
+from opkit.cases import cases
 from opkit.conformance import harness
 from opkit.conformance.pytest_support import check_differential, check_example, check_lowering, check_property
 
@@ -27,17 +27,10 @@ V20_TYPES = [
 V20_TYPE_IDS = ['string']
 
 
-@st.composite
-def string_concat_20_calls(draw, types, initializers=True, siblings=0):
-    """One call of StringConcat-20 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-    }
-    inputs = [
-        ('X', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-        ('Y', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-    ]
-    return S.finish_case(draw, SPEC, V20, types, attributes, inputs, initializers, siblings)
+def string_concat_20_calls(types, initializers=True, siblings=0):
+    """Cases of StringConcat-20 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: strings)."""
+    return cases(SPEC, V20, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='StringConcat', version=20, suite='differential', example='differential')

@@ -10,7 +10,7 @@ from ``pytest --backend NAME``; ``--max-examples`` and ``--seed`` steer hypothes
 import pytest
 from hypothesis import given, strategies as st
 
-from opkit import strategies as S
+from opkit.cases import cases
 from opkit.conformance import harness
 from opkit.conformance.pytest_support import check_differential, check_example, check_lowering, check_property
 
@@ -27,20 +27,10 @@ V10_TYPES = [
 V10_TYPE_IDS = ['none']
 
 
-@st.composite
-def string_normalizer_10_calls(draw, types, initializers=True, siblings=0):
-    """One call of StringNormalizer-10 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'stopwords': draw(S.attribute(V10.attribute('stopwords'))),  # strings, no default
-        'locale': draw(S.attribute(V10.attribute('locale'))),  # string, no default
-        'is_case_sensitive': draw(S.attribute(V10.attribute('is_case_sensitive'))),  # int, default 0
-        'case_change_action': draw(S.attribute(V10.attribute('case_change_action'))),  # string, default 'NONE'
-    }
-    inputs = [
-        ('X', draw(S.tensor('string', dims, rank=None))),  # tensor(string)
-    ]
-    return S.finish_case(draw, SPEC, V10, types, attributes, inputs, initializers, siblings)
+def string_normalizer_10_calls(types, initializers=True, siblings=0):
+    """Cases of StringNormalizer-10 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: strings)."""
+    return cases(SPEC, V10, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='StringNormalizer', version=10, suite='differential', example='differential')

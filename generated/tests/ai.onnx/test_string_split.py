@@ -10,7 +10,7 @@ from ``pytest --backend NAME``; ``--max-examples`` and ``--seed`` steer hypothes
 import pytest
 from hypothesis import given, strategies as st
 
-from opkit import strategies as S
+from opkit.cases import cases
 from opkit.conformance import harness
 from opkit.conformance.pytest_support import check_differential, check_example, check_lowering, check_property
 
@@ -27,18 +27,10 @@ V20_TYPES = [
 V20_TYPE_IDS = ['string-string-int64']
 
 
-@st.composite
-def string_split_20_calls(draw, types, initializers=True, siblings=0):
-    """One call of StringSplit-20 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'maxsplit': draw(S.attribute(V20.attribute('maxsplit'))),  # int, no default
-        'delimiter': draw(S.attribute(V20.attribute('delimiter'))),  # string, no default
-    }
-    inputs = [
-        ('X', draw(S.tensor(types['T1'], dims, rank=None))),  # T1
-    ]
-    return S.finish_case(draw, SPEC, V20, types, attributes, inputs, initializers, siblings)
+def string_split_20_calls(types, initializers=True, siblings=0):
+    """Cases of StringSplit-20 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: strings)."""
+    return cases(SPEC, V20, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='StringSplit', version=20, suite='differential', example='differential')

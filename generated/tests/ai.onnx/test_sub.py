@@ -10,7 +10,7 @@ from ``pytest --backend NAME``; ``--max-examples`` and ``--seed`` steer hypothes
 import pytest
 from hypothesis import given, strategies as st
 
-from opkit import strategies as S
+from opkit.cases import cases
 from opkit.conformance import harness
 from opkit.conformance.pytest_support import check_differential, check_example, check_lowering, check_property
 
@@ -29,20 +29,10 @@ V1_TYPES = [
 V1_TYPE_IDS = ['float16', 'float', 'double']
 
 
-@st.composite
-def sub_1_calls(draw, types, initializers=True, siblings=0):
-    """One call of Sub-1 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'axis': draw(S.attribute(V1.attribute('axis'))),  # int, no default
-        'consumed_inputs': draw(S.attribute(V1.attribute('consumed_inputs'))),  # ints, no default
-        'broadcast': draw(S.attribute(V1.attribute('broadcast'))),  # int, default 0
-    }
-    inputs = [
-        ('A', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-        ('B', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-    ]
-    return S.finish_case(draw, SPEC, V1, types, attributes, inputs, initializers, siblings)
+def sub_1_calls(types, initializers=True, siblings=0):
+    """Cases of Sub-1 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: elementwise)."""
+    return cases(SPEC, V1, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='Sub', version=1, suite='differential', example='differential')
@@ -69,19 +59,10 @@ V6_TYPES = [
 V6_TYPE_IDS = ['uint32', 'uint64', 'int32', 'int64', 'float16', 'float', 'double']
 
 
-@st.composite
-def sub_6_calls(draw, types, initializers=True, siblings=0):
-    """One call of Sub-6 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'axis': draw(S.attribute(V6.attribute('axis'))),  # int, no default
-        'broadcast': draw(S.attribute(V6.attribute('broadcast'))),  # int, default 0
-    }
-    inputs = [
-        ('A', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-        ('B', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-    ]
-    return S.finish_case(draw, SPEC, V6, types, attributes, inputs, initializers, siblings)
+def sub_6_calls(types, initializers=True, siblings=0):
+    """Cases of Sub-6 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: elementwise)."""
+    return cases(SPEC, V6, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='Sub', version=6, suite='differential', example='differential')
@@ -108,17 +89,10 @@ V7_TYPES = [
 V7_TYPE_IDS = ['uint32', 'uint64', 'int32', 'int64', 'float16', 'float', 'double']
 
 
-@st.composite
-def sub_7_calls(draw, types, initializers=True, siblings=0):
-    """One call of Sub-7 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-    }
-    inputs = [
-        ('A', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-        ('B', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-    ]
-    return S.finish_case(draw, SPEC, V7, types, attributes, inputs, initializers, siblings)
+def sub_7_calls(types, initializers=True, siblings=0):
+    """Cases of Sub-7 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator."""
+    return cases(SPEC, V7, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='Sub', version=7, suite='differential', example='differential')
@@ -146,17 +120,10 @@ V13_TYPES = [
 V13_TYPE_IDS = ['uint32', 'uint64', 'int32', 'int64', 'float16', 'float', 'double', 'bfloat16']
 
 
-@st.composite
-def sub_13_calls(draw, types, initializers=True, siblings=0):
-    """One call of Sub-13 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-    }
-    inputs = [
-        ('A', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-        ('B', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-    ]
-    return S.finish_case(draw, SPEC, V13, types, attributes, inputs, initializers, siblings)
+def sub_13_calls(types, initializers=True, siblings=0):
+    """Cases of Sub-13 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator."""
+    return cases(SPEC, V13, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='Sub', version=13, suite='differential', example='differential')
@@ -188,17 +155,10 @@ V14_TYPES = [
 V14_TYPE_IDS = ['uint8', 'uint16', 'uint32', 'uint64', 'int8', 'int16', 'int32', 'int64', 'float16', 'float', 'double', 'bfloat16']
 
 
-@st.composite
-def sub_14_calls(draw, types, initializers=True, siblings=0):
-    """One call of Sub-14 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-    }
-    inputs = [
-        ('A', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-        ('B', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-    ]
-    return S.finish_case(draw, SPEC, V14, types, attributes, inputs, initializers, siblings)
+def sub_14_calls(types, initializers=True, siblings=0):
+    """Cases of Sub-14 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator."""
+    return cases(SPEC, V14, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='Sub', version=14, suite='differential', example='differential')

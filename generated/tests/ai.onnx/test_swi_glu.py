@@ -10,7 +10,7 @@ from ``pytest --backend NAME``; ``--max-examples`` and ``--seed`` steer hypothes
 import pytest
 from hypothesis import given, strategies as st
 
-from opkit import strategies as S
+from opkit.cases import cases
 from opkit.conformance import harness
 from opkit.conformance.pytest_support import check_differential, check_example, check_lowering, check_property
 
@@ -30,18 +30,10 @@ V28_TYPES = [
 V28_TYPE_IDS = ['bfloat16', 'float16', 'float', 'double']
 
 
-@st.composite
-def swi_glu_28_calls(draw, types, initializers=True, siblings=0):
-    """One call of SwiGLU-28 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'alpha': draw(S.attribute(V28.attribute('alpha'))),  # float, default 1.0
-    }
-    inputs = [
-        ('A', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-        ('B', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-    ]
-    return S.finish_case(draw, SPEC, V28, types, attributes, inputs, initializers, siblings)
+def swi_glu_28_calls(types, initializers=True, siblings=0):
+    """Cases of SwiGLU-28 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator."""
+    return cases(SPEC, V28, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='SwiGLU', version=28, suite='differential', example='differential')

@@ -10,7 +10,7 @@ from ``pytest --backend NAME``; ``--max-examples`` and ``--seed`` steer hypothes
 import pytest
 from hypothesis import given, strategies as st
 
-from opkit import strategies as S
+from opkit.cases import cases
 from opkit.conformance import harness
 from opkit.conformance.pytest_support import check_differential, check_example, check_lowering, check_property
 
@@ -30,17 +30,10 @@ V24_TYPES = [
 V24_TYPE_IDS = ['float16', 'float', 'bfloat16', 'double']
 
 
-@st.composite
-def swish_24_calls(draw, types, initializers=True, siblings=0):
-    """One call of Swish-24 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'alpha': draw(S.attribute(V24.attribute('alpha'))),  # float, default 1.0
-    }
-    inputs = [
-        ('X', draw(S.tensor(types['T'], dims, rank=None))),  # T
-    ]
-    return S.finish_case(draw, SPEC, V24, types, attributes, inputs, initializers, siblings)
+def swish_24_calls(types, initializers=True, siblings=0):
+    """Cases of Swish-24 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator."""
+    return cases(SPEC, V24, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='Swish', version=24, suite='differential', example='differential')

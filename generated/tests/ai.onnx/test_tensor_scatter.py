@@ -10,7 +10,7 @@ from ``pytest --backend NAME``; ``--max-examples`` and ``--seed`` steer hypothes
 import pytest
 from hypothesis import given, strategies as st
 
-from opkit import strategies as S
+from opkit.cases import cases
 from opkit.conformance import harness
 from opkit.conformance.pytest_support import check_differential, check_example, check_lowering, check_property
 
@@ -50,20 +50,10 @@ V24_TYPES = [
 V24_TYPE_IDS = ['uint8', 'uint16', 'uint32', 'uint64', 'int8', 'int16', 'int32', 'int64', 'bfloat16', 'float16', 'float', 'double', 'string', 'bool', 'complex64', 'complex128', 'float8e4m3fn', 'float8e4m3fnuz', 'float8e5m2', 'float8e5m2fnuz', 'uint4', 'int4', 'float4e2m1', 'float8e8m0']
 
 
-@st.composite
-def tensor_scatter_24_calls(draw, types, initializers=True, siblings=0):
-    """One call of TensorScatter-24 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'mode': draw(S.attribute(V24.attribute('mode'))),  # string, default 'linear'
-        'axis': draw(S.attribute(V24.attribute('axis'))),  # int, default -2
-    }
-    inputs = [
-        ('past_cache', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-        ('update', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-        ('write_indices', draw(S.optional(S.tensor('int64', dims, rank=None, broadcast=True)))),  # optional tensor(int64)
-    ]
-    return S.finish_case(draw, SPEC, V24, types, attributes, inputs, initializers, siblings)
+def tensor_scatter_24_calls(types, initializers=True, siblings=0):
+    """Cases of TensorScatter-24 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: indices)."""
+    return cases(SPEC, V24, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='TensorScatter', version=24, suite='differential', example='differential')

@@ -10,7 +10,7 @@ from ``pytest --backend NAME``; ``--max-examples`` and ``--seed`` steer hypothes
 import pytest
 from hypothesis import given, strategies as st
 
-from opkit import strategies as S
+from opkit.cases import cases
 from opkit.conformance import harness
 from opkit.conformance.pytest_support import check_differential, check_example, check_lowering, check_property
 
@@ -29,25 +29,10 @@ V9_TYPES = [
 V9_TYPE_IDS = ['string-float', 'int32-float', 'int64-float']
 
 
-@st.composite
-def tf_idf_vectorizer_9_calls(draw, types, initializers=True, siblings=0):
-    """One call of TfIdfVectorizer-9 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'mode': draw(S.attribute(V9.attribute('mode'))),  # string, required
-        'ngram_indexes': draw(S.attribute(V9.attribute('ngram_indexes'))),  # ints, required
-        'weights': draw(S.attribute(V9.attribute('weights'))),  # floats, no default
-        'ngram_counts': draw(S.attribute(V9.attribute('ngram_counts'))),  # ints, required
-        'pool_int64s': draw(S.attribute(V9.attribute('pool_int64s'))),  # ints, no default
-        'pool_strings': draw(S.attribute(V9.attribute('pool_strings'))),  # strings, no default
-        'max_skip_count': draw(S.attribute(V9.attribute('max_skip_count'))),  # int, required
-        'min_gram_length': draw(S.attribute(V9.attribute('min_gram_length'))),  # int, required
-        'max_gram_length': draw(S.attribute(V9.attribute('max_gram_length'))),  # int, required
-    }
-    inputs = [
-        ('X', draw(S.tensor(types['T'], dims, rank=None))),  # T
-    ]
-    return S.finish_case(draw, SPEC, V9, types, attributes, inputs, initializers, siblings)
+def tf_idf_vectorizer_9_calls(types, initializers=True, siblings=0):
+    """Cases of TfIdfVectorizer-9 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator."""
+    return cases(SPEC, V9, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='TfIdfVectorizer', version=9, suite='differential', example='differential')

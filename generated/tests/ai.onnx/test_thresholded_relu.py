@@ -10,7 +10,7 @@ from ``pytest --backend NAME``; ``--max-examples`` and ``--seed`` steer hypothes
 import pytest
 from hypothesis import given, strategies as st
 
-from opkit import strategies as S
+from opkit.cases import cases
 from opkit.conformance import harness
 from opkit.conformance.pytest_support import check_differential, check_example, check_lowering, check_property
 
@@ -29,17 +29,10 @@ V10_TYPES = [
 V10_TYPE_IDS = ['float16', 'float', 'double']
 
 
-@st.composite
-def thresholded_relu_10_calls(draw, types, initializers=True, siblings=0):
-    """One call of ThresholdedRelu-10 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'alpha': draw(S.attribute(V10.attribute('alpha'))),  # float, default 1.0
-    }
-    inputs = [
-        ('X', draw(S.tensor(types['T'], dims, rank=None))),  # T
-    ]
-    return S.finish_case(draw, SPEC, V10, types, attributes, inputs, initializers, siblings)
+def thresholded_relu_10_calls(types, initializers=True, siblings=0):
+    """Cases of ThresholdedRelu-10 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator."""
+    return cases(SPEC, V10, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='ThresholdedRelu', version=10, suite='differential', example='differential')
@@ -63,17 +56,10 @@ V22_TYPES = [
 V22_TYPE_IDS = ['bfloat16', 'float16', 'float', 'double']
 
 
-@st.composite
-def thresholded_relu_22_calls(draw, types, initializers=True, siblings=0):
-    """One call of ThresholdedRelu-22 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'alpha': draw(S.attribute(V22.attribute('alpha'))),  # float, default 1.0
-    }
-    inputs = [
-        ('X', draw(S.tensor(types['T'], dims, rank=None))),  # T
-    ]
-    return S.finish_case(draw, SPEC, V22, types, attributes, inputs, initializers, siblings)
+def thresholded_relu_22_calls(types, initializers=True, siblings=0):
+    """Cases of ThresholdedRelu-22 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator."""
+    return cases(SPEC, V22, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='ThresholdedRelu', version=22, suite='differential', example='differential')

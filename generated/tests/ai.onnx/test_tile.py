@@ -10,7 +10,7 @@ from ``pytest --backend NAME``; ``--max-examples`` and ``--seed`` steer hypothes
 import pytest
 from hypothesis import given, strategies as st
 
-from opkit import strategies as S
+from opkit.cases import cases
 from opkit.conformance import harness
 from opkit.conformance.pytest_support import check_differential, check_example, check_lowering, check_property
 
@@ -29,18 +29,10 @@ V1_TYPES = [
 V1_TYPE_IDS = ['float16', 'float', 'double']
 
 
-@st.composite
-def tile_1_calls(draw, types, initializers=True, siblings=0):
-    """One call of Tile-1 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-    }
-    inputs = [
-        ('input', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-        ('tiles', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-        ('axis', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-    ]
-    return S.finish_case(draw, SPEC, V1, types, attributes, inputs, initializers, siblings)
+def tile_1_calls(types, initializers=True, siblings=0):
+    """Cases of Tile-1 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: shape)."""
+    return cases(SPEC, V1, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='Tile', version=1, suite='differential', example='differential')
@@ -75,17 +67,10 @@ V6_TYPES = [
 V6_TYPE_IDS = ['uint8-int64', 'uint16-int64', 'uint32-int64', 'uint64-int64', 'int8-int64', 'int16-int64', 'int32-int64', 'int64-int64', 'float16-int64', 'float-int64', 'double-int64', 'string-int64', 'bool-int64', 'complex64-int64', 'complex128-int64']
 
 
-@st.composite
-def tile_6_calls(draw, types, initializers=True, siblings=0):
-    """One call of Tile-6 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-    }
-    inputs = [
-        ('input', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-        ('repeats', draw(S.tensor(types['T1'], dims, rank=None, broadcast=True))),  # T1
-    ]
-    return S.finish_case(draw, SPEC, V6, types, attributes, inputs, initializers, siblings)
+def tile_6_calls(types, initializers=True, siblings=0):
+    """Cases of Tile-6 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: shape)."""
+    return cases(SPEC, V6, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='Tile', version=6, suite='differential', example='differential')
@@ -121,17 +106,10 @@ V13_TYPES = [
 V13_TYPE_IDS = ['uint8-int64', 'uint16-int64', 'uint32-int64', 'uint64-int64', 'int8-int64', 'int16-int64', 'int32-int64', 'int64-int64', 'bfloat16-int64', 'float16-int64', 'float-int64', 'double-int64', 'string-int64', 'bool-int64', 'complex64-int64', 'complex128-int64']
 
 
-@st.composite
-def tile_13_calls(draw, types, initializers=True, siblings=0):
-    """One call of Tile-13 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-    }
-    inputs = [
-        ('input', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-        ('repeats', draw(S.tensor(types['T1'], dims, rank=None, broadcast=True))),  # T1
-    ]
-    return S.finish_case(draw, SPEC, V13, types, attributes, inputs, initializers, siblings)
+def tile_13_calls(types, initializers=True, siblings=0):
+    """Cases of Tile-13 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: shape)."""
+    return cases(SPEC, V13, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='Tile', version=13, suite='differential', example='differential')

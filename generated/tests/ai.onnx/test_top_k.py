@@ -10,7 +10,7 @@ from ``pytest --backend NAME``; ``--max-examples`` and ``--seed`` steer hypothes
 import pytest
 from hypothesis import given, strategies as st
 
-from opkit import strategies as S
+from opkit.cases import cases
 from opkit.conformance import harness
 from opkit.conformance.pytest_support import check_differential, check_example, check_lowering, check_property
 
@@ -29,18 +29,10 @@ V1_TYPES = [
 V1_TYPE_IDS = ['int64-float16', 'int64-float', 'int64-double']
 
 
-@st.composite
-def top_k_1_calls(draw, types, initializers=True, siblings=0):
-    """One call of TopK-1 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'axis': draw(S.attribute(V1.attribute('axis'))),  # int, default -1
-        'k': draw(S.attribute(V1.attribute('k'))),  # int, required
-    }
-    inputs = [
-        ('X', draw(S.tensor(types['T'], dims, rank=None))),  # T
-    ]
-    return S.finish_case(draw, SPEC, V1, types, attributes, inputs, initializers, siblings)
+def top_k_1_calls(types, initializers=True, siblings=0):
+    """Cases of TopK-1 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: indices)."""
+    return cases(SPEC, V1, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='TopK', version=1, suite='differential', example='differential')
@@ -63,18 +55,10 @@ V10_TYPES = [
 V10_TYPE_IDS = ['int64-float16', 'int64-float', 'int64-double']
 
 
-@st.composite
-def top_k_10_calls(draw, types, initializers=True, siblings=0):
-    """One call of TopK-10 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'axis': draw(S.attribute(V10.attribute('axis'))),  # int, default -1
-    }
-    inputs = [
-        ('X', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-        ('K', draw(S.tensor('int64', dims, rank=None, broadcast=True))),  # tensor(int64)
-    ]
-    return S.finish_case(draw, SPEC, V10, types, attributes, inputs, initializers, siblings)
+def top_k_10_calls(types, initializers=True, siblings=0):
+    """Cases of TopK-10 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: indices)."""
+    return cases(SPEC, V10, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='TopK', version=10, suite='differential', example='differential')
@@ -105,20 +89,10 @@ V11_TYPES = [
 V11_TYPE_IDS = ['int64-uint8', 'int64-uint16', 'int64-uint32', 'int64-uint64', 'int64-int8', 'int64-int16', 'int64-int32', 'int64-int64', 'int64-float16', 'int64-float', 'int64-double']
 
 
-@st.composite
-def top_k_11_calls(draw, types, initializers=True, siblings=0):
-    """One call of TopK-11 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'sorted': draw(S.attribute(V11.attribute('sorted'))),  # int, default 1
-        'largest': draw(S.attribute(V11.attribute('largest'))),  # int, default 1
-        'axis': draw(S.attribute(V11.attribute('axis'))),  # int, default -1
-    }
-    inputs = [
-        ('X', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-        ('K', draw(S.tensor('int64', dims, rank=None, broadcast=True))),  # tensor(int64)
-    ]
-    return S.finish_case(draw, SPEC, V11, types, attributes, inputs, initializers, siblings)
+def top_k_11_calls(types, initializers=True, siblings=0):
+    """Cases of TopK-11 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: indices)."""
+    return cases(SPEC, V11, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='TopK', version=11, suite='differential', example='differential')
@@ -150,20 +124,10 @@ V24_TYPES = [
 V24_TYPE_IDS = ['int64-uint8', 'int64-uint16', 'int64-uint32', 'int64-uint64', 'int64-int8', 'int64-int16', 'int64-int32', 'int64-int64', 'int64-float16', 'int64-float', 'int64-double', 'int64-bfloat16']
 
 
-@st.composite
-def top_k_24_calls(draw, types, initializers=True, siblings=0):
-    """One call of TopK-24 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'sorted': draw(S.attribute(V24.attribute('sorted'))),  # int, default 1
-        'largest': draw(S.attribute(V24.attribute('largest'))),  # int, default 1
-        'axis': draw(S.attribute(V24.attribute('axis'))),  # int, default -1
-    }
-    inputs = [
-        ('X', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-        ('K', draw(S.tensor('int64', dims, rank=None, broadcast=True))),  # tensor(int64)
-    ]
-    return S.finish_case(draw, SPEC, V24, types, attributes, inputs, initializers, siblings)
+def top_k_24_calls(types, initializers=True, siblings=0):
+    """Cases of TopK-24 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: indices)."""
+    return cases(SPEC, V24, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='TopK', version=24, suite='differential', example='differential')

@@ -10,7 +10,7 @@ from ``pytest --backend NAME``; ``--max-examples`` and ``--seed`` steer hypothes
 import pytest
 from hypothesis import given, strategies as st
 
-from opkit import strategies as S
+from opkit.cases import cases
 from opkit.conformance import harness
 from opkit.conformance.pytest_support import check_differential, check_example, check_lowering, check_property
 
@@ -42,18 +42,10 @@ V14_TYPES = [
 V14_TYPE_IDS = ['uint8', 'uint16', 'uint32', 'uint64', 'int8', 'int16', 'int32', 'int64', 'bfloat16', 'float16', 'float', 'double', 'string', 'bool', 'complex64', 'complex128']
 
 
-@st.composite
-def trilu_14_calls(draw, types, initializers=True, siblings=0):
-    """One call of Trilu-14 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'upper': draw(st.one_of(st.just(S.ABSENT), st.sampled_from([0, 1]))),  # int, default 1, one of 0, 1
-    }
-    inputs = [
-        ('input', draw(S.tensor(types['T'], dims, rank=S.Rank(2, None), broadcast=True))),  # T, rank >= 2
-        ('k', draw(S.optional(S.tensor('int64', dims, rank=S.Rank(0, 0), broadcast=True)))),  # optional tensor(int64), rank 0
-    ]
-    return S.finish_case(draw, SPEC, V14, types, attributes, inputs, initializers, siblings)
+def trilu_14_calls(types, initializers=True, siblings=0):
+    """Cases of Trilu-14 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator."""
+    return cases(SPEC, V14, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='Trilu', version=14, suite='differential', example='differential')

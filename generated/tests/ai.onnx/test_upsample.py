@@ -10,7 +10,7 @@ from ``pytest --backend NAME``; ``--max-examples`` and ``--seed`` steer hypothes
 import pytest
 from hypothesis import given, strategies as st
 
-from opkit import strategies as S
+from opkit.cases import cases
 from opkit.conformance import harness
 from opkit.conformance.pytest_support import check_differential, check_example, check_lowering, check_property
 
@@ -32,19 +32,10 @@ V1_TYPES = [
 V1_TYPE_IDS = ['bool', 'int32', 'int64', 'float16', 'float', 'double']
 
 
-@st.composite
-def upsample_1_calls(draw, types, initializers=True, siblings=0):
-    """One call of Upsample-1 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'mode': draw(S.attribute(V1.attribute('mode'))),  # string, default 'nearest'
-        'height_scale': draw(S.attribute(V1.attribute('height_scale'))),  # float, required
-        'width_scale': draw(S.attribute(V1.attribute('width_scale'))),  # float, required
-    }
-    inputs = [
-        ('X', draw(S.tensor(types['T'], dims, rank=None))),  # T
-    ]
-    return S.finish_case(draw, SPEC, V1, types, attributes, inputs, initializers, siblings)
+def upsample_1_calls(types, initializers=True, siblings=0):
+    """Cases of Upsample-1 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: shape)."""
+    return cases(SPEC, V1, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='Upsample', version=1, suite='differential', example='differential')
@@ -79,18 +70,10 @@ V7_TYPES = [
 V7_TYPE_IDS = ['uint8', 'uint16', 'uint32', 'uint64', 'int8', 'int16', 'int32', 'int64', 'float16', 'float', 'double', 'string', 'bool', 'complex64', 'complex128']
 
 
-@st.composite
-def upsample_7_calls(draw, types, initializers=True, siblings=0):
-    """One call of Upsample-7 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'mode': draw(S.attribute(V7.attribute('mode'))),  # string, default 'nearest'
-        'scales': draw(S.attribute(V7.attribute('scales'))),  # floats, required
-    }
-    inputs = [
-        ('X', draw(S.tensor(types['T'], dims, rank=None))),  # T
-    ]
-    return S.finish_case(draw, SPEC, V7, types, attributes, inputs, initializers, siblings)
+def upsample_7_calls(types, initializers=True, siblings=0):
+    """Cases of Upsample-7 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: shape)."""
+    return cases(SPEC, V7, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='Upsample', version=7, suite='differential', example='differential')
@@ -125,18 +108,10 @@ V9_TYPES = [
 V9_TYPE_IDS = ['uint8', 'uint16', 'uint32', 'uint64', 'int8', 'int16', 'int32', 'int64', 'float16', 'float', 'double', 'string', 'bool', 'complex64', 'complex128']
 
 
-@st.composite
-def upsample_9_calls(draw, types, initializers=True, siblings=0):
-    """One call of Upsample-9 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'mode': draw(S.attribute(V9.attribute('mode'))),  # string, default 'nearest'
-    }
-    inputs = [
-        ('X', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-        ('scales', draw(S.tensor('float', dims, rank=None, broadcast=True))),  # tensor(float)
-    ]
-    return S.finish_case(draw, SPEC, V9, types, attributes, inputs, initializers, siblings)
+def upsample_9_calls(types, initializers=True, siblings=0):
+    """Cases of Upsample-9 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: shape)."""
+    return cases(SPEC, V9, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='Upsample', version=9, suite='differential', example='differential')
@@ -171,18 +146,10 @@ V10_TYPES = [
 V10_TYPE_IDS = ['uint8', 'uint16', 'uint32', 'uint64', 'int8', 'int16', 'int32', 'int64', 'float16', 'float', 'double', 'string', 'bool', 'complex64', 'complex128']
 
 
-@st.composite
-def upsample_10_calls(draw, types, initializers=True, siblings=0):
-    """One call of Upsample-10 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'mode': draw(S.attribute(V10.attribute('mode'))),  # string, default 'nearest'
-    }
-    inputs = [
-        ('X', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-        ('scales', draw(S.tensor('float', dims, rank=None, broadcast=True))),  # tensor(float)
-    ]
-    return S.finish_case(draw, SPEC, V10, types, attributes, inputs, initializers, siblings)
+def upsample_10_calls(types, initializers=True, siblings=0):
+    """Cases of Upsample-10 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator (family hook: shape)."""
+    return cases(SPEC, V10, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='Upsample', version=10, suite='differential', example='differential')

@@ -10,7 +10,7 @@ from ``pytest --backend NAME``; ``--max-examples`` and ``--seed`` steer hypothes
 import pytest
 from hypothesis import given, strategies as st
 
-from opkit import strategies as S
+from opkit.cases import cases
 from opkit.conformance import harness
 from opkit.conformance.pytest_support import check_differential, check_example, check_lowering, check_property
 
@@ -41,18 +41,10 @@ V9_TYPES = [
 V9_TYPE_IDS = ['bool-uint8', 'bool-uint16', 'bool-uint32', 'bool-uint64', 'bool-int8', 'bool-int16', 'bool-int32', 'bool-int64', 'bool-float16', 'bool-float', 'bool-double', 'bool-string', 'bool-bool', 'bool-complex64', 'bool-complex128']
 
 
-@st.composite
-def where_9_calls(draw, types, initializers=True, siblings=0):
-    """One call of Where-9 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-    }
-    inputs = [
-        ('condition', draw(S.tensor(types['B'], dims, rank=None, broadcast=True))),  # B
-        ('X', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-        ('Y', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-    ]
-    return S.finish_case(draw, SPEC, V9, types, attributes, inputs, initializers, siblings)
+def where_9_calls(types, initializers=True, siblings=0):
+    """Cases of Where-9 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator."""
+    return cases(SPEC, V9, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='Where', version=9, suite='differential', example='differential')
@@ -88,18 +80,10 @@ V16_TYPES = [
 V16_TYPE_IDS = ['bool-uint8', 'bool-uint16', 'bool-uint32', 'bool-uint64', 'bool-int8', 'bool-int16', 'bool-int32', 'bool-int64', 'bool-bfloat16', 'bool-float16', 'bool-float', 'bool-double', 'bool-string', 'bool-bool', 'bool-complex64', 'bool-complex128']
 
 
-@st.composite
-def where_16_calls(draw, types, initializers=True, siblings=0):
-    """One call of Where-16 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-    }
-    inputs = [
-        ('condition', draw(S.tensor(types['B'], dims, rank=None, broadcast=True))),  # B
-        ('X', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-        ('Y', draw(S.tensor(types['T'], dims, rank=None, broadcast=True))),  # T
-    ]
-    return S.finish_case(draw, SPEC, V16, types, attributes, inputs, initializers, siblings)
+def where_16_calls(types, initializers=True, siblings=0):
+    """Cases of Where-16 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator."""
+    return cases(SPEC, V16, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='Where', version=16, suite='differential', example='differential')

@@ -10,7 +10,7 @@ from ``pytest --backend NAME``; ``--max-examples`` and ``--seed`` steer hypothes
 import pytest
 from hypothesis import given, strategies as st
 
-from opkit import strategies as S
+from opkit.cases import cases
 from opkit.conformance import harness
 from opkit.conformance.pytest_support import check_differential, check_example, check_lowering, check_property
 
@@ -39,18 +39,10 @@ V1_TYPES = [
 V1_TYPE_IDS = ['float16', 'float', 'double', 'bfloat16', 'uint8', 'uint16', 'uint32', 'uint64', 'int8', 'int16', 'int32', 'int64', 'bool']
 
 
-@st.composite
-def trilu_1_calls(draw, types, initializers=True, siblings=0):
-    """One call of Trilu-1 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'upper': draw(st.one_of(st.just(S.ABSENT), st.sampled_from([0, 1]))),  # int, default 1, one of 0, 1
-    }
-    inputs = [
-        ('X', draw(S.tensor(types['T'], dims, rank=S.Rank(2, None), broadcast=True))),  # T, rank >= 2
-        ('k', draw(S.optional(S.tensor('int64', dims, rank=S.Rank(0, 0), broadcast=True)))),  # optional tensor(int64), rank 0
-    ]
-    return S.finish_case(draw, SPEC, V1, types, attributes, inputs, initializers, siblings)
+def trilu_1_calls(types, initializers=True, siblings=0):
+    """Cases of Trilu-1 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator."""
+    return cases(SPEC, V1, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='com.microsoft', op='Trilu', version=1, suite='differential', example='differential')

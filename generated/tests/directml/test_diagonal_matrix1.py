@@ -10,7 +10,7 @@ from ``pytest --backend NAME``; ``--max-examples`` and ``--seed`` steer hypothes
 import pytest
 from hypothesis import given, strategies as st
 
-from opkit import strategies as S
+from opkit.cases import cases
 from opkit.conformance import harness
 from opkit.conformance.pytest_support import check_differential, check_example, check_lowering, check_property
 
@@ -37,20 +37,10 @@ V1_TYPES = [
 V1_TYPE_IDS = ['double', 'float', 'float16', 'int64', 'int32', 'int16', 'int8', 'uint64', 'uint32', 'uint16', 'uint8']
 
 
-@st.composite
-def diagonal_matrix1_1_calls(draw, types, initializers=True, siblings=0):
-    """One call of DiagonalMatrix1-1 with its type parameters bound by ``types``."""
-    dims = draw(S.base_dims())  # shared dims, aligned from the right (0 and 1 included)
-    attributes = {
-        'Value': draw(S.attribute(V1.attribute('Value'))),  # tensor, required
-        'DiagonalFillBegin': draw(S.attribute(V1.attribute('DiagonalFillBegin'))),  # int, required, >= -2147483648 and <= 2147483647
-        'DiagonalFillEnd': draw(S.attribute(V1.attribute('DiagonalFillEnd'))),  # int, required, >= -2147483648 and <= 2147483647
-        'OutputSizes': draw(S.attribute(V1.attribute('OutputSizes'))),  # ints, no default
-    }
-    inputs = [
-        ('InputTensor', draw(S.optional(S.tensor(types['T'], dims, rank=S.Rank(2, 4))))),  # optional T, rank 2 to 4
-    ]
-    return S.finish_case(draw, SPEC, V1, types, attributes, inputs, initializers, siblings)
+def diagonal_matrix1_1_calls(types, initializers=True, siblings=0):
+    """Cases of DiagonalMatrix1-1 with its type parameters bound by ``types``: built valid by
+    construction by opkit's case generator."""
+    return cases(SPEC, V1, types=types, initializers=initializers, siblings=siblings)
 
 
 @pytest.mark.opkit(domain='directml', op='DiagonalMatrix1', version=1, suite='differential', example='differential')
