@@ -133,6 +133,7 @@ VERSION_CHECKS = {
     "determinism": lambda sec, v, spec: _has(sec, f"**determinism**: `{v.determinism}`", "determinism"),
     "changes": lambda sec, v, spec: _has(sec, dp.plain(dp._dedent(v.changes)), "changes"),
     "semantics": lambda sec, v, spec: _has(sec, dp._block(v.semantics), "semantics"),
+    "family": lambda sec, v, spec: v.family is None or _has(sec, f"by the `{v.family}` family", "family hook"),
     "rules": lambda sec, v, spec: [(_has(sec, f"**{r.label}**", "rule label"),
                                     _has(sec, r.holds.replace("|", "\\|"), "rule"),
                                     _has(sec, dp.plain(dp._dedent(r.doc)).replace("|", "\\|"), "rule doc")) for r in v.rules],

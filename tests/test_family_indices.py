@@ -145,7 +145,8 @@ def test_one_hot_axis_depth_forms_and_out_of_range_indices():
 def test_top_k_modes_and_k_range():
     drawn = _drawn("TopK", 11, 120)
     assert {_attrs(c)["largest"] for c in drawn} == {0, 1}
-    assert {_attrs(c)["sorted"] for c in drawn} == {0, 1}
+    # sorted=0 leaves the order unspecified, which an ordered comparison would wrongly charge
+    assert {_attrs(c)["sorted"] for c in drawn} == {1}
     full = False
     for c in drawn:
         x, k = dict(c.inputs)["X"], int(dict(c.inputs)["K"][0])

@@ -442,9 +442,10 @@ def test_pages_do_not_carry_machine_paths_from_reports(tmp_path):
     assert not MACHINE_PATH.search(json.dumps(loaded))
     assert "generated/kernels/my_ops/x.py" in loaded[0]["cases"][0]["message"]
     results = tmp_path / coverage.RESULTS
-    results.write_text(json.dumps({"suite": "onnx-node", "onnx": "1", "passed": 0, "total": 1,
-                                   "ops": {"ScaledTanh": {"passed": 0, "total": 1}},
-                                   "cases": {"test_x": {"op": "ScaledTanh", "status": "fail", "message": message}}}))
+    results.write_text(json.dumps({"format": "opkit-conformance-report/1", "target": {"onnx": "1"},
+                                   "cases": [{"backend": "reference", "suite": "onnx-node", "op": "ScaledTanh",
+                                              "domain": "ai.onnx", "version": 1, "types": {}, "example": "test_x",
+                                              "outcome": "mismatch", "message": message, "repro": None}]}))
     page = coverage.render([], coverage._results(str(tmp_path)))
     assert "test_x" in page and not MACHINE_PATH.search(page), page
 

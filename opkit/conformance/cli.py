@@ -53,8 +53,8 @@ AFTER_RUN_QUIET_S = 5.0  # signals this soon after an interrupted run ended are 
 EXIT_CODES_HELP = (
     "exit codes: 0 every case opkit could test passed (or failed as an expectations file says); cases "
     "opkit could not test (outcome 'untested': no valid input, a reference-kernel or property error) are "
-    "listed apart and never count against the backend; 1 any other outcome, or no case was tested at all "
-    "(the reason is printed per op); 2 usage errors, checked before the first "
+    "listed apart and never count against the backend; 1 any other outcome, or no case ran (or none "
+    "could be tested; the reason is printed per op); 2 usage errors, checked before the first "
     "case runs (bad options such as -j 0, a --report folder that is missing or read-only, a --repro-dir "
     "that cannot be written, an expectations file that does not load); 130 interrupted by Ctrl-C or "
     "SIGTERM: the report still holds every case that finished (settings.interrupted true, summary.ok "

@@ -12,7 +12,8 @@ from dataclasses import replace
 
 from ..spec.model import OpSpec, OpVersion
 
-VERSION_EXTENSIONS = ("changes", "semantics", "rules", "kernel", "properties", "lowerings", "tolerances", "examples")
+VERSION_EXTENSIONS = ("changes", "semantics", "family", "rules", "kernel", "properties", "lowerings", "tolerances",
+                      "examples")
 
 
 def _merge_version(new: OpVersion, old: OpVersion) -> OpVersion:
