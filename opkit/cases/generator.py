@@ -173,15 +173,16 @@ def cases(draw, spec: OpSpec, version: OpVersion, types: dict[str, Any] | None =
     given = tuple((k, v) for k, v in attrs.items() if v is not ABSENT)
     given_names = {k for k, _ in given}
     defaults = tuple((a.name, a.default) for a in version.attributes if a.has_default and a.name not in given_names)
-    n_sib = draw(_ints(0, siblings)) if siblings and _siblings_apply(hook) else 0
+    n_sib = draw(_ints(0, siblings)) if siblings and _siblings_apply(draft) else 0
     sib_seed = draw(_SEED) if n_sib else 0
     return Case(spec.domain, spec.name, version.since, tuple(sorted(binding.items())), given, tuple(inputs),
                 frozenset(inits), defaults, n_sib, sib_seed)
 
 
-def _siblings_apply(hook) -> bool:
-    """Siblings redraw shapes freely, which would undo what a family hook made consistent."""
-    return hook is None
+def _siblings_apply(draft: Draft) -> bool:
+    """Siblings redraw shapes freely, which would undo what a family hook made consistent: only a
+    case the hook left entirely to the generic steps (Cast of a non-string input) gets them."""
+    return not draft.inputs and not draft.attributes
 
 
 def generatable(spec: OpSpec, version: OpVersion) -> str | None:

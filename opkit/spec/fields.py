@@ -68,8 +68,8 @@ OBJECTS: dict[str, dict[str, Field]] = {
                     "(per-channel scale and bias), `matmul` (contracted dims agree), `elementwise` (legacy "
                     "broadcast attribute, non-zero integer divisors), `signal` (DFT, STFT, windows), `loss` "
                     "(class labels in range), `attention`, `constant` (one value attribute matching the output "
-                    "type), `detection` (NonMaxSuppression), `reduction` (a non-empty picked axis). Absent: "
-                    "the generic steps.",
+                    "type), `detection` (NonMaxSuppression), `reduction` (a non-empty picked axis), `cast` (string "
+                    "inputs hold numeric text). Absent: the generic steps.",
                     enum=FAMILIES, extension=True),
         "rules": F("list:obj:Rule", "Labelled constraints (C1, C2, ...) cited by kernels, tests and docs.",
                    extension=True),

@@ -30,7 +30,7 @@ DETERMINISM: tuple[str, ...] = ("deterministic", "nondeterministic", "unknown")
 # families of ops whose cases one hook builds valid by construction (opkit.cases.families)
 FAMILIES: tuple[str, ...] = ("window", "indices", "shape", "einsum", "quantization", "strings", "rnn", "sequence",
                              "normalization", "matmul", "elementwise", "signal", "loss", "attention", "constant",
-                             "detection", "reduction")
+                             "detection", "reduction", "cast")
 OPTIONS: tuple[str, ...] = ("single", "optional", "variadic")
 
 # OpSchema reports "unbounded" arity as INT_MAX.

@@ -92,7 +92,7 @@ V1_TYPE_IDS = ['float16-float16', 'float16-float', 'float16-double', 'float16-in
 
 def cast_1_calls(types, initializers=True, siblings=0):
     """Cases of Cast-1 with its type parameters bound by ``types``: built valid by
-    construction by opkit's case generator."""
+    construction by opkit's case generator (family hook: cast)."""
     return cases(SPEC, V1, types=types, initializers=initializers, siblings=siblings)
 
 
@@ -179,7 +179,7 @@ V6_TYPE_IDS = ['float16-float16', 'float16-float', 'float16-double', 'float16-in
 
 def cast_6_calls(types, initializers=True, siblings=0):
     """Cases of Cast-6 with its type parameters bound by ``types``: built valid by
-    construction by opkit's case generator."""
+    construction by opkit's case generator (family hook: cast)."""
     return cases(SPEC, V6, types=types, initializers=initializers, siblings=siblings)
 
 
@@ -266,7 +266,7 @@ V9_TYPE_IDS = ['float16-float16', 'float16-float', 'float16-int8', 'float16-int6
 
 def cast_9_calls(types, initializers=True, siblings=0):
     """Cases of Cast-9 with its type parameters bound by ``types``: built valid by
-    construction by opkit's case generator."""
+    construction by opkit's case generator (family hook: cast)."""
     return cases(SPEC, V9, types=types, initializers=initializers, siblings=siblings)
 
 
@@ -353,7 +353,7 @@ V13_TYPE_IDS = ['float16-float16', 'float16-float', 'float16-int8', 'float16-int
 
 def cast_13_calls(types, initializers=True, siblings=0):
     """Cases of Cast-13 with its type parameters bound by ``types``: built valid by
-    construction by opkit's case generator."""
+    construction by opkit's case generator (family hook: cast)."""
     return cases(SPEC, V13, types=types, initializers=initializers, siblings=siblings)
 
 
@@ -439,7 +439,7 @@ V19_TYPE_IDS = ['float16-float16', 'float16-float', 'float16-uint8', 'float16-fl
 
 def cast_19_calls(types, initializers=True, siblings=0):
     """Cases of Cast-19 with its type parameters bound by ``types``: built valid by
-    construction by opkit's case generator."""
+    construction by opkit's case generator (family hook: cast)."""
     return cases(SPEC, V19, types=types, initializers=initializers, siblings=siblings)
 
 
@@ -526,7 +526,7 @@ V21_TYPE_IDS = ['float16-float16', 'float16-float', 'float16-uint32', 'float16-u
 
 def cast_21_calls(types, initializers=True, siblings=0):
     """Cases of Cast-21 with its type parameters bound by ``types``: built valid by
-    construction by opkit's case generator."""
+    construction by opkit's case generator (family hook: cast)."""
     return cases(SPEC, V21, types=types, initializers=initializers, siblings=siblings)
 
 
@@ -613,7 +613,7 @@ V23_TYPE_IDS = ['uint8-uint8', 'uint8-uint16', 'uint8-float', 'uint8-float4e2m1'
 
 def cast_23_calls(types, initializers=True, siblings=0):
     """Cases of Cast-23 with its type parameters bound by ``types``: built valid by
-    construction by opkit's case generator."""
+    construction by opkit's case generator (family hook: cast)."""
     return cases(SPEC, V23, types=types, initializers=initializers, siblings=siblings)
 
 
@@ -700,7 +700,7 @@ V24_TYPE_IDS = ['uint8-uint8', 'uint8-uint16', 'uint8-double', 'uint16-uint8', '
 
 def cast_24_calls(types, initializers=True, siblings=0):
     """Cases of Cast-24 with its type parameters bound by ``types``: built valid by
-    construction by opkit's case generator."""
+    construction by opkit's case generator (family hook: cast)."""
     return cases(SPEC, V24, types=types, initializers=initializers, siblings=siblings)
 
 
@@ -787,7 +787,7 @@ V25_TYPE_IDS = ['uint8-uint8', 'uint8-uint16', 'uint8-float8e4m3fn', 'uint16-uin
 
 def cast_25_calls(types, initializers=True, siblings=0):
     """Cases of Cast-25 with its type parameters bound by ``types``: built valid by
-    construction by opkit's case generator."""
+    construction by opkit's case generator (family hook: cast)."""
     return cases(SPEC, V25, types=types, initializers=initializers, siblings=siblings)
 
 
@@ -874,7 +874,7 @@ V28_TYPE_IDS = ['uint8-uint8', 'uint8-uint16', 'uint8-float8e5m2fnuz', 'uint16-u
 
 def cast_28_calls(types, initializers=True, siblings=0):
     """Cases of Cast-28 with its type parameters bound by ``types``: built valid by
-    construction by opkit's case generator."""
+    construction by opkit's case generator (family hook: cast)."""
     return cases(SPEC, V28, types=types, initializers=initializers, siblings=siblings)
 
 

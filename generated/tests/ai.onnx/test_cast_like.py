@@ -92,7 +92,7 @@ V15_TYPE_IDS = ['float16-float16', 'float16-float', 'float16-int8', 'float16-int
 
 def cast_like_15_calls(types, initializers=True, siblings=0):
     """Cases of CastLike-15 with its type parameters bound by ``types``: built valid by
-    construction by opkit's case generator."""
+    construction by opkit's case generator (family hook: cast)."""
     return cases(SPEC, V15, types=types, initializers=initializers, siblings=siblings)
 
 
@@ -178,7 +178,7 @@ V19_TYPE_IDS = ['float16-float16', 'float16-float', 'float16-uint8', 'float16-fl
 
 def cast_like_19_calls(types, initializers=True, siblings=0):
     """Cases of CastLike-19 with its type parameters bound by ``types``: built valid by
-    construction by opkit's case generator."""
+    construction by opkit's case generator (family hook: cast)."""
     return cases(SPEC, V19, types=types, initializers=initializers, siblings=siblings)
 
 
@@ -265,7 +265,7 @@ V21_TYPE_IDS = ['uint8-uint8', 'uint8-uint16', 'uint8-float16', 'uint8-uint4', '
 
 def cast_like_21_calls(types, initializers=True, siblings=0):
     """Cases of CastLike-21 with its type parameters bound by ``types``: built valid by
-    construction by opkit's case generator."""
+    construction by opkit's case generator (family hook: cast)."""
     return cases(SPEC, V21, types=types, initializers=initializers, siblings=siblings)
 
 
@@ -352,7 +352,7 @@ V23_TYPE_IDS = ['uint8-uint8', 'uint8-uint16', 'uint8-float', 'uint8-float4e2m1'
 
 def cast_like_23_calls(types, initializers=True, siblings=0):
     """Cases of CastLike-23 with its type parameters bound by ``types``: built valid by
-    construction by opkit's case generator."""
+    construction by opkit's case generator (family hook: cast)."""
     return cases(SPEC, V23, types=types, initializers=initializers, siblings=siblings)
 
 
@@ -439,7 +439,7 @@ V24_TYPE_IDS = ['uint8-uint8', 'uint8-uint16', 'uint8-double', 'uint16-uint8', '
 
 def cast_like_24_calls(types, initializers=True, siblings=0):
     """Cases of CastLike-24 with its type parameters bound by ``types``: built valid by
-    construction by opkit's case generator."""
+    construction by opkit's case generator (family hook: cast)."""
     return cases(SPEC, V24, types=types, initializers=initializers, siblings=siblings)
 
 
@@ -526,7 +526,7 @@ V25_TYPE_IDS = ['uint8-uint8', 'uint8-uint16', 'uint8-float8e4m3fn', 'uint16-uin
 
 def cast_like_25_calls(types, initializers=True, siblings=0):
     """Cases of CastLike-25 with its type parameters bound by ``types``: built valid by
-    construction by opkit's case generator."""
+    construction by opkit's case generator (family hook: cast)."""
     return cases(SPEC, V25, types=types, initializers=initializers, siblings=siblings)
 
 

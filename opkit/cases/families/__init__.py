@@ -30,6 +30,7 @@ FAMILIES = {
     "constant": "constant",
     "detection": "detection",
     "reduction": "reduction",
+    "cast": "cast",
 }
 
 
