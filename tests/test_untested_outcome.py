@@ -96,3 +96,16 @@ def test_case_record_round_trips_and_refuses_what_is_not_one():
         CaseRecord.from_json(dict(rec.to_json(), outcome="broken"), "x")
     with pytest.raises(RecordError, match=r"cases\[1\]"):
         records([rec.to_json(), {"op": "Relu"}], "r.json")
+
+
+def test_older_reports_generation_errors_are_read_as_untested():
+    from opkit.commands.compare import build_matrix
+
+    old = [CaseRecord("rt", "differential", "Conv", "ai.onnx", 22, {"T": "tensor(float)"}, "differential",
+                      "error", "could not draw valid inputs (60 rejected ...)", details={"stage": "generate"}).to_json(),
+           CaseRecord("opkit", "differential", "Einsum", "ai.onnx", 12, {}, "differential", "error",
+                      "opkit cannot generate inputs").to_json()]
+    matrix = build_matrix([{"cases": old, "target": {"backends": [{"name": "rt", "version": "1"}]}}])
+    assert matrix.runtimes == ["rt"]  # the pseudo-backend 'opkit' is no runtime
+    cell = matrix.cells[("ai.onnx", "Conv", 22)]["float"]["rt"]
+    assert cell.outcome == "untested" and cell.tested == 0
