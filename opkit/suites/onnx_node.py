@@ -228,7 +228,7 @@ def _quiet_onnxruntime() -> None:
     cases) on stderr: the suite's results carry every failure already."""
     if "onnxruntime" in sys.modules:
         try:
-            sys.modules["onnxruntime"].set_default_logger_severity(3)
+            sys.modules["onnxruntime"].set_default_logger_severity(4)  # fatal only
         except Exception:  # noqa: BLE001 - an old or stub onnxruntime: keep its logging
             pass
 
