@@ -44,7 +44,7 @@ def _limit_memory():
 def _measure(job):
     domain, op, since, per_binding, max_bindings = job
     from opkit.cases.generator import generatable
-    from opkit.cases.validity import Validity, measure
+    from opkit.cases.validity import Validity, measure, spread
     from opkit.conformance import harness
     from opkit.strategies import covering_bindings
 
@@ -61,8 +61,7 @@ def _measure(job):
                 if version.family or rank_plan(op, domain, version, tuple(sorted(b.items()))) != ()]
     if not bindings:
         return Validity(domain, op, since, 0, 0, error="every type binding is rejected by ONNX inference (skipped)")
-    step = max(1, len(bindings) // max_bindings)
-    return measure(spec, version, bindings[::step][:max_bindings], per_binding)
+    return measure(spec, version, spread(bindings, max_bindings), per_binding)
 
 
 def main(argv=None) -> int:

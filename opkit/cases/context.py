@@ -15,10 +15,7 @@ import numpy as np
 from hypothesis import strategies as st
 
 from ..spec.model import Attribute, FormalParameter, OpSpec, OpVersion
-from ..strategies import ABSENT, VALUE_KINDS, cast, fill, param_elem
-
-_SEED = st.integers(0, 2**32 - 1)
-_KIND = st.sampled_from(VALUE_KINDS)
+from ..strategies import _KIND, _SEED, ABSENT, cast, fill, param_elem
 
 
 @dataclass(frozen=True)
@@ -123,5 +120,22 @@ def distinct_axes(draw, rank: int, min_size: int = 0, max_size: int | None = Non
     return chosen
 
 
-__all__ = ["ABSENT", "Context", "Draft", "axis_in", "dims", "distinct_axes", "finite_values", "int_tensor",
+def broadcast_pair(draw, out: list[int]) -> tuple[list[int], list[int]]:
+    """Two shapes that broadcast NumPy style to ``out``: each dim is kept on both sides or is 1 on
+    one of them, and one side may lack some leading dims."""
+    a, b = [], []
+    for d in out:
+        mode = draw(st.integers(0, 3))  # 0, 1: both d; 2: a is 1; 3: b is 1
+        a.append(1 if mode == 2 else d)
+        b.append(1 if mode == 3 else d)
+    if out and draw(st.booleans()):
+        cut = draw(st.integers(0, len(out)))
+        if draw(st.booleans()):
+            a = a[cut:]
+        else:
+            b = b[cut:]
+    return a, b
+
+
+__all__ = ["ABSENT", "Context", "Draft", "axis_in", "broadcast_pair", "dims", "distinct_axes", "finite_values", "int_tensor",
            "values"]

@@ -24,27 +24,13 @@ from typing import Any
 from hypothesis import strategies as st
 
 from ..spec.model import OpSpec, OpVersion, RankRule
-from ..strategies import (ABSENT, MAX_DIM, MAX_RANK, TYPE_ATTRIBUTES, Case, NotGeneratable, _draw_tensor,
-                          attribute, bind_type_attributes, cache_by_identity, param_elem, type_binding)
+from ..strategies import (_BOOL, _DIMS, _FEED, _SEED, ABSENT, TYPE_ATTRIBUTES, Case, NotGeneratable, _draw_tensor,
+                          _ints, _pick, attribute, bind_type_attributes, cache_by_identity, param_elem, type_binding)
 from .context import Context, Draft, distinct_axes
 from .families import hook_for
 
-_BOOL = st.booleans()
-_SEED = st.integers(0, 2**32 - 1)
-_FEED = st.integers(0, 7)
-_DIMS = st.lists(st.integers(0, MAX_DIM), min_size=MAX_RANK, max_size=MAX_RANK)
 # attributes whose valid values depend on the data input's rank, drawn after the inputs
 AXIS_ATTRIBUTES = ("axis", "axes")
-
-
-@functools.lru_cache(maxsize=None)
-def _ints(lo: int, hi: int) -> st.SearchStrategy[int]:
-    return st.integers(lo, hi)
-
-
-@functools.lru_cache(maxsize=None)
-def _pick(values: tuple) -> st.SearchStrategy:
-    return st.sampled_from(values)
 
 
 @functools.lru_cache(maxsize=None)

@@ -31,6 +31,11 @@ class Validity:
         return self.valid / self.drawn if self.drawn else 0.0
 
 
+def spread(bindings: list, count: int) -> list:
+    """At most ``count`` of ``bindings``, evenly spaced over the list (first one included)."""
+    return bindings[::max(1, len(bindings) // count)][:count]
+
+
 def rejection(case, version: OpVersion) -> str | None:
     """Why the final check rejects ``case``, or None when it is valid."""
     from ..conformance import harness

@@ -10,11 +10,10 @@ from __future__ import annotations
 import numpy as np
 from hypothesis import strategies as st
 
-from ...strategies import ABSENT, NotGeneratable
+from ...strategies import _SEED, ABSENT, NotGeneratable
 from ..context import Context, Draft, finite_values, int_tensor, values
 
 _BOOL = st.booleans()
-_SEED = st.integers(0, 2**32 - 1)
 # softmax_precision: the float element types (TensorProto enums) ONNX accepts
 _PRECISIONS = (1, 10, 11, 16)
 

@@ -14,7 +14,7 @@ import numpy as np
 from hypothesis import strategies as st
 
 from ...strategies import NotGeneratable
-from ..context import ABSENT, Context, Draft, values
+from ..context import ABSENT, Context, Draft, broadcast_pair, values
 
 _DIM = st.one_of(st.integers(1, 3), st.just(0))
 
@@ -25,19 +25,7 @@ def _shape(draw, lo: int = 0, hi: int = 4) -> list[int]:
 
 def _numpy_pair(draw) -> tuple[list[int], list[int]]:
     """Two shapes broadcasting NumPy style to a common shape."""
-    out = _shape(draw)
-    a, b = [], []
-    for d in out:
-        mode = draw(st.integers(0, 3))  # 0, 1: both d; 2: a is 1; 3: b is 1
-        a.append(1 if mode == 2 else d)
-        b.append(1 if mode == 3 else d)
-    if out and draw(st.booleans()):  # one side loses leading dims
-        cut = draw(st.integers(0, len(out)))
-        if draw(st.booleans()):
-            a = a[cut:]
-        else:
-            b = b[cut:]
-    return a, b
+    return broadcast_pair(draw, _shape(draw))
 
 
 def _legacy_pair(draw, ctx: Context, attrs: dict) -> tuple[list[int], list[int]]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from hypothesis import strategies as st
 
 from ...strategies import NotGeneratable
-from ..context import ABSENT, Context, Draft, values
+from ..context import ABSENT, Context, Draft, broadcast_pair, values
 
 _DIM = st.integers(1, 3)
 _ANY_DIM = st.one_of(st.integers(1, 3), st.just(0))
@@ -21,20 +21,7 @@ _SCALAR = st.sampled_from([ABSENT, 1.0, 0.5, -2.0, 0.0])
 
 def _batch(draw) -> tuple[list[int], list[int]]:
     """Batch dims of the two operands of MatMul, broadcast against each other."""
-    out = [draw(_ANY_DIM) for _ in range(draw(st.integers(0, 3)))]
-    a, b = [], []
-    for d in out:
-        mode = draw(st.integers(0, 3))  # 0, 1: both d; 2: a is 1; 3: b is 1
-        a.append(1 if mode == 2 else d)
-        b.append(1 if mode == 3 else d)
-    # one side may lack leading batch dims
-    if out and draw(st.booleans()):
-        cut = draw(st.integers(0, len(out)))
-        if draw(st.booleans()):
-            a = a[cut:]
-        else:
-            b = b[cut:]
-    return a, b
+    return broadcast_pair(draw, [draw(_ANY_DIM) for _ in range(draw(st.integers(0, 3)))])
 
 
 def _matmul(draw, ctx: Context) -> Draft:

@@ -428,16 +428,19 @@ def _box(draw, H: int, W: int, scale: float) -> list[float]:
     return [x1, y1, x2, y2]
 
 
-def _spatial_scale(draw):
-    return draw(st.sampled_from((ABSENT, 1.0, 0.5, 2.0, 0.25)))
+def _roi_frame(draw) -> tuple:
+    """What both RoI ops draw first: the feature map (N, C, H, W), spatial_scale (ABSENT or a value)
+    and the number of regions R (0 about one draw in ten)."""
+    N, C = draw(st.integers(1, 2)), draw(st.integers(1, 3))
+    H, W = draw(st.integers(1, 5)), draw(st.integers(1, 5))
+    scale = draw(st.sampled_from((ABSENT, 1.0, 0.5, 2.0, 0.25)))
+    R = draw(st.integers(1, 3)) if draw(st.integers(0, 9)) else 0
+    return N, C, H, W, scale, R
 
 
 def _roi_align(draw, ctx: Context) -> Draft:
-    N, C = draw(st.integers(1, 2)), draw(st.integers(1, 3))
-    H, W = draw(st.integers(1, 5)), draw(st.integers(1, 5))
-    scale = _spatial_scale(draw)
+    N, C, H, W, scale, R = _roi_frame(draw)
     s = 1.0 if scale is ABSENT else scale
-    R = draw(st.integers(1, 3)) if draw(st.integers(0, 9)) else 0
     elem = ctx.elem("X")
     rois = np.asarray([_box(draw, H, W, s) for _ in range(R)], dtype=np.float64).reshape(R, 4)
     attrs = {"spatial_scale": scale,
@@ -462,11 +465,8 @@ def _pixel(draw, hi: int, scale: float) -> float:
 
 
 def _max_roi_pool(draw, ctx: Context) -> Draft:
-    N, C = draw(st.integers(1, 2)), draw(st.integers(1, 3))
-    H, W = draw(st.integers(1, 5)), draw(st.integers(1, 5))
-    scale = _spatial_scale(draw)
+    N, C, H, W, scale, R = _roi_frame(draw)
     s = 1.0 if scale is ABSENT else scale
-    R = draw(st.integers(1, 3)) if draw(st.integers(0, 9)) else 0
     elem = ctx.elem("X")
     rows = []
     for _ in range(R):
