@@ -7,13 +7,13 @@ from __future__ import annotations
 import numpy as np
 import onnx
 import pytest
-from hypothesis import HealthCheck, Phase, given, seed, settings
 from onnx import helper
 
-from opkit.cases.generator import cases
-from opkit.cases.validity import measure
+from opkit.cases.validity import measure, spread
 from opkit.conformance import harness
 from opkit.strategies import covering_bindings
+
+from family_cases import draw_cases
 
 SPEC = harness.load_op("ai.onnx", "Einsum")
 VERSIONS = [v for v in SPEC.versions if v.kernel is not None]
@@ -27,22 +27,13 @@ def test_family_set():
 @pytest.mark.parametrize("version", VERSIONS, ids=lambda v: f"Einsum-{v.since}")
 def test_valid_rate(version):
     bindings = covering_bindings(version)
-    result = measure(SPEC, version, bindings[::max(1, len(bindings) // 4)][:4], 15)
+    result = measure(SPEC, version, spread(bindings, 4), 15)
     assert result.drawn and result.rate >= 0.9, result
 
 
 def _drawn(since, n=200, types=None):
     version = SPEC.version(since)
-    out = []
-
-    @seed(4)
-    @settings(max_examples=n, database=None, deadline=None, suppress_health_check=list(HealthCheck),
-              phases=(Phase.generate,))
-    @given(cases(SPEC, version, types=types, initializers=False))
-    def collect(case):
-        out.append(case)
-
-    collect()
+    out = draw_cases(SPEC, version, n, seed_value=4, types=types)
     return out
 
 

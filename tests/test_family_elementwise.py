@@ -4,22 +4,17 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, Phase, given, seed, settings
 
-from opkit.cases.generator import cases
-from opkit.cases.validity import measure
 from opkit.conformance import harness
-from opkit.strategies import covering_bindings, make_case
+from opkit.strategies import make_case
+
+from family_cases import kernel_versions, op_cases, assert_mostly_valid
 
 OPS = ["Add", "Sub", "Mul", "Div", "Pow", "And", "Or", "Xor", "Equal", "Greater", "Less", "Mod", "Concat"]
 
 
 def _versions():
-    for op in OPS:
-        spec = harness.load_op("ai.onnx", op)
-        for v in spec.versions:
-            if v.kernel is not None and v.family == "elementwise":
-                yield pytest.param(spec, v, id=f"{op}-{v.since}")
+    return kernel_versions(OPS, lambda spec, v: v.family == "elementwise")
 
 
 def test_family_set():
@@ -29,25 +24,11 @@ def test_family_set():
 
 @pytest.mark.parametrize("spec,version", list(_versions()))
 def test_valid_rate(spec, version):
-    bindings = covering_bindings(version)
-    result = measure(spec, version, bindings[::max(1, len(bindings) // 3)][:3], 8)
-    assert result.drawn and result.rate >= 0.9, result
+    assert_mostly_valid(spec, version, 3, 8)
 
 
 def _drawn(op, since, n=40):
-    spec = harness.load_op("ai.onnx", op)
-    version = spec.version(since)
-    out = []
-
-    @seed(1)
-    @settings(max_examples=n, database=None, deadline=None, suppress_health_check=list(HealthCheck),
-              phases=(Phase.generate,))
-    @given(cases(spec, version, initializers=False))
-    def collect(case):
-        out.append(case)
-
-    collect()
-    return out
+    return op_cases(op, since, n, seed_value=1)
 
 
 

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import HealthCheck, Phase, given, seed, settings
 
-from opkit.cases.generator import cases
-from opkit.cases.validity import measure
-from opkit.conformance import harness
+from opkit.cases.validity import measure, spread
 from opkit.strategies import covering_bindings
+
+from family_cases import kernel_versions, op_cases
 
 OPS = ["BatchNormalization", "InstanceNormalization", "GroupNormalization", "LRN", "MeanVarianceNormalization",
        "LayerNormalization", "RMSNormalization", "GlobalLpPool"]
@@ -20,15 +19,11 @@ def _bindings(op, version):
         bindings = [b for b in bindings if b["T"] == "tensor(float)"]
     if op == "RMSNormalization":  # ONNX's function body only infers when scale's V is X's T
         bindings = [b for b in bindings if b["T"] == b["V"]]
-    return bindings[::max(1, len(bindings) // 2)][:2]
+    return spread(bindings, 2)
 
 
 def _versions():
-    for op in OPS:
-        spec = harness.load_op("ai.onnx", op)
-        for v in spec.versions:
-            if v.kernel is not None:
-                yield pytest.param(spec, v, id=f"{op}-{v.since}")
+    return kernel_versions(OPS)
 
 
 @pytest.mark.parametrize("spec,version", list(_versions()))
@@ -39,19 +34,7 @@ def test_valid_rate(spec, version):
 
 
 def _drawn(op, since, n=40):
-    spec = harness.load_op("ai.onnx", op)
-    version = spec.version(since)
-    out = []
-
-    @seed(1)
-    @settings(max_examples=n, database=None, deadline=None, suppress_health_check=list(HealthCheck),
-              phases=(Phase.generate,))
-    @given(cases(spec, version, initializers=False))
-    def collect(case):
-        out.append(case)
-
-    collect()
-    return out
+    return op_cases(op, since, n, seed_value=1)
 
 
 def test_group_norm_groups_divide_channels():

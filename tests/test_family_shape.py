@@ -6,12 +6,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, Phase, given, seed, settings
 
-from opkit.cases.generator import cases
-from opkit.cases.validity import measure, rejection
+from opkit.cases.validity import rejection
 from opkit.conformance import harness
-from opkit.strategies import covering_bindings
+
+from family_cases import kernel_versions, op_cases, assert_mostly_valid
 
 OPS = ["Reshape", "Expand", "Tile", "Pad", "Slice", "Resize", "Upsample", "Range", "ConstantOfShape", "Split",
        "Squeeze", "Unsqueeze", "CenterCropPad", "Flatten", "SpaceToDepth", "DepthToSpace", "Transpose", "GridSample"]
@@ -19,15 +18,15 @@ REDUCE = ["ReduceSum", "ReduceL1", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp"
           "ReduceProd", "ReduceSumSquare"]
 
 
+def _keep(spec, v) -> bool:
+    if v.deprecated:
+        return False
+    # axes attribute versions draw valid cases generically (ReduceMean's are hooked)
+    return spec.name not in REDUCE or v.family is not None or any(p.name == "axes" for p in v.inputs)
+
+
 def _versions():
-    for op in OPS + REDUCE:
-        spec = harness.load_op("ai.onnx", op)
-        for v in spec.versions:
-            if v.kernel is None or v.deprecated:
-                continue
-            if op in REDUCE and v.family is None and not any(p.name == "axes" for p in v.inputs):
-                continue  # axes attribute versions draw valid cases generically (ReduceMean's are hooked)
-            yield pytest.param(spec, v, id=f"{op}-{v.since}")
+    return kernel_versions(OPS + REDUCE, _keep)
 
 
 def test_family_set():
@@ -38,29 +37,15 @@ def test_family_set():
 
 @pytest.mark.parametrize("spec,version", list(_versions()))
 def test_valid_rate(spec, version):
-    bindings = covering_bindings(version)
-    result = measure(spec, version, bindings[::max(1, len(bindings) // 3)][:3], 10)
-    assert result.drawn and result.rate >= 0.9, result
+    assert_mostly_valid(spec, version, 3, 10)
 
 
 def _drawn(op, since, n=60, types=None):
-    spec = harness.load_op("ai.onnx", op)
-    version = spec.version(since)
-    out = []
-
-    @seed(3)
-    @settings(max_examples=n, database=None, deadline=None, suppress_health_check=list(HealthCheck),
-              phases=(Phase.generate,))
-    @given(cases(spec, version, types=types, initializers=False))
-    def collect(case):
-        out.append(case)
-
-    collect()
-    return out
+    return op_cases(op, since, n, seed_value=3, types=types)
 
 
 def _attrs(case):
-    return {**dict(case.defaults), **dict(case.attributes)}
+    return case.kernel_attributes()
 
 
 def _in(case, name):

@@ -7,48 +7,28 @@ import re
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, Phase, given, seed, settings
 
 from opkit.cases.families.strings import PATTERNS
-from opkit.cases.generator import cases
-from opkit.cases.validity import measure
 from opkit.conformance import harness
-from opkit.strategies import covering_bindings
+
+from family_cases import kernel_versions, op_cases, assert_mostly_valid
 
 FAMILY = "strings"
 OPS = ["StringNormalizer", "StringSplit", "StringConcat", "RegexFullMatch", "BitShift"]
 
 
 def _versions():
-    for op in OPS:
-        spec = harness.load_op("ai.onnx", op)
-        for v in spec.versions:
-            if v.kernel is not None:
-                yield pytest.param(spec, v, id=f"{op}-{v.since}")
+    return kernel_versions(OPS)
 
 
 @pytest.mark.parametrize("spec,version", list(_versions()))
 def test_valid_rate(spec, version):
     assert version.family == FAMILY
-    bindings = covering_bindings(version)
-    result = measure(spec, version, bindings[::max(1, len(bindings) // 4)][:4], 10)
-    assert result.drawn and result.rate >= 0.9, result
+    assert_mostly_valid(spec, version, 4, 10)
 
 
 def _drawn(op, since, n=100, types=None):
-    spec = harness.load_op("ai.onnx", op)
-    version = spec.version(since)
-    out = []
-
-    @seed(1)
-    @settings(max_examples=n, database=None, deadline=None, suppress_health_check=list(HealthCheck),
-              phases=(Phase.generate,))
-    @given(cases(spec, version, types=types, initializers=False))
-    def collect(case):
-        out.append((dict(case.attributes), dict(case.inputs)))
-
-    collect()
-    return out
+    return [(dict(case.attributes), dict(case.inputs)) for case in op_cases(op, since, n, seed_value=1, types=types)]
 
 
 def test_string_normalizer():

@@ -5,12 +5,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, Phase, given, seed, settings
 
-from opkit.cases.generator import cases
 from opkit.cases.validity import measure, rejection
 from opkit.conformance import harness
-from opkit.strategies import covering_bindings
+
+from family_cases import kernel_versions, draw_cases, assert_mostly_valid
 
 FAMILY = "window"
 OPS = ["Conv", "ConvTranspose", "ConvInteger", "QLinearConv", "DeformConv", "AveragePool", "MaxPool", "LpPool",
@@ -18,34 +17,19 @@ OPS = ["Conv", "ConvTranspose", "ConvInteger", "QLinearConv", "DeformConv", "Ave
 
 
 def _versions():
-    for op in OPS:
-        spec = harness.load_op("ai.onnx", op)
-        for v in spec.versions:
-            if v.kernel is not None:
-                yield pytest.param(spec, v, id=f"{op}-{v.since}")
+    return kernel_versions(OPS)
 
 
 @pytest.mark.parametrize("spec,version", list(_versions()))
 def test_valid_rate(spec, version):
     assert version.family == FAMILY
-    bindings = covering_bindings(version)
-    result = measure(spec, version, bindings[::max(1, len(bindings) // 3)][:3], 8)
-    assert result.drawn and result.rate >= 0.9, result
+    assert_mostly_valid(spec, version, 3, 8)
 
 
 def _drawn(op, since=None, n=80, types=None):
     spec = harness.load_op("ai.onnx", op)
     version = spec.version(since) if since else spec.versions[-1]
-    out = []
-
-    @seed(1)
-    @settings(max_examples=n, database=None, deadline=None, suppress_health_check=list(HealthCheck),
-              phases=(Phase.generate,))
-    @given(cases(spec, version, types=types, initializers=False))
-    def collect(case):
-        out.append(case)
-
-    collect()
+    out = draw_cases(spec, version, n, seed_value=1, types=types)
     return version, out
 
 
