@@ -161,7 +161,7 @@ def _record_for(item, call_report, excinfo):
                      op=kw.get("op"), domain=kw.get("domain", "ai.onnx"), version=kw.get("version"),
                      types=dict(types), example=kw.get("example", item.name), outcome=outcome, message=message,
                      duration_s=round(call_report.duration, 4), minimal_example=minimal, test=item.nodeid)
-    return rec.to_json(), handle
+    return rec, handle
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -178,9 +178,10 @@ def pytest_runtest_makereport(item, call):
     got = _record_for(item, call, excinfo)
     if got is None:
         return
-    rec, handle = got
+    record, handle = got
     if handle is not None:
-        handle.expectations.apply(rec)
+        record = handle.expectations.apply_record(record)
+    rec = record.to_json()
     state: _State = getattr(item.config, _STATE_KEY)
     state.records.append(rec)
     if rec["outcome"] == "xfail":

@@ -9,9 +9,9 @@ user which inputs are valid.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
-from .model import OpSpec
+from .diagnostics import Diagnostic
+from .model import Location, OpSpec
 
 # wording by which ONNX's operator text states a constraint on inputs or attributes
 CONSTRAINT_WORDS = re.compile(
@@ -20,18 +20,7 @@ CONSTRAINT_WORDS = re.compile(
     r"no greater than|must not)\b", re.IGNORECASE)
 
 
-@dataclass(frozen=True)
-class Warning_:
-    path: str
-    line: int
-    col: int
-    message: str
-
-    def __str__(self) -> str:
-        return f"{self.path}:{self.line}:{self.col}: warning: {self.message}"
-
-
-def missing_rules(specs: list[OpSpec]) -> list[Warning_]:
+def missing_rules(specs: list[OpSpec]) -> list[Diagnostic]:
     out = []
     for spec in specs:
         for v in spec.versions:
@@ -41,12 +30,11 @@ def missing_rules(specs: list[OpSpec]) -> list[Warning_]:
             hit = next((m for m in (CONSTRAINT_WORDS.search(t or "") for t in texts) if m), None)
             if hit is None:
                 continue
-            loc = v.location
             sentence = _sentence_around(hit.string, hit.start())
-            out.append(Warning_(loc.file if loc else spec.path or "?", loc.line if loc else 1, loc.col if loc else 1,
-                                f"{spec.name}-{v.since} has a kernel but no 'rules:' although its ONNX text states "
-                                f"constraints (\"{sentence}\"); add labelled rules so the kernel, the generated "
-                                f"cases and the op page say which inputs are valid"))
+            out.append(Diagnostic(v.location or Location(spec.path or "?", 1, 1),
+                                  f"{spec.name}-{v.since} has a kernel but no 'rules:' although its ONNX text states "
+                                  f"constraints (\"{sentence}\"); add labelled rules so the kernel, the generated "
+                                  f"cases and the op page say which inputs are valid", "warning"))
     return out
 
 
