@@ -78,3 +78,27 @@ def test_shape_tensors_fed_as_graph_inputs_pass_onnx_inference():
                      [("X", np.ones((1, 1, 2, 2), np.float32)), ("roi", None), ("scales", None),
                       ("sizes", np.array([1, 1, 4, 4], np.int64))])
     assert build(case, version).inference_error is None
+
+
+def test_every_family_name_has_a_hook():
+    from opkit.cases.families import FAMILIES, hook_for
+    from opkit.spec.types import FAMILIES as SPEC_FAMILIES
+
+    assert set(FAMILIES) == set(SPEC_FAMILIES)  # the spec vocabulary and the registry agree
+    for family in SPEC_FAMILIES:
+        assert callable(hook_for(family)), family
+
+
+def test_a_hook_that_cannot_build_the_version_is_untested_at_the_generate_stage():
+    from opkit.backends.registry import resolve
+    from opkit.conformance.runner import BackendRunner, Runner
+    from opkit.conformance.worker import InProcess
+
+    spec = harness.load_op("ai.onnx", "Relu")
+    misfiled = dataclasses.replace(spec.version(14), family="window")  # the window hook has no builder for Relu
+    runner = Runner(BackendRunner(InProcess(resolve("reference"))), max_examples=3, seed=1, siblings=0)
+    runner.run_differential(spec, misfiled, [{"T": "tensor(float)"}])
+    (rec,) = runner.results
+    assert rec["outcome"] == "untested"
+    assert rec["details"]["stage"] == "generate"
+    assert rec["message"].startswith("opkit cannot generate inputs:") and "Relu" in rec["message"]

@@ -376,6 +376,8 @@ class Runner:
             if state["runs"]:  # generation stopped early (slow oracle) after valid passing draws
                 return Exec(PASS), None, state["runs"]
             return self._undrawable(state), None, 0
+        except NotGeneratable as exc:  # a family hook met a version it cannot build (raised by a draw)
+            return Exec(UNTESTED, f"opkit cannot generate inputs: {exc}", {"stage": "generate"}), None, state["runs"]
         except (Flaky, Unsatisfiable, Exception) as exc:  # noqa: BLE001
             if state["smallest"] is not None:
                 case, ex = state["smallest"]

@@ -64,7 +64,7 @@ OBJECTS: dict[str, dict[str, Field]] = {
         "family": F("enum", "The family of ops whose generator builds this version's test cases valid by "
                     "construction: `window` (Conv, pools: kernel, strides, pads, dilations first), `indices` "
                     "(Gather, Scatter, TopK: indices in range), `shape` (Reshape, Pad, Slice, Resize: shape "
-                    "tensors), `einsum`, `quantization`, `strings`, `rnn`, `sequence`, `normalization` "
+                    "tensors), `einsum`, `quantization`, `strings`, `rnn`, `normalization` "
                     "(per-channel scale and bias), `matmul` (contracted dims agree), `elementwise` (legacy "
                     "broadcast attribute, non-zero integer divisors), `signal` (DFT, STFT, windows), `loss` "
                     "(class labels in range), `attention`, `constant` (one value attribute matching the output "

@@ -28,7 +28,7 @@ ATTRIBUTE_TYPES: tuple[str, ...] = (
 SUPPORT_LEVELS: tuple[str, ...] = ("common", "experimental")
 DETERMINISM: tuple[str, ...] = ("deterministic", "nondeterministic", "unknown")
 # families of ops whose cases one hook builds valid by construction (opkit.cases.families)
-FAMILIES: tuple[str, ...] = ("window", "indices", "shape", "einsum", "quantization", "strings", "rnn", "sequence",
+FAMILIES: tuple[str, ...] = ("window", "indices", "shape", "einsum", "quantization", "strings", "rnn",
                              "normalization", "matmul", "elementwise", "signal", "loss", "attention", "constant",
                              "detection", "reduction", "cast")
 OPTIONS: tuple[str, ...] = ("single", "optional", "variadic")

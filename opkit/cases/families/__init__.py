@@ -20,7 +20,6 @@ FAMILIES = {
     "quantization": "quantization",
     "strings": "strings",
     "rnn": "rnn",
-    "sequence": "sequence",
     "normalization": "normalization",
     "matmul": "matmul",
     "elementwise": "elementwise",
