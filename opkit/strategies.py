@@ -24,7 +24,9 @@ from hypothesis import strategies as st
 
 from .conformance.dtypes import COMPLEX, FLOATS, NUMPY_DTYPES, elem_of, np_dtype
 from .spec.model import Attribute, FormalParameter, OpSpec, OpVersion, RankRule
+from .spec.type_rules import binding_violation, type_rules
 from .spec.types import INT_RANGES, tensor_element
+from .values import describe_value, element_of, is_container_type, runtime_value, value_size
 
 ABSENT: Any = None
 MAX_RANK = 5  # unbounded rank rules draw up to this rank
@@ -61,7 +63,8 @@ class Case:
         return out
 
     def positional(self) -> list:
-        return [a for _, a in self.inputs]
+        """The inputs as the kernel takes them (an empty optional is None: ``opkit.values``)."""
+        return [runtime_value(a) for _, a in self.inputs]
 
     def __repr__(self) -> str:
         types = ", ".join(f"{k}={v}" for k, v in self.types)
@@ -69,21 +72,16 @@ class Case:
         return f"<{self.domain}::{self.op}-{self.since} [{types}] {self.describe()}{extra}>"
 
     def describe(self) -> str:
-        parts = []
-        for name, arr in self.inputs:
-            if arr is None:
-                parts.append(f"{name}=<absent>")
-            elif getattr(arr, "ndim", 1) == 0:
-                parts.append(f"{name}={arr.dtype}:{arr.item()!r}")
-            else:
-                parts.append(f"{name}={arr.dtype}{list(arr.shape)}")
+        parts = [f"{name}={describe_value(arr)}" for name, arr in self.inputs]
         parts += [f"{k}={v!r}" for k, v in self.attributes]
         if self.initializers:
             parts.append("initializers=" + ",".join(sorted(self.initializers)))
+        if self.n_outputs:
+            parts.append(f"outputs={self.n_outputs}")
         return ", ".join(parts)
 
     def size(self) -> int:
-        return sum(int(np.size(a)) for _, a in self.inputs if a is not None)
+        return sum(value_size(a) for _, a in self.inputs)
 
 
 def attribute_defaults(version: OpVersion) -> dict[str, Any]:
@@ -104,6 +102,45 @@ def tensor_types(types) -> list[str]:
     return out
 
 
+def bindable_types(types) -> list[str]:
+    """The types of a constraint opkit can draw values of: plain tensors NumPy can hold, sequences
+    of them, and optionals of either (``opkit.values`` says how those are held). Maps and sparse
+    tensors are left out."""
+    out = []
+    for t in types:
+        inner = t[len("optional("):-1] if t.startswith("optional(") else t
+        inner = inner[len("seq("):-1] if inner.startswith("seq(") else inner
+        if tensor_types([inner]):
+            out.append(t)
+    return out
+
+
+_LINKS: dict[int, tuple] = {}  # id(version) -> (version, links); the version is kept so its id stays its own
+
+
+def type_links(version: OpVersion) -> tuple:
+    """Parameters bound from another one (SequenceAt's T is the tensor type its S holds), see
+    ``opkit.spec.type_links``: drawn bindings never pair a sequence with another element type."""
+    hit = _LINKS.get(id(version))
+    if hit is None or hit[0] is not version:
+        from .spec.type_links import find_links
+
+        pools = {n: bindable_types(version.type_constraint(n).types) for n in used_type_params(version)}
+        hit = _LINKS[id(version)] = (version, find_links(version, pools))
+    return hit[1]
+
+
+def with_linked(binding: dict, links: tuple) -> dict:
+    """``binding`` with every linked parameter set from its source."""
+    if not links:
+        return binding
+    out = dict(binding)
+    for link in links:
+        if link.source in out:
+            out[link.derived] = link.apply(out[link.source])
+    return out
+
+
 def used_type_params(version: OpVersion) -> list[str]:
     names = {p.type for p in version.inputs + version.outputs}
     return [tc.name for tc in version.type_constraints if tc.name in names]
@@ -112,16 +149,38 @@ def used_type_params(version: OpVersion) -> list[str]:
 def type_binding(version: OpVersion, only: dict[str, Any] | None = None) -> st.SearchStrategy[dict]:
     """One ONNX type string per type parameter; ``only`` pins parameters (a string or a list)."""
     parts = {}
+    links = type_links(version)
+    derived = {link.derived for link in links}
     for name in used_type_params(version):
-        choices = tensor_types(version.type_constraint(name).types)
+        if name in derived:
+            continue  # set from its source below
+        choices = bindable_types(version.type_constraint(name).types)
         pinned = (only or {}).get(name)
         if pinned is not None:
             pinned = [pinned] if isinstance(pinned, str) else list(pinned)
             choices = [t for t in choices if t in pinned]
+        for link in links:  # a pinned derived parameter narrows its source (T=tensor(float): S=seq(tensor(float)))
+            if link.source == name and (only or {}).get(link.derived) is not None:
+                choices = [t for t in choices if link.apply(t) in _pinned(only, link.derived, "")]
         if not choices:
-            raise NotGeneratable(f"type parameter {name} has no tensor type opkit can generate")
+            raise NotGeneratable(f"type parameter {name} has no type opkit can generate"
+                                 + (" (pinned)" if only and (name in only or derived & set(only)) else ""))
         parts[name] = st.sampled_from(choices)
-    return st.fixed_dictionaries(parts)
+    if not type_rules(version):
+        drawn = st.fixed_dictionaries(parts)
+        return drawn.map(functools.partial(with_linked, links=links)) if links else drawn
+    # rules that exclude bindings (RMSNormalization's T == V): draw among the allowed ones only
+    allowed = [b for b in all_bindings(version) if all(b[k] in _pinned(only, k, b[k]) for k in b)]
+    if not allowed:
+        raise NotGeneratable(f"no type binding satisfies {', '.join(r.label for r in type_rules(version))}")
+    return st.sampled_from(allowed)
+
+
+def _pinned(only: dict[str, Any] | None, name: str, default: str) -> list[str]:
+    pinned = (only or {}).get(name)
+    if pinned is None:
+        return [default]
+    return [pinned] if isinstance(pinned, str) else list(pinned)
 
 
 class NotGeneratable(Exception):
@@ -374,8 +433,10 @@ def param_elem(param: FormalParameter, binding: dict[str, str]) -> str:
     fixed = tensor_element(param.type)
     if fixed is not None:
         return fixed
-    if param.type in binding:
+    if param.type in binding and not is_container_type(binding[param.type]):
         return elem_of(binding[param.type])
+    if param.type in binding:  # a sequence or optional: its values are drawn by opkit.cases.containers
+        raise NotGeneratable(f"parameter {param.name} is bound to {binding[param.type]}, not a tensor type")
     raise NotGeneratable(f"parameter {param.name} has type {param.type}, which opkit cannot generate")
 
 
@@ -405,7 +466,7 @@ def bind_type_attributes(version: OpVersion, binding: dict[str, str], attrs: dic
     out_params = [p.type for p in version.outputs if p.type in binding]
     if not out_params:
         return attrs
-    elem = elem_of(binding[out_params[0]])
+    elem = element_of(binding[out_params[0]]) or elem_of(binding[out_params[0]])  # SequenceEmpty's dtype: what S holds
     from .spec.types import ELEMENT_TYPE_CODES
 
     attrs = dict(attrs)
@@ -497,9 +558,16 @@ def all_bindings(version: OpVersion) -> list[dict[str, str]]:
     """Every combination of allowed tensor types, one dict per binding, in schema order."""
     import itertools
 
-    names = used_type_params(version)
-    pools = [tensor_types(version.type_constraint(n).types) for n in names]
-    return [dict(zip(names, combo)) for combo in itertools.product(*pools)]
+    names, pools = _free_pools(version)
+    combos = (with_linked(dict(zip(names, combo)), type_links(version)) for combo in itertools.product(*pools))
+    return [b for b in combos if binding_violation(version, b) is None]
+
+
+def _free_pools(version: OpVersion) -> tuple[list[str], list[list[str]]]:
+    """The parameters drawn on their own (not linked to another one) and their bindable types."""
+    derived = {link.derived for link in type_links(version)}
+    names = [n for n in used_type_params(version) if n not in derived]
+    return names, [bindable_types(version.type_constraint(n).types) for n in names]
 
 
 Rank = RankRule
@@ -565,15 +633,15 @@ def covering_bindings(version: OpVersion, limit: int | None = MAX_BINDINGS) -> l
     full = all_bindings(version)
     if not limit or len(full) <= limit:
         return full
-    names = used_type_params(version)
-    pools = [tensor_types(version.type_constraint(n).types) for n in names]
+    names, pools = _free_pools(version)
     chosen: list[dict[str, str]] = []
     seen: set = set()
     width = max(len(p) for p in pools)
     for i in range(width):  # each-choice: row i takes the i-th type of every parameter (wrapping)
-        b = {n: pool[(i + j) % len(pool)] for j, (n, pool) in enumerate(zip(names, pools))}
+        b = with_linked({n: pool[(i + j) % len(pool)] for j, (n, pool) in enumerate(zip(names, pools))},
+                        type_links(version))
         key = tuple(sorted(b.items()))
-        if key not in seen:
+        if key not in seen and binding_violation(version, b) is None:
             seen.add(key)
             chosen.append(b)
     step = max(1, len(full) // max(1, limit - len(chosen)))

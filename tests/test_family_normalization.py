@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+import onnx
+
 from opkit.cases.validity import measure, spread
+from opkit.conformance import harness, model
 from opkit.strategies import covering_bindings
 
 from family_cases import kernel_versions, op_cases
@@ -14,12 +17,9 @@ OPS = ["BatchNormalization", "InstanceNormalization", "GroupNormalization", "LRN
 
 
 def _bindings(op, version):
-    bindings = covering_bindings(version)
-    if op == "MeanVarianceNormalization":  # ONNX's function body only infers for float (its epsilon is float)
-        bindings = [b for b in bindings if b["T"] == "tensor(float)"]
-    if op == "RMSNormalization":  # ONNX's function body only infers when scale's V is X's T
-        bindings = [b for b in bindings if b["T"] == b["V"]]
-    return spread(bindings, 2)
+    # MeanVarianceNormalization (float only) and RMSNormalization (V == T) exclude bindings by
+    # type-only rules in their specs, which covering_bindings honours
+    return spread(covering_bindings(version), 2)
 
 
 def _versions():
@@ -59,3 +59,29 @@ def test_layer_norm_negative_axis_and_absent_bias():
     axes = [dict(c.attributes).get("axis") for c in cases_]
     assert any(a is not None and a < -1 for a in axes)
     assert any(dict(c.inputs)["B"] is None for c in cases_)
+
+
+def test_layer_norm_stash_type_names_the_statistics_type():
+    """stash_type is the element type of Mean and InvStdDev (U): a bfloat16 U needs 16, or ONNX's
+    inference refuses the model (these bindings were all 'could not draw' before)."""
+    drawn = _drawn("LayerNormalization", 17, 30)
+    for case in drawn:
+        u = dict(case.types)["U"]
+        stash = dict(case.attributes).get("stash_type", 1)
+        assert stash == {"tensor(float)": 1, "tensor(bfloat16)": 16}[u], case
+    spec = harness.load_op("ai.onnx", "LayerNormalization")
+    version = spec.version(17)
+    result = measure(spec, version, [{"T": "tensor(float)", "U": "tensor(bfloat16)"}], 10)
+    assert result.rate == 1.0, result
+
+
+def test_batch_norm_inference_mode_declares_only_y():
+    """Outside training ONNX allows only Y: such cases declare one output, and ONNX accepts them."""
+    drawn = _drawn("BatchNormalization", 15, 40)
+    inference = [c for c in drawn if dict(c.attributes).get("training_mode", 0) == 0]
+    training = [c for c in drawn if dict(c.attributes).get("training_mode", 0) == 1]
+    assert inference and training
+    assert all(c.n_outputs == 1 for c in inference) and all(c.n_outputs == 0 for c in training)
+    built = model.build(inference[0], harness.load_op("ai.onnx", "BatchNormalization").version(15))
+    assert len(built.model.graph.output) == 1
+    onnx.checker.check_model(built.model, full_check=True)

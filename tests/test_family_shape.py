@@ -202,3 +202,19 @@ def test_reduce_axes_input_forms():
     assert {_attrs(c)["noop_with_empty_axes"] for c in drawn} == {0, 1}
     assert any(_in(c, "axes") is not None and (_in(c, "axes") < 0).any() for c in drawn)
     assert all(_in(c, "data").size for c in _drawn("ReduceMean", 18, 60))  # ReduceMean's rule V1
+
+
+@pytest.mark.parametrize("since", [2, 11, 13, 18])
+def test_split_declares_each_part_as_an_output(since):
+    """The node declares as many outputs as there are parts (1 to 4): before, every case declared
+    one output, so Split was only tested as a copy."""
+    from opkit.conformance import model
+
+    drawn = op_cases("Split", since, 60, types={"T": "tensor(float)"})
+    assert {c.n_outputs for c in drawn} == {1, 2, 3, 4}
+    version = harness.load_op("ai.onnx", "Split").version(since)
+    for case in drawn[:15]:
+        expected = harness.expected_outputs(case)
+        assert len(expected) == case.n_outputs
+        built = model.build(case, version)
+        assert len(built.model.graph.output) == case.n_outputs and built.inference_error is None

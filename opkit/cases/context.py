@@ -65,10 +65,13 @@ class Context:
 class Draft:
     """What a hook decided: attribute values (``ABSENT`` leaves the default) and input arrays
     (``None`` leaves an optional input out; a list of arrays for a variadic input). Names it does
-    not set are drawn generically."""
+    not set are drawn generically. ``n_outputs`` is how many outputs the node declares when the op
+    lets that vary (Split's parts, BatchNormalization's single output outside training); 0 keeps
+    the formal count."""
 
     attributes: dict[str, Any] = field(default_factory=dict)
     inputs: dict[str, Any] = field(default_factory=dict)
+    n_outputs: int = 0
 
 
 # ---------------------------------------------------------------------------------------------

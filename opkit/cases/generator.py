@@ -162,13 +162,13 @@ def cases(draw, spec: OpSpec, version: OpVersion, types: dict[str, Any] | None =
     n_sib = draw(_ints(0, siblings)) if siblings and _siblings_apply(draft) else 0
     sib_seed = draw(_SEED) if n_sib else 0
     return Case(spec.domain, spec.name, version.since, tuple(sorted(binding.items())), given, tuple(inputs),
-                frozenset(inits), defaults, n_sib, sib_seed)
+                frozenset(inits), defaults, n_sib, sib_seed, draft.n_outputs)
 
 
 def _siblings_apply(draft: Draft) -> bool:
     """Siblings redraw shapes freely, which would undo what a family hook made consistent: only a
     case the hook left entirely to the generic steps (Cast of a non-string input) gets them."""
-    return not draft.inputs and not draft.attributes
+    return not draft.inputs and not draft.attributes and not draft.n_outputs
 
 
 def generatable(spec: OpSpec, version: OpVersion) -> str | None:

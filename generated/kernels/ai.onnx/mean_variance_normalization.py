@@ -19,6 +19,8 @@ _TYPES_13_T = frozenset(['tensor(float16)', 'tensor(float)', 'tensor(double)', '
 def mean_variance_normalization_9(X, *, axes=[0, 2, 3]):
     """MeanVarianceNormalization-9 (same_as 13)."""
     X, _t_T = check_type('MeanVarianceNormalization', 9, 'X', X, 'T', _TYPES_9_T, None)
+    if not (X.dtype == np.float32):
+        fail('MeanVarianceNormalization', 9, 'C1', "X is float. The type constraint also lists other float types, but ONNX's function body adds float constants (Exponent, Epsilon) to X, so it is well typed only for float and onnx's own inference refuses a model of any other type.")
     try:
         ax = tuple(int(a) for a in axes)
         mean = np.mean(X, axis=ax, keepdims=True)
@@ -33,6 +35,8 @@ def mean_variance_normalization_9(X, *, axes=[0, 2, 3]):
 def mean_variance_normalization_13(X, *, axes=[0, 2, 3]):
     """MeanVarianceNormalization-13 (python)."""
     X, _t_T = check_type('MeanVarianceNormalization', 13, 'X', X, 'T', _TYPES_13_T, None)
+    if not (X.dtype == np.float32):
+        fail('MeanVarianceNormalization', 13, 'C1', "X is float. The type constraint also lists other float types, but ONNX's function body adds float constants (Exponent, Epsilon) to X, so it is well typed only for float and onnx's own inference refuses a model of any other type.")
     try:
         ax = tuple(int(a) for a in axes)
         mean = np.mean(X, axis=ax, keepdims=True)

@@ -20,6 +20,8 @@ def rms_normalization_23(X, scale, *, stash_type=1, epsilon=1e-05, axis=-1):
     """RMSNormalization-23 (template call)."""
     X, _t_T = check_type('RMSNormalization', 23, 'X', X, 'T', _TYPES_23_T, None)
     scale, _t_V = check_type('RMSNormalization', 23, 'scale', scale, 'V', _TYPES_23_V, None)
+    if not (X.dtype == scale.dtype):
+        fail('RMSNormalization', 23, 'C1', "scale (and so Y) has the type of X. The schema lets V differ from T, but ONNX's function body computes Y in X's type, so onnx's own inference refuses every model where they differ.")
     try:
         return rms_norm(X, scale, stash_type=stash_type, epsilon=epsilon, axis=axis)
     except KernelValidationError:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
+from ...spec.types import ELEMENT_TYPE_CODES
 from ...strategies import NotGeneratable
 from ..context import ABSENT, Context, Draft, distinct_axes, finite_values, values
 
@@ -40,10 +41,13 @@ def _nonneg(draw, elem: str, shape):
 
 def _batch_norm(draw, ctx: Context) -> Draft:
     attrs: dict = {"epsilon": draw(_EPSILON), "momentum": draw(_MOMENTUM)}
+    n_outputs = 0
     if ctx.has_attribute("training_mode"):
-        # every output is declared on the node, and ONNX requires a single output unless
-        # training_mode = 1: only training cases can be built with all three outputs
-        attrs["training_mode"] = 1
+        # ONNX allows the running statistics outputs only in training mode: an inference case
+        # declares Y alone
+        training = draw(st.booleans())
+        attrs["training_mode"] = 1 if training else draw(st.sampled_from([ABSENT, 0]))
+        n_outputs = 0 if training else 1
     spatial_free = False
     if ctx.has_attribute("spatial"):
         # spatial = 0 gives scale/B/mean/var the shape C x D1 .. Dn; drawn only for N x C inputs,
@@ -69,7 +73,7 @@ def _batch_norm(draw, ctx: Context) -> Draft:
               bias: finite_values(draw, ctx.elem(bias), (c,)),
               mean: finite_values(draw, ctx.elem(mean), (c,)),
               var: _nonneg(draw, ctx.elem(var), (c,))}
-    return Draft(attrs, inputs)
+    return Draft(attrs, inputs, n_outputs)
 
 
 def _instance_norm(draw, ctx: Context) -> Draft:
@@ -131,6 +135,15 @@ def _affine_shape(draw, norm_shape: list[int]) -> list[int]:
     return out
 
 
+def _stash_type(draw, ctx: Context):
+    """LayerNormalization's ``stash_type`` is the element type of its Mean and InvStdDev outputs
+    (type parameter U): it must name U's binding, or ONNX's inference refuses the model. Ops whose
+    outputs do not carry it (RMSNormalization) take the default float or say so explicitly."""
+    stashed = [p for p in ctx.version.outputs[1:] if p.type in ctx.binding]
+    code = ELEMENT_TYPE_CODES[ctx.output_elem(stashed[0].name)] if stashed else 1
+    return ABSENT if code == 1 and draw(st.booleans()) else code
+
+
 def _layer_norm(draw, ctx: Context) -> Draft:
     x_shape = _shape(draw, 1, 5)
     rank = len(x_shape)
@@ -138,7 +151,7 @@ def _layer_norm(draw, ctx: Context) -> Draft:
     a = axis + rank if axis < 0 else axis
     attrs = {"axis": ABSENT if axis == -1 and draw(st.booleans()) else axis, "epsilon": draw(_EPSILON)}
     if ctx.has_attribute("stash_type"):
-        attrs["stash_type"] = draw(st.sampled_from([ABSENT, 1]))
+        attrs["stash_type"] = _stash_type(draw, ctx)
     names = [p.name for p in ctx.version.inputs]
     scale_name = names[1]
     inputs = {"X": values(draw, ctx.elem("X"), x_shape),

@@ -449,20 +449,33 @@ def _constant_of_shape(draw, ctx: Context) -> Draft:
 
 
 def _split(draw, ctx: Context) -> Draft:
-    # the case declares one output (Draft cannot set the output count), so the split has one part
+    """1 to 4 parts, declared as that many node outputs: explicit sizes (zeros allowed), equal
+    parts without sizes (the axis a multiple of the count), or, from opset 18, ``num_outputs``
+    with a smaller last chunk where the axis does not divide evenly."""
     rank = _int(draw, 1, 4)
     shape = _dims(draw, rank)
     axis = _int(draw, -rank, rank - 1)
-    draft = Draft(inputs={"input": values(draw, ctx.elem("input"), shape)})
+    parts = _int(draw, 1, 4)
+    has_sizes = ctx.has_input("split") or ctx.has_attribute("split")
+    counted = ctx.has_attribute("num_outputs")
+    mode = _one(draw, (["sizes"] if has_sizes else []) + (["count"] if counted else ["equal"]))
+    sizes = None
+    if mode == "sizes":
+        sizes = [0 if _rare(draw) else _int(draw, 1, 3) for _ in range(parts)]
+        shape[axis] = sum(sizes)
+    elif mode == "equal":
+        shape[axis] = parts * _int(draw, 0 if _rare(draw) else 1, 2)
+    else:  # ceil-sized chunks, the last one shorter but not empty
+        chunk = _int(draw, 1, 3)
+        shape[axis] = chunk * (parts - 1) + _int(draw, 1, chunk)
+    draft = Draft(inputs={"input": values(draw, ctx.elem("input"), shape)}, n_outputs=parts)
     draft.attributes["axis"] = ABSENT if axis == 0 and draw(_BOOL) else axis
-    whole = [shape[axis]]
-    given = draw(_BOOL)
     if ctx.has_input("split"):
-        draft.inputs["split"] = int_tensor("int64", whole, (1,)) if given else None
+        draft.inputs["split"] = None if sizes is None else int_tensor("int64", sizes, (parts,))
     elif ctx.has_attribute("split"):
-        draft.attributes["split"] = whole if given else ABSENT
-    if ctx.has_attribute("num_outputs"):  # exactly one of split and num_outputs
-        draft.attributes["num_outputs"] = ABSENT if given else 1
+        draft.attributes["split"] = ABSENT if sizes is None else sizes
+    if counted:
+        draft.attributes["num_outputs"] = parts if mode == "count" else ABSENT
     return draft
 
 
