@@ -38,3 +38,27 @@ def test_constant_sets_exactly_one_value_attribute_matching_the_output_type():
 
     check()
     assert {"value", "value_float", "value_floats"} <= seen
+
+
+def test_diagonal_matrix_with_and_without_input():
+    """With InputTensor, OutputSizes is absent or its shape; without, OutputSizes is given; Value is
+    a 0-D tensor of T (drawn freely, 20 % of cases were valid)."""
+    spec = harness.load_op("directml", "DiagonalMatrix1")
+    version = spec.version(1)
+    result = measure(spec, version, covering_bindings(version)[:4], 15)
+    assert result.rate >= 0.9, result
+    from family_cases import draw_cases
+
+    drawn = draw_cases(spec, version, 60)
+    with_input = [c for c in drawn if dict(c.inputs)["InputTensor"] is not None]
+    without = [c for c in drawn if dict(c.inputs)["InputTensor"] is None]
+    assert with_input and without
+    for case in drawn:
+        attrs = dict(case.attributes)
+        x = dict(case.inputs)["InputTensor"]
+        assert attrs["Value"].ndim == 0
+        if x is None:
+            assert 2 <= len(attrs["OutputSizes"]) <= 4
+        else:
+            assert attrs["Value"].dtype == x.dtype
+            assert attrs.get("OutputSizes", list(x.shape)) == list(x.shape)

@@ -14,7 +14,7 @@ from opkit.conformance import harness
 from family_cases import kernel_versions, op_cases, assert_mostly_valid
 
 FAMILY = "strings"
-OPS = ["StringNormalizer", "StringSplit", "StringConcat", "RegexFullMatch", "BitShift"]
+OPS = ["StringNormalizer", "StringSplit", "StringConcat", "RegexFullMatch", "BitShift", "TfIdfVectorizer"]
 
 
 def _versions():
@@ -114,3 +114,27 @@ def test_string_enums_declare_values(op, attr):
     assert found
     resize19 = harness.load_op("ai.onnx", "Resize").version(19).attribute("coordinate_transformation_mode")
     assert "half_pixel_symmetric" in resize19.domain.values
+
+
+def test_tfidf_pool_layout_and_hits():
+    """ngram_counts has one start per gram length, ngram_indexes one distinct coordinate per pooled
+    n-gram, weights the same length, the pool type matches X's; inputs hit the pool and miss it.
+    (Drawn freely, 3 of 60 cases were valid.)"""
+    for types in ({"T": "tensor(string)"}, {"T": "tensor(int32)"}):
+        drawn = _drawn("TfIdfVectorizer", 9, 60, types=types)
+        hits = misses = 0
+        for attrs, inputs in drawn:
+            pool = attrs.get("pool_strings", attrs.get("pool_int64s"))
+            assert ("pool_strings" in attrs) == (types["T"] == "tensor(string)")
+            starts = attrs["ngram_counts"]
+            assert len(starts) == attrs["max_gram_length"] >= attrs["min_gram_length"] >= 1
+            bounds = list(starts) + [len(pool)]
+            grams = sum((bounds[g + 1] - bounds[g]) // (g + 1) for g in range(len(starts)))
+            assert all((bounds[g + 1] - bounds[g]) % (g + 1) == 0 for g in range(len(starts)))
+            idx = attrs["ngram_indexes"]
+            assert len(idx) == grams >= 1 and len(set(idx)) == len(idx) and min(idx) >= 0
+            assert "weights" not in attrs or len(attrs["weights"]) == grams
+            tokens = set(np.ravel(inputs["X"]).tolist())
+            hits += bool(tokens & set(pool))
+            misses += bool(tokens - set(pool))
+        assert hits and misses

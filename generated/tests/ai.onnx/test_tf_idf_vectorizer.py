@@ -31,7 +31,7 @@ V9_TYPE_IDS = ['string-float', 'int32-float', 'int64-float']
 
 def tf_idf_vectorizer_9_calls(types, initializers=True, siblings=0):
     """Cases of TfIdfVectorizer-9 with its type parameters bound by ``types``: built valid by
-    construction by opkit's case generator."""
+    construction by opkit's case generator (family hook: strings)."""
     return cases(SPEC, V9, types=types, initializers=initializers, siblings=siblings)
 
 

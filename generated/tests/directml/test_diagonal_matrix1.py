@@ -39,7 +39,7 @@ V1_TYPE_IDS = ['double', 'float', 'float16', 'int64', 'int32', 'int16', 'int8', 
 
 def diagonal_matrix1_1_calls(types, initializers=True, siblings=0):
     """Cases of DiagonalMatrix1-1 with its type parameters bound by ``types``: built valid by
-    construction by opkit's case generator."""
+    construction by opkit's case generator (family hook: constant)."""
     return cases(SPEC, V1, types=types, initializers=initializers, siblings=siblings)
 
 

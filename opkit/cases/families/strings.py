@@ -1,5 +1,5 @@
-"""Family hook: string ops (StringNormalizer, StringSplit, StringConcat, RegexFullMatch) and
-BitShift.
+"""Family hook: string ops (StringNormalizer, StringSplit, StringConcat, RegexFullMatch,
+TfIdfVectorizer) and BitShift.
 
 - StringNormalizer: X is [C] (C >= 1; see ``_normalizer`` on [1, C]), words of mixed case (letters whose upper/lower
   case is one character, so case mapping means the same everywhere), stopwords drawn partly from
@@ -146,7 +146,44 @@ def _bitshift(draw, ctx: Context) -> Draft:
                  {"X": values(draw, elem, sx), "Y": y})
 
 
+def _tfidf(draw, ctx: Context) -> Draft:
+    """TfIdfVectorizer: gram lengths and skips first, then a pool of distinct n-grams per length
+    (``ngram_counts`` holds where each length starts, one entry per length up to
+    ``max_gram_length``), distinct output coordinates for them, weights of the pool's size, and an
+    input made of pool tokens and one token the pool lacks, so both hits and misses occur."""
+    elem = ctx.elem("X")
+    vocab = ["a", "bb", "C", "\u00e9"] if elem == "string" else [7, -3, 0, 1000]
+    max_n = draw(st.integers(1, 3))
+    min_n = draw(st.integers(1, max_n))
+    token = st.sampled_from(vocab)
+    pool, starts, n_grams = [], [], 0
+    for n in range(1, max_n + 1):
+        starts.append(len(pool))
+        grams = draw(st.lists(st.tuples(*[token] * n), max_size=3, unique=True))
+        for gram in grams:
+            pool.extend(gram)
+        n_grams += len(grams)
+    if n_grams == 0:  # ONNX requires a non-empty ngram_indexes: one 1-gram at the front
+        pool.insert(0, vocab[0])
+        starts = [0] + [s + 1 for s in starts[1:]]
+        n_grams = 1
+    indexes = draw(st.lists(st.integers(0, n_grams + 1), min_size=n_grams, max_size=n_grams, unique=True))
+    mode = draw(st.sampled_from(["TF", "IDF", "TFIDF"]))
+    weights = ABSENT if draw(_BOOL) else [float(w) for w in draw(st.lists(
+        st.sampled_from([0.5, 1.0, 2.0, 0.0, 3.25]), min_size=n_grams, max_size=n_grams))]
+    attrs = {"mode": mode, "min_gram_length": min_n, "max_gram_length": max_n,
+             "max_skip_count": draw(st.integers(0, 2)), "ngram_counts": starts, "ngram_indexes": indexes,
+             "weights": weights, "pool_strings": pool if elem == "string" else ABSENT,
+             "pool_int64s": ABSENT if elem == "string" else [int(t) for t in pool]}
+    shape = [draw(st.integers(0, 6))] if draw(_BOOL) else [draw(st.integers(1, 3)), draw(st.integers(0, 6))]
+    tokens = draw(st.lists(st.sampled_from(vocab + (["zz"] if elem == "string" else [5])),
+                           min_size=int(np.prod(shape)), max_size=int(np.prod(shape))))
+    X = _object_array(tokens, shape) if elem == "string" else cast(tokens, elem).reshape(shape)
+    return Draft(attrs, {"X": X})
+
+
 _OPS = {
+    "TfIdfVectorizer": _tfidf,
     "StringNormalizer": _normalizer,
     "StringSplit": _split,
     "StringConcat": _concat,
