@@ -247,7 +247,7 @@ def _extra_commands():
     import importlib
 
     for module in ("opkit.commands.show", "opkit.commands.test", "opkit.commands.compare", "opkit.commands.docs",
-                   "opkit.commands.init"):
+                   "opkit.commands.init", "opkit.commands.fmt"):
         try:
             mod = importlib.import_module(module)
         except ModuleNotFoundError as exc:
