@@ -62,3 +62,14 @@ def test_diagonal_matrix_with_and_without_input():
         else:
             assert attrs["Value"].dtype == x.dtype
             assert attrs.get("OutputSizes", list(x.shape)) == list(x.shape)
+
+
+@pytest.mark.parametrize("op", ["Softmax", "LogSoftmax"])
+def test_opset_1_softmax_draws_an_axis_that_names_a_dimension(op):
+    # opset 1 has no negative axes and no inference check of axis: the generic steps drew scalars
+    # with the default axis 1, which the rule 0 <= axis < rank refuses
+    spec = harness.load_op("ai.onnx", op)
+    version = spec.version(1)
+    assert version.family == "reduction"
+    result = measure(spec, version, covering_bindings(version)[:3], 10)
+    assert result.drawn and result.rate >= 0.9, result

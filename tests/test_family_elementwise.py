@@ -10,7 +10,8 @@ from opkit.strategies import make_case
 
 from family_cases import kernel_versions, op_cases, assert_mostly_valid
 
-OPS = ["Add", "Sub", "Mul", "Div", "Pow", "And", "Or", "Xor", "Equal", "Greater", "Less", "Mod", "Concat"]
+OPS = ["Add", "Sub", "Mul", "Div", "Pow", "And", "Or", "Xor", "Equal", "Greater", "Less", "Mod", "Concat",
+       "Max", "Min", "Mean", "Sum", "PRelu", "SwiGLU", "Clip"]
 
 
 def _versions():
@@ -20,6 +21,8 @@ def _versions():
 def test_family_set():
     ids = {p.id for p in _versions()}
     assert {"Add-1", "Add-6", "Pow-1", "Equal-1", "Div-14", "Mod-10", "Mod-28", "Concat-1", "Concat-13"} <= ids
+    # shapes the generic steps would broadcast both ways, against the rules of these versions
+    assert {"Max-1", "Min-6", "Mean-1", "Sum-6", "PRelu-7", "PRelu-16", "SwiGLU-28", "Clip-11", "Clip-13"} <= ids
 
 
 @pytest.mark.parametrize("spec,version", list(_versions()))
@@ -67,3 +70,40 @@ def test_concat_axes():
     axes = [dict(c.attributes)["axis"] for c in drawn]
     assert any(a < 0 for a in axes) and any(a > 0 for a in axes)
     assert any(dict(c.attributes).get("axis") is None for c in _drawn("Concat", 1, 40))
+
+
+def test_variadic_inputs_share_one_shape_before_opset_8():
+    drawn = [c for op in ("Max", "Sum") for since in (1, 6) for c in _drawn(op, since, 30)]
+    counts = set()
+    for c in drawn:
+        arrays = [a for _, a in c.inputs]
+        counts.add(len(arrays))
+        assert len({a.shape for a in arrays}) == 1
+    assert counts > {1}  # several inputs, not only the trivial single one
+
+
+def test_prelu_slope_broadcasts_to_x_only():
+    drawn = _drawn("PRelu", 16, 60)
+    smaller = 0
+    for c in drawn:
+        x, slope = dict(c.inputs)["X"], dict(c.inputs)["slope"]
+        assert np.broadcast_shapes(x.shape, slope.shape) == x.shape
+        smaller += slope.shape != x.shape
+    assert smaller > 0
+
+
+def test_swiglu_inputs_have_identical_shapes():
+    for c in _drawn("SwiGLU", 28, 40):
+        assert dict(c.inputs)["A"].shape == dict(c.inputs)["B"].shape
+
+
+def test_clip_bounds_are_scalars_or_absent():
+    seen = set()
+    for c in _drawn("Clip", 13, 60):
+        inputs = dict(c.inputs)
+        for bound in ("min", "max"):
+            value = inputs.get(bound)
+            seen.add((bound, value is None))
+            assert value is None or value.shape == ()
+    assert seen == {("min", True), ("min", False), ("max", True), ("max", False)}
+

@@ -25,7 +25,10 @@ from hypothesis import strategies as st
 
 from ..spec.model import OpSpec, OpVersion, RankRule
 from ..strategies import (_BOOL, _DIMS, _FEED, _SEED, ABSENT, TYPE_ATTRIBUTES, Case, NotGeneratable, _draw_tensor,
-                          _ints, _pick, attribute, bind_type_attributes, cache_by_identity, param_elem, type_binding)
+                          _ints, _pick, attribute, bind_type_attributes, bindable_types, cache_by_identity, param_elem,
+                          type_binding)
+from ..values import is_container_type
+from .containers import draw_value, generic_tensors
 from .context import Context, Draft, distinct_axes
 from .families import hook_for
 
@@ -125,6 +128,11 @@ def cases(draw, spec: OpSpec, version: OpVersion, types: dict[str, Any] | None =
             else:
                 inputs.append((p.name, given))
             continue
+        bound = binding.get(p.type, p.type)
+        if is_container_type(bound):  # a sequence or optional (Identity's V = seq(tensor(float)) ...)
+            absent = p.option == "optional" and draw(_BOOL)
+            inputs.append((p.name, None if absent else draw_value(draw, bound, generic_tensors(draw, dims, p.rank))))
+            continue
         elem = param_elem(p, binding)
         if choice is not None and p.option != "variadic":
             r = choice[i]
@@ -151,33 +159,43 @@ def cases(draw, spec: OpSpec, version: OpVersion, types: dict[str, Any] | None =
             attrs[a.name] = draw(attr_sts[a.name])
     attrs = bind_type_attributes(version, binding, attrs)
 
+    containers = {name for name, _ in inputs if _container_param(version, binding, name)}
     inits = set()
     if initializers:
         for name, arr in inputs:
-            if arr is not None and draw(_FEED) == 7:
-                inits.add(name)
+            if arr is not None and name not in containers and draw(_FEED) == 7:
+                inits.add(name)  # an initializer is a tensor: sequences and optionals are always fed
     given = tuple((k, v) for k, v in attrs.items() if v is not ABSENT)
     given_names = {k for k, _ in given}
     defaults = tuple((a.name, a.default) for a in version.attributes if a.has_default and a.name not in given_names)
-    n_sib = draw(_ints(0, siblings)) if siblings and _siblings_apply(draft) else 0
+    n_sib = draw(_ints(0, siblings)) if siblings and _siblings_apply(draft) and not containers else 0
     sib_seed = draw(_SEED) if n_sib else 0
     return Case(spec.domain, spec.name, version.since, tuple(sorted(binding.items())), given, tuple(inputs),
                 frozenset(inits), defaults, n_sib, sib_seed, draft.n_outputs)
 
 
+def _container_param(version: OpVersion, binding: dict, name: str) -> bool:
+    """Whether the formal input ``name`` (or the variadic input it is a copy of) is bound to a
+    sequence or optional type (OptionalGetElement's O = optional(tensor(float)) holds an array)."""
+    param = next((p for p in version.inputs if p.name == name), None) or \
+        next((p for p in version.inputs if p.name == name.rsplit("_", 1)[0]), None)
+    return param is not None and is_container_type(binding.get(param.type, param.type))
+
+
 def _siblings_apply(draft: Draft) -> bool:
     """Siblings redraw shapes freely, which would undo what a family hook made consistent: only a
-    case the hook left entirely to the generic steps (Cast of a non-string input) gets them."""
+    case the hook left entirely to the generic steps (Cast of a non-string input) gets them (and
+    only when every input is a tensor: siblings redraw tensors)."""
     return not draft.inputs and not draft.attributes and not draft.n_outputs
 
 
 def generatable(spec: OpSpec, version: OpVersion) -> str | None:
-    """None when cases can be drawn for the version, else why not (a graph attribute, a sequence
+    """None when cases can be drawn for the version, else why not (a graph attribute, a map
     input, a required attribute without a strategy ...)."""
     try:
         _plan(spec, version, ())
         for p in version.inputs:
-            if "(" in p.type and not p.type.startswith("tensor("):
+            if "(" in p.type and not bindable_types([p.type]):
                 raise NotGeneratable(f"input {p.name} has type {p.type}, which opkit cannot generate")
     except NotGeneratable as exc:
         return str(exc)

@@ -30,6 +30,7 @@ FAMILIES = {
     "detection": "detection",
     "reduction": "reduction",
     "cast": "cast",
+    "sequence": "sequence",
 }
 
 

@@ -1,5 +1,8 @@
 """Elementwise family: binary ops with ONNX's legacy (opset < 7) ``broadcast``/``axis`` attributes,
-integer Div and Mod (no zero divisor), Mod's ``fmod``, and Concat.
+integer Div and Mod (no zero divisor), Mod's ``fmod``, Concat, and the elementwise ops whose shapes
+do not broadcast both ways: Max/Min/Mean/Sum before opset 8 (every input of one shape), PRelu from
+opset 7 (slope unidirectionally broadcast to X), SwiGLU (A and B of one shape) and Clip from
+opset 11 (scalar min and max).
 
 Legacy broadcasting (Add/Sub/Mul/Div/Pow/And/Or/Xor/Equal/Greater/Less before opset 7):
 ``broadcast`` = 0 (the default) needs identical shapes; ``broadcast`` = 1 lets B be a 1-element
@@ -49,6 +52,20 @@ def _legacy_pair(draw, ctx: Context, attrs: dict) -> tuple[list[int], list[int]]
     return a, a[len(a) - draw(st.integers(0, len(a))):]  # a suffix
 
 
+# binary ops whose second input broadcasts to the first only (PRelu's slope to X), and binary ops
+# that do not broadcast at all (SwiGLU: "A and B must have identical shapes")
+_UNIDIRECTIONAL = ("PRelu",)
+_SAME_SHAPE = ("SwiGLU",)
+
+
+def _unidirectional_pair(draw) -> tuple[list[int], list[int]]:
+    """A shape and a second one that broadcasts to it: a suffix of it (possibly empty) with some
+    dims replaced by 1."""
+    a = _shape(draw)
+    b = a[len(a) - draw(st.integers(0, len(a))):]
+    return a, [1 if draw(st.integers(0, 3)) == 0 else d for d in b]
+
+
 def _nonzero(arr: np.ndarray) -> np.ndarray:
     """Integer divisors without zeros (zeros become 1)."""
     if arr.dtype.kind in "iu":
@@ -63,6 +80,11 @@ def _binary(draw, ctx: Context) -> Draft:
         if ctx.has_attribute("consumed_inputs"):
             attrs["consumed_inputs"] = ABSENT
         a_shape, b_shape = _legacy_pair(draw, ctx, attrs)
+    elif ctx.op in _UNIDIRECTIONAL:
+        a_shape, b_shape = _unidirectional_pair(draw)
+    elif ctx.op in _SAME_SHAPE:
+        a_shape = _shape(draw)
+        b_shape = list(a_shape)
     else:
         a_shape, b_shape = _numpy_pair(draw)
     a = values(draw, ctx.elem(a_name), a_shape)
@@ -103,9 +125,33 @@ def _concat(draw, ctx: Context) -> Draft:
     return Draft({"axis": axis}, {"inputs": arrays})
 
 
+def _same_shape_variadic(draw, ctx: Context) -> Draft:
+    """Max/Min/Mean/Sum before opset 8: "All inputs and outputs must have the same shape": 1-3
+    inputs of one drawn shape (a list in the Draft)."""
+    data = ctx.version.inputs[0]
+    shape = _shape(draw)
+    arrays = [values(draw, ctx.elem(data.name), shape) for _ in range(draw(st.integers(1, 3)))]
+    attrs = {"consumed_inputs": ABSENT} if ctx.has_attribute("consumed_inputs") else {}
+    return Draft(attrs, {data.name: arrays})
+
+
+def _clip(draw, ctx: Context) -> Draft:
+    """Clip from opset 11: min and max are scalars (tensors of empty shape), each present or not,
+    in either order (min > max is defined: every element becomes max)."""
+    elem = ctx.elem("input")
+    inputs = {"input": values(draw, elem, _shape(draw))}
+    for bound in ("min", "max"):
+        inputs[bound] = values(draw, elem, ()) if draw(st.booleans()) else None
+    return Draft({}, inputs)
+
+
 def draw(draw, ctx: Context) -> Draft:
     if ctx.op == "Concat":
         return _concat(draw, ctx)
+    if ctx.op == "Clip":
+        return _clip(draw, ctx)
+    if len(ctx.version.inputs) == 1 and ctx.version.inputs[0].option == "variadic":
+        return _same_shape_variadic(draw, ctx)
     if len(ctx.version.inputs) == 2:
         return _binary(draw, ctx)
     raise NotGeneratable(f"the elementwise family has no builder for {ctx.op}")
