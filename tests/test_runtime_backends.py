@@ -181,8 +181,9 @@ def test_scoreboard_pages_are_deterministic(fixture_root):
         assert "0.123" not in text and "9.9" not in text  # no durations
         assert "deadbeef" not in text
     op_page = first[f"{base}/op-ai.onnx-Trilu.md"]
-    assert "| int64 | pass | **mismatch (1/2)** [repro](../../../docs/findings/rt-b/ai.onnx/Trilu-14/" \
-           "int64-differential-mismatch/repro.py) |" in op_page
+    # the link is the zip of the whole bundle, made by the site's extension (docs/_ext/opkit_bundles.py)
+    assert "| int64 | pass | **mismatch (1/2)** {opkit-bundle}`repro <docs/findings/rt-b/ai.onnx/Trilu-14/" \
+           "int64-differential-mismatch>` |" in op_page
     assert "| string | unsupported (1/1) | **error (1/1)** |" in op_page
     index = first[f"{base}/index.md"]
     assert "[rt-a](runtime-rt-a.md) | 1.0 | 1/2" in index

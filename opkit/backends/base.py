@@ -7,6 +7,10 @@ signature and ``run`` many times.
 Errors: ``prepare`` or ``run`` raise ``Unsupported`` when the backend refuses the op or type (the
 runner reports the case as *unsupported*, not as an error); ``is_unsupported(exc)`` lets a backend
 classify its native exceptions (e.g. onnxruntime's NOT_IMPLEMENTED) the same way.
+
+What an engine cannot know is not run at all (``limits``): op versions newer than the opsets it
+declares (``max_opsets``) and domains it cannot run as configured (``unavailable_domains``) are
+*skipped* with the reason, never charged to it.
 """
 
 from __future__ import annotations
@@ -38,12 +42,21 @@ class Backend(Protocol):
     def max_opset(self, domain: str) -> int | None: ...
 
 
+def spec_domain(domain: str) -> str:
+    """A domain as specs name it: the default domain is "ai.onnx" (models write it as "")."""
+    return domain or "ai.onnx"
+
+
 class BackendBase:
     """Defaults for the optional parts of the protocol."""
 
     name = "backend"
     max_ir_version = 13
     max_ai_onnx_opset: int | None = None  # the newest ai.onnx opset the engine loads, when known
+    # the engine checks models with onnx.checker, which wants every graph output to have a shape
+    needs_output_shapes = False
+    # the adapter feeds and reads sequence and optional values (Python lists, None), not only tensors
+    container_values = False
 
     def version(self) -> str:
         return "unknown"
@@ -51,8 +64,31 @@ class BackendBase:
     def is_unsupported(self, exc: BaseException) -> bool:
         return isinstance(exc, (Unsupported, NotImplementedError))
 
+    def max_opsets(self) -> dict[str, int]:
+        """The newest opset of each domain the engine can know, for the domains where that is known:
+        op versions beyond it are skipped, not run (an engine cannot know an opset newer than itself)."""
+        return {} if self.max_ai_onnx_opset is None else {"ai.onnx": self.max_ai_onnx_opset}
+
     def max_opset(self, domain: str) -> int | None:
-        return self.max_ai_onnx_opset if domain in ("", "ai.onnx") else None
+        return self.max_opsets().get(spec_domain(domain))
+
+    def unavailable_domains(self) -> dict[str, str]:
+        """Domains whose ops this engine, as configured, cannot run at all, with the reason (ops that
+        only exist in an execution provider that is not enabled): skipped, not run."""
+        return {}
 
     def describe(self) -> dict:
         return {"name": self.name, "version": self.version()}
+
+
+def limits(backend) -> dict:
+    """What the runner needs to know before building or running a case on ``backend``: the IR
+    version to write, the opsets it can know, the domains it cannot run. Works for any object
+    following the protocol (engines that do not derive from BackendBase declare nothing)."""
+    max_opsets = getattr(backend, "max_opsets", None)
+    unavailable = getattr(backend, "unavailable_domains", None)
+    return {"max_ir_version": getattr(backend, "max_ir_version", 13),
+            "max_opsets": dict(max_opsets()) if callable(max_opsets) else {},
+            "unavailable_domains": dict(unavailable()) if callable(unavailable) else {},
+            "needs_output_shapes": bool(getattr(backend, "needs_output_shapes", False)),
+            "container_values": bool(getattr(backend, "container_values", False))}

@@ -20,6 +20,7 @@ class _Session:
 
 class OnnxReferenceBackend(BackendBase):
     name = "onnx-reference"
+    container_values = True
     max_ir_version = 14
 
     def __init__(self):

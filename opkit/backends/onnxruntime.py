@@ -1,5 +1,9 @@
 """onnxruntime as a conformance backend (CPUExecutionProvider unless ``providers`` says otherwise).
 
+Models are written at the IR version the installed release reads, and op versions newer than its
+opsets are skipped (``onnxruntime_versions``). A load or run failure is *unsupported* when
+onnxruntime says it lacks the op, type or feature (``says_unsupported``), an *error* otherwise.
+
 Sessions run single-threaded by default: conformance cases are tiny and many, and thread pools
 cost more than they give there. ml_dtypes tensors (bfloat16, float8, int4 ...) go in and out as
 OrtValues because onnxruntime's numpy bridge does not know those dtypes.
@@ -12,23 +16,81 @@ import re
 
 import numpy as np
 
-from ..conformance.dtypes import elem_of, np_dtype, onnx_code
+from ..conformance.dtypes import elem_of, onnx_code
+from ..values import element_of, is_container_type
 from ._runtime_common import contiguous  # np.ascontiguousarray would turn 0-d inputs into 1-d
+from .onnx_bytes import from_raw_bytes, is_packed, raw_bytes
+from .onnxruntime_versions import for_version
 from .base import BackendBase, Unsupported
 
 # element types onnxruntime's numpy bridge cannot convert
 _VIA_ORTVALUE = {"bfloat16", "float8e4m3fn", "float8e4m3fnuz", "float8e5m2", "float8e5m2fnuz", "uint4",
                  "int4", "float4e2m1", "float8e8m0", "uint2", "int2", "float6e2m3", "float6e3m2"}
 
-_UNSUPPORTED = re.compile(r"NOT_IMPLEMENTED|Could not find an implementation|not supported|"
-                          r"is not a registered function/op|No opset import for domain|Unsupported model IR|"
-                          r"is not currently registered or supported|ONNX Runtime only \*guarantees\* support|No Op registered for", re.I)
+# onnxruntime saying that it lacks the op, type or feature (rather than that the model or the input
+# is wrong). Its NOT_IMPLEMENTED status says so by itself; these are the same statement under the
+# generic FAIL / INVALID_GRAPH / RUNTIME_EXCEPTION statuses, as onnxruntime words it:
+#   "MLDataType for: tensor(complex64) is not currently registered or supported" (load)
+#   "directml:DiagonalMatrix1(-1) is not a registered function/op" (load)
+#   "ConstantOfShapeBase<...>::SetValueFromTensorProto ... Unsupported value attribute datatype: 20" (load)
+#   "GRU operator does not support double yet", "... is not currently supported" (run)
+_UNSUPPORTED = re.compile(r"Could not find an implementation|No Op registered for|is not a registered function/op|"
+                          r"is not currently registered or supported|not (currently )?supported|"
+                          r"does not support|not implemented|Unsupported (value attribute )?data ?type|"
+                          r"No opset import for domain|Unsupported model IR|"
+                          r"ONNX Runtime only \*guarantees\* support", re.I)
+# "[ONNXRuntimeError] : 9 : NOT_IMPLEMENTED : ..." -- how every onnxruntime status reaches Python
+_STATUS = re.compile(r"\[ONNXRuntimeError\] : (\d+) : ([A-Z_]+) :")
+# the Python exception classes onnxruntime raises per status, for messages without the prefix
+_STATUS_OF_CLASS = {"Fail": "FAIL", "InvalidArgument": "INVALID_ARGUMENT", "NoSuchFile": "NO_SUCHFILE",
+                    "NoModel": "NO_MODEL", "EngineError": "ENGINE_ERROR", "RuntimeException": "RUNTIME_EXCEPTION",
+                    "InvalidProtobuf": "INVALID_PROTOBUF", "ModelLoaded": "MODEL_LOADED",
+                    "NotImplemented": "NOT_IMPLEMENTED", "InvalidGraph": "INVALID_GRAPH", "EPFail": "EP_FAIL"}
+
+
+def status_of(exc: BaseException) -> str | None:
+    """onnxruntime's status name for an exception it raised ("NOT_IMPLEMENTED", "FAIL" ...), None
+    for anything else (an exception of opkit's own, numpy's ...)."""
+    found = _STATUS.search(str(exc))
+    if found:
+        return found.group(2)
+    if type(exc).__module__.startswith("onnxruntime"):
+        return _STATUS_OF_CLASS.get(type(exc).__name__)
+    return None
+
+
+def says_unsupported(exc: BaseException) -> bool:
+    """Whether onnxruntime's exception says that it does not implement or support what the model
+    asks (the op, a type, an attribute value): by its status when that is NOT_IMPLEMENTED, else by
+    its wording; only for onnxruntime's own exceptions (a ValueError of opkit's feeding code that
+    happens to say "not supported" is not the runtime's verdict)."""
+    status = status_of(exc)
+    if status is None:
+        return False
+    return status == "NOT_IMPLEMENTED" or bool(_UNSUPPORTED.search(str(exc)))
+
+
+def _packed_ortvalue(ort, arr, elem: str):
+    """An OrtValue of a sub-byte type (int4, uint4, float4e2m1, int2, uint2) holding ``arr``: its
+    shape, and the elements packed as ONNX lays them out. (A numpy array viewed as bytes would be
+    read as two elements a byte: int4 [1, -2, 3] came out as [1, 0, -2].)"""
+    data = raw_bytes(arr, elem)
+    value = ort.OrtValue.ortvalue_from_shape_and_type(list(np.shape(arr)), onnx_code(elem))
+    if data:
+        ctypes.memmove(value.data_ptr(), data, min(len(data), value.tensor_size_in_bytes()))
+    return value
 
 
 class _Session:
     def __init__(self, ort, sess):
         self._ort = ort
         self._sess = sess
+        for value in list(sess.get_inputs()) + list(sess.get_outputs()):
+            if is_container_type(value.type) and element_of(value.type) in _VIA_ORTVALUE:
+                # OrtValue carries those types for tensors only: no Python value can go in or come out
+                raise Unsupported(f"onnxruntime's Python API cannot pass {value.type} values ({value.name}): its "
+                                  f"numpy bridge has no {element_of(value.type)}, and sequences or optionals of "
+                                  "OrtValues cannot be built from Python")
         self._outputs = [o.name for o in sess.get_outputs()]
         self._out_elems = [elem_of(o.type) for o in sess.get_outputs()]
         self._in_elems = {i.name: elem_of(i.type) for i in sess.get_inputs()}
@@ -44,7 +106,9 @@ class _Session:
         values = {}
         for name, arr in feeds.items():
             elem = self._in_elems.get(name, "")
-            if elem in _VIA_ORTVALUE:
+            if is_packed(elem):  # two (four) elements a byte, as onnxruntime reads them
+                values[name] = _packed_ortvalue(ort, arr, elem)
+            elif elem in _VIA_ORTVALUE:
                 raw = contiguous(arr).view(np.uint16 if arr.dtype.itemsize == 2 else np.uint8)
                 values[name] = ort.OrtValue.ortvalue_from_numpy_with_onnx_type(raw, onnx_code(elem))
             else:
@@ -56,8 +120,7 @@ class _Session:
                 shape = tuple(value.shape())
                 nbytes = value.tensor_size_in_bytes()
                 buf = ctypes.string_at(value.data_ptr(), nbytes) if nbytes else b""
-                dt = np_dtype(elem)
-                out.append(np.frombuffer(buf, dtype=dt).reshape(shape).copy())
+                out.append(from_raw_bytes(buf, elem, shape))  # unpacks int4/uint4/float4e2m1/2-bit
             else:
                 out.append(value.numpy())
         return out
@@ -65,13 +128,16 @@ class _Session:
 
 class OnnxRuntimeBackend(BackendBase):
     name = "onnxruntime"
-    max_ir_version = 13  # onnxruntime 1.31 rejects IR 14 (what onnx 1.23 writes by default)
-    max_ai_onnx_opset = 26
+    container_values = True  # its python API takes lists for sequences and None for an empty optional
 
     def __init__(self, providers: list[str] | None = None, threads: int = 1):
         import onnxruntime as ort
 
         self._ort = ort
+        # the IR version and opsets this release reads (1.16: IR 9, opset 19; 1.31: IR 13, opset 26)
+        self.compatibility = for_version(ort.__version__)
+        self.max_ir_version = self.compatibility.ir_version
+        self.max_ai_onnx_opset = self.compatibility.ai_onnx_opset
         self.providers = list(providers) if providers else ["CPUExecutionProvider"]
         available = ort.get_available_providers()
         missing = [p for p in self.providers if p not in available]
@@ -92,10 +158,20 @@ class OnnxRuntimeBackend(BackendBase):
     def describe(self) -> dict:
         return {"name": self.name, "version": self.version(), "providers": self.providers}
 
+    def max_opsets(self) -> dict[str, int]:
+        return self.compatibility.opsets()
+
+    def unavailable_domains(self) -> dict[str, str]:
+        # DirectML primitives exist only in the DirectML execution provider: the CPU provider (or
+        # any other) has no kernel for them, whatever onnxruntime's version
+        if "DmlExecutionProvider" in self.providers:
+            return {}
+        return {"directml": "needs the DirectML execution provider"}
+
 
     def prepare(self, model_bytes: bytes):
         sess = self._ort.InferenceSession(model_bytes, sess_options=self._options, providers=self.providers)
         return _Session(self._ort, sess)
 
     def is_unsupported(self, exc: BaseException) -> bool:
-        return isinstance(exc, (Unsupported, NotImplementedError)) or bool(_UNSUPPORTED.search(str(exc)))
+        return isinstance(exc, (Unsupported, NotImplementedError)) or says_unsupported(exc)

@@ -30,11 +30,38 @@ from ._runtime_common import (
     view_as,
 )
 from .base import BackendBase, Unsupported
+from .onnx_bytes import from_raw_bytes, is_packed, raw_bytes
 
 _UNSUPPORTED = re.compile(
     r"Unsupported data type|OpConversionFailure|not supported|doesn't support|does not support|"
     r"No conversion rule|unsupported element type|Unsupported operation|"
     r"Cannot create .* layer|isn't supported|is not supported", re.IGNORECASE)
+
+
+# ONNX element types OpenVINO holds packed, two to a byte, as ONNX does
+_PACKED_TYPES = {"int4": "i4", "uint4": "u4", "float4e2m1": "f4e2m1"}
+
+
+def packed_input(array: np.ndarray, elem: str) -> np.ndarray:
+    """The bytes of an OpenVINO tensor of packed type ``elem`` holding ``array`` (for
+    ``ov.Tensor(bytes, shape, type)``): the numpy bridge refuses ml_dtypes' int4 ("Unsupported data
+    type: int4"), and one element per byte is not how OpenVINO reads them."""
+    return np.frombuffer(raw_bytes(array, elem), dtype=np.uint8).copy()
+
+
+def decode_output(elem: str, shape, data) -> np.ndarray:
+    """An OpenVINO output as the array of ONNX element ``elem`` and ``shape`` it stands for.
+    ``data`` is the tensor's ``data`` (``str_data`` for strings). Packed 4-bit outputs come as
+    bytes, two elements each (int4 [1, -2, 3, -4, 5] is int8 [-31, -61, 5]); a string output with
+    no element comes as an empty float64 array; bf16 comes as float16 holding bf16 bits."""
+    shape = tuple(int(d) for d in shape)
+    if elem == "string":
+        if int(np.prod(shape, dtype=np.int64)) == 0:
+            return np.empty(shape, dtype=object)
+        return np.array([str(v) for v in np.asarray(data).reshape(-1)], dtype=object).reshape(shape)
+    if is_packed(elem):
+        return from_raw_bytes(np.ascontiguousarray(data).tobytes(), elem, shape)
+    return view_as(np.array(data, copy=True), elem)
 
 
 class OpenVinoError(RuntimeError):
@@ -66,11 +93,18 @@ class _Session:
         out_elems = self._inner.output_elems
         ov = self._ov
 
+        in_elems = self._inner.inputs
+
         def run(feeds):
-            tensors = {}
+            tensors, keep = {}, []
             for name in names:
                 arr = contiguous(feeds[name])
-                if in_types[name] == "<Type: 'bfloat16'>" or arr.dtype.name == "bfloat16":
+                elem = in_elems.get(name, "")
+                if elem in _PACKED_TYPES:
+                    data = packed_input(arr, elem)
+                    keep.append(data)  # the tensor may share this memory until infer returns
+                    tensors[name] = ov.Tensor(data, ov.Shape(list(arr.shape)), getattr(ov.Type, _PACKED_TYPES[elem]))
+                elif in_types[name] == "<Type: 'bfloat16'>" or arr.dtype.name == "bfloat16":
                     t = ov.Tensor(ov.Type.bf16, list(arr.shape))
                     if arr.size:
                         t.data.view(np.uint16)[...] = arr.view(np.uint16)
@@ -86,7 +120,7 @@ class _Session:
             for i, elem in enumerate(out_elems):
                 t = request.get_output_tensor(i)
                 data = t.str_data if str(t.element_type) == "<Type: 'string'>" else t.data
-                outs.append(view_as(np.array(data, copy=True), elem))
+                outs.append(decode_output(elem, list(t.shape), data))
             return outs
 
         return run

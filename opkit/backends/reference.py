@@ -429,6 +429,7 @@ class ReferenceBackend(Backend):
     """onnx Backend API: ``prepare`` / ``run_model`` / ``run_node`` over opkit's reference kernels."""
 
     name = "reference"
+    container_values = True  # opkit's kernels take lists and None as they are
 
     @classmethod
     def is_compatible(cls, model: onnx.ModelProto, device: str = "CPU", **kwargs: Any) -> bool:
