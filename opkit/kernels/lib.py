@@ -6,10 +6,12 @@ attribute in one version, an input in the next): the semantics live here once.
 
 from __future__ import annotations
 
+import math
+
 import ml_dtypes
 import numpy as np
 
-from .runtime import as_dtype, reduce_core
+from .runtime import as_dtype, compute_dtype, onnx_dtype, reduce_core, widen
 
 __all__ = [
     "gather_nd", "scatter_elements", "scatter_nd", "split_core", "slice_core", "pad_core",
@@ -21,7 +23,8 @@ __all__ = [
     "tfidf_vectorizer", "deform_conv", "depth_to_space", "space_to_depth", "layer_norm", "group_norm",
     "rms_norm", "rotary_embedding", "center_crop_pad", "affine_grid", "nll_loss", "softmax_cross_entropy",
     "dynamic_quantize_linear", "window", "max_roi_pool", "rng", "attention", "causal_conv_with_state",
-    "linear_attention", "reduce_float64", "log_sum_exp", "int_pow", "int_div",
+    "linear_attention", "reduce_float64", "log_sum_exp", "int_pow", "int_div", "reduce_mean", "stash_dtype",
+    "shrink", "sigmoid",
 ]
 
 REDUCERS = {"add": np.add, "mul": np.multiply, "max": np.maximum, "min": np.minimum}
@@ -38,12 +41,122 @@ def reduce_float64(data, axes, keepdims, noop_with_empty_axes, fn, pre=None, pos
     float16 / bfloat16 squares, sums and products overflow (or lose most of their digits) long
     before the result does: ReduceL2 of float16 982.5 is inf when squared in float16. onnxruntime
     accumulates in a wider type. Integer data is NOT widened (float64 would change the results):
-    it stays in its own type, so sums and products wrap around as C integer arithmetic does."""
+    sums and products stay in its own type and wrap around as C integer arithmetic does (which
+    gives the exact value whenever it fits), while the reductions that end in a square root or a
+    logarithm (ReduceL2, ReduceLogSum, ReduceLogSumExp) are computed exactly, see
+    _reduce_integers_exactly."""
+    if data.dtype.kind in "iu" and (post is not None or fn is log_sum_exp):
+        return _reduce_integers_exactly(data, axes, keepdims, noop_with_empty_axes, fn, pre, post)
     if not _is_float(data.dtype):
         return reduce_core(data, axes, keepdims, noop_with_empty_axes, fn, pre=pre, post=post, empty=empty)
     r = reduce_core(data.astype(np.float64), axes, keepdims, noop_with_empty_axes, fn, pre=pre, post=post,
                     empty=empty)
     return as_dtype(r, data.dtype)
+
+
+def _reduce_integers_exactly(data, axes, keepdims, noop_with_empty_axes, fn, pre, post):
+    """ReduceL2, ReduceLogSum, ReduceLogSumExp of integers: the exact value, truncated toward zero.
+
+    Their sums may pass the type's range where the result does not (int32 ReduceL2 of 46341,
+    46341 is 65536, but 46341**2 * 2 wraps around in int32), so the sums and squares are Python
+    integers, sqrt is math.isqrt (exact), log is math.log of the exact integer, and
+    log(sum(exp(x))) is m + log(sum(exp(x - m))) with the integer maximum m kept exact. Where the
+    value is not a real number (log of 0 or of a negative sum) the result is whatever numpy's
+    float-to-integer cast gives: ONNX leaves it undefined."""
+    def finish(value):
+        if isinstance(value, int):
+            return value
+        return value if not math.isfinite(value) else math.trunc(value)
+
+    def sqrt(r):
+        return np.frompyfunc(lambda v: math.isqrt(v) if v >= 0 else math.nan, 1, 1)(r)
+
+    def log(r):
+        return np.frompyfunc(lambda v: finish(math.log(v)) if v > 0 else (-math.inf if v == 0 else math.nan), 1, 1)(r)
+
+    def lse(x, axis, keepdims):
+        if x.size == 0:  # log(0): -inf
+            return np.full(np.sum(np.zeros(x.shape), axis=axis, keepdims=keepdims).shape, -math.inf, dtype=object)
+        m = np.max(x, axis=axis, keepdims=True)
+        shifted = np.frompyfunc(lambda v: math.exp(float(v)), 1, 1)(x - m)  # x - m <= 0, exact
+        total = np.sum(shifted, axis=axis, keepdims=True)  # in [1, n]
+        r = np.frompyfunc(lambda mm, t: _truncated_sum(np.asarray(mm, dtype=object), math.log(t)).item(), 2, 1)(m, total)
+        r = np.asarray(r, dtype=object)
+        return r if keepdims else np.squeeze(r, axis=axis)
+
+    step = {np.sqrt: sqrt, np.log: log}.get(post, post)
+    reduce = lse if fn is log_sum_exp else fn
+    r = reduce_core(data.astype(object), axes, keepdims, noop_with_empty_axes, reduce, pre=pre, post=step)
+    flat = [finish(v) for v in np.asarray(r, dtype=object).reshape(-1).tolist()]
+    exact = [v for v in flat if isinstance(v, int)]
+    if len(exact) == len(flat):
+        return _wrap_to(np.asarray(flat, dtype=object).reshape(np.shape(r)), data.dtype)
+    with np.errstate(invalid="ignore"):  # NaN / inf to an integer: undefined, numpy's cast
+        out = np.asarray([float(v) for v in flat], dtype=np.float64).astype(data.dtype)
+    ints = np.asarray([isinstance(v, int) for v in flat])
+    out[ints] = _wrap_to(np.asarray([v for v in flat if isinstance(v, int)], dtype=object), data.dtype)
+    return out.reshape(np.shape(r))
+
+
+def reduce_mean(x, axis, keepdims):
+    """The mean over ``axis`` (a reduction with numpy's signature).
+
+    Floating data: np.mean. Integer data exactly: the sum in Python integers (no wraparound, no
+    float64: np.mean of int64 goes through float64 and loses the low digits of values past 2**53),
+    divided by the count truncating toward zero as ONNX's integer Div does. The mean of values of a
+    type always fits the type. An empty reduction (ONNX: undefined) gives 0."""
+    if x.dtype.kind not in "iu":
+        return np.mean(x, axis=axis, keepdims=keepdims)
+    axes = tuple(range(x.ndim)) if axis is None else tuple(np.atleast_1d(axis).tolist())
+    count = int(np.prod([x.shape[a] for a in axes], dtype=np.int64))
+    total = np.sum(x.astype(object), axis=axes, keepdims=keepdims)
+    if count == 0:
+        return np.zeros(np.shape(total), dtype=x.dtype)
+    quotient = np.frompyfunc(lambda s: -(-s // count) if s < 0 else s // count, 1, 1)
+    return np.asarray(quotient(total)).astype(x.dtype)
+
+
+def shrink(x, lambd, bias):
+    """Shrink: x + bias where x < -lambd, x - bias where x > lambd, 0 elsewhere.
+
+    Floating x (float16 / bfloat16 already widened by the unary template): lambd and bias as
+    given (float32), not rounded to x's type. Integer x: the formula's exact value, converted to
+    x's type as Cast converts a real number, toward zero (4 - 1.5 is 2), wrapping around out of
+    range (Cast's integer rule); computed in Python integers, where a trip through float32 turns
+    int32 2147483646 into -2147483648 and one through float64 int64 2**63 - 1 into -2**63. (The
+    function body casts bias to x's type first, "BiasCast = CastLike (Bias, input)", 4 - 1 = 3:
+    see docs/reference-disagreements.md, "Shrink".)"""
+    if x.dtype.kind not in "iu":
+        return np.where(x < -lambd, x + bias, np.where(x > lambd, x - bias, 0))
+    exact = x.astype(object)  # Python integers: no float rounding of large values
+    below = np.asarray(exact < math.ceil(-lambd) if math.isfinite(lambd) else x < -lambd, dtype=bool)
+    above = np.asarray(exact > math.floor(lambd) if math.isfinite(lambd) else x > lambd, dtype=bool)
+    y = np.where(below, _truncated_sum(exact, bias), np.where(above, _truncated_sum(exact, -bias), 0))
+    return _wrap_to(y, x.dtype)
+
+
+def _truncated_sum(x, c):
+    """trunc(x + c) for Python integers x and a float c, exactly: x + floor(c) where x + c >= 0,
+    x + ceil(c) below."""
+    return np.where(x >= math.ceil(-c), x + math.floor(c), x + math.ceil(c))
+
+
+def _wrap_to(values, dtype):
+    """Python integers into an integer ``dtype``, modulo 2**bits (two's complement)."""
+    bits = np.dtype(dtype).itemsize * 8
+    signed = np.dtype(dtype).kind == "i"
+    wrap = np.frompyfunc(lambda v: (v + (1 << (bits - 1))) % (1 << bits) - (1 << (bits - 1)) if signed
+                         else v % (1 << bits), 1, 1)
+    return np.asarray(wrap(np.asarray(values, dtype=object)), dtype=object).astype(dtype)
+
+
+def sigmoid(x):
+    """1 / (1 + exp(-x)) in float64 (at least), without overflow: exp(x) / (1 + exp(x)) for
+    negative x. float32 sigmoid(-100) is the subnormal 3.7e-44, not 1 / (1 + inf) = 0, and
+    Swish's x * sigmoid(x) of it keeps its digits (a float32 subnormal sigmoid has almost none)."""
+    xw = np.asarray(x).astype(np.result_type(np.asarray(x).dtype, np.float64))
+    e = np.exp(-np.abs(xw))
+    return np.where(xw >= 0, 1 / (1 + e), e / (1 + e))
 
 
 def log_sum_exp(x, axis, keepdims):
@@ -201,8 +314,8 @@ def pad_core(data, pads, value, mode, axes) -> np.ndarray:
 def cumulative(x, axis, exclusive, reverse, fn, identity) -> np.ndarray:
     a = int(np.asarray(axis).reshape(-1)[0])
     a = a + x.ndim if a < 0 else a
-    y = np.flip(x, a) if reverse else x
-    r = fn(y, axis=a, dtype=x.dtype)
+    y = widen(np.flip(x, a) if reverse else x)  # float16 / bfloat16 accumulate in float32
+    r = fn(y, axis=a, dtype=y.dtype)
     if exclusive and r.shape[a]:  # an empty axis stays empty
         r = np.concatenate([np.full_like(np.take(r, [0], axis=a), identity),
                             np.take(r, np.arange(r.shape[a] - 1), axis=a)], axis=a)
@@ -228,19 +341,28 @@ def topk_core(x, k, axis, largest, sorted_) -> tuple[np.ndarray, np.ndarray]:
 
 
 def softmax(x, axis):
+    """exp(x - max) / sum(exp(x - max)); float16 / bfloat16 in float32, rounded once."""
     if x.size == 0:  # a zero-size input gives a zero-size output
         return x.copy()
-    m = np.max(x, axis=axis, keepdims=True)
-    e = np.exp(x - m)
+    xw = widen(x)
+    m = np.max(xw, axis=axis, keepdims=True)
+    e = np.exp(xw - m)
     return as_dtype(e / np.sum(e, axis=axis, keepdims=True), x.dtype)
 
 
 def log_softmax(x, axis):
+    """(x - max) - log(sum(exp(x - max))): finite where log(softmax(x)) underflows to -inf;
+    float16 / bfloat16 in float32, rounded once."""
     if x.size == 0:  # a zero-size input gives a zero-size output
         return x.copy()
-    m = np.max(x, axis=axis, keepdims=True)
-    s = x - m
-    return as_dtype(s - np.log(np.sum(np.exp(s), axis=axis, keepdims=True)), x.dtype)
+    return as_dtype(_log_softmax_wide(widen(x), axis), x.dtype)
+
+
+def _log_softmax_wide(xw, axis):
+    """log_softmax of already widened data, not rounded (SoftmaxCrossEntropyLoss reuses it)."""
+    m = np.max(xw, axis=axis, keepdims=True)
+    s = xw - m
+    return s - np.log(np.sum(np.exp(s), axis=axis, keepdims=True))
 
 
 def hardmax(x, axis):
@@ -309,18 +431,26 @@ def unique_core(x, axis, sorted_):
 
 
 def batch_norm(x, scale, bias, mean, var, epsilon, momentum, training_mode):
+    """Y (and in training mode the running mean and variance, each in its own input's type).
+
+    Training mode normalises with the batch's statistics: the mean and the population variance
+    (divided by N, not N - 1) over every axis but the channel. float16 / bfloat16 operands are
+    computed in float32 and every output rounded once: "The computation of ReduceMean and
+    ReduceVar uses float to avoid overflow for float16 inputs" (BatchNormalization-14/15); the
+    running statistics mix input_mean / input_var with the batch's in that precision too."""
     shape = (1, -1) + (1,) * (x.ndim - 2)
+    xw, scale_w, bias_w = widen(x), widen(scale).reshape(shape), widen(bias).reshape(shape)
     if training_mode:
         axes = (0,) + tuple(range(2, x.ndim))
-        batch_mean = np.mean(x, axis=axes)
-        batch_var = np.var(x, axis=axes)
-        y = (x - batch_mean.reshape(shape)) / np.sqrt(batch_var.reshape(shape) + epsilon)
-        y = y * scale.reshape(shape) + bias.reshape(shape)
-        running_mean = mean * momentum + batch_mean * (1 - momentum)
-        running_var = var * momentum + batch_var * (1 - momentum)
+        with np.errstate(invalid="ignore", divide="ignore"):  # an empty batch: NaN statistics
+            batch_mean = np.mean(xw, axis=axes)
+            centred = xw - batch_mean.reshape(shape)
+            batch_var = np.mean(np.square(centred), axis=axes)
+            y = centred / np.sqrt(batch_var.reshape(shape) + epsilon) * scale_w + bias_w
+        running_mean = widen(mean) * momentum + batch_mean * (1 - momentum)
+        running_var = widen(var) * momentum + batch_var * (1 - momentum)
         return (as_dtype(y, x.dtype), as_dtype(running_mean, mean.dtype), as_dtype(running_var, var.dtype))
-    y = (x - mean.reshape(shape)) / np.sqrt(var.reshape(shape) + epsilon) * scale.reshape(shape) \
-        + bias.reshape(shape)
+    y = (xw - widen(mean).reshape(shape)) / np.sqrt(widen(var).reshape(shape) + epsilon) * scale_w + bias_w
     return as_dtype(y, x.dtype)
 
 
@@ -574,8 +704,26 @@ def _int_range(dtype):
     return int(info.min), int(info.max)
 
 
+def _division_dtype(y_scale, precision) -> np.dtype:
+    """The type QuantizeLinear divides in: "The type of `y_scale` determines the precision of the
+    division operation between `x` and `y_scale`, unless the `precision` attribute is specified"
+    (opset 23+; before, x and y_scale share one type, or y_scale is float32). An integer scale has
+    no rounding of its own: float64 holds every int32 quotient's digits. float8e8m0 (a power of
+    two) divides in float32, where dividing by it is exact."""
+    dtype = onnx_dtype(int(precision)) if precision else y_scale.dtype
+    if dtype.kind in "iu":
+        return np.dtype(np.float64)
+    if dtype in (np.float16, np.float32, np.float64, ml_dtypes.bfloat16):
+        return np.dtype(dtype)
+    return np.dtype(np.float32)
+
+
 def quantize(x, y_scale, y_zero_point=None, axis=1, block_size=0, output_dtype=0, saturate=1, precision=0):
-    from .runtime import ONNX_TO_NUMPY, cast_to, onnx_dtype
+    """QuantizeLinear: `y = saturate((x / y_scale) + y_zero_point)`, x / y_scale divided in the
+    precision the spec names (see _division_dtype) and rounded half to even; integer outputs
+    saturate to their range (+-inf to the ends), float8 / float4 / float6 outputs are Cast with
+    ``saturate``."""
+    from .runtime import ONNX_TO_NUMPY, cast_to
 
     if y_zero_point is not None:
         out = y_zero_point.dtype
@@ -583,27 +731,33 @@ def quantize(x, y_scale, y_zero_point=None, axis=1, block_size=0, output_dtype=0
         out = onnx_dtype(output_dtype)
     else:
         out = np.dtype(np.uint8)
-    scale = _broadcast_param(y_scale, x.shape, axis, block_size or 0).astype(np.float32)
-    v = x.astype(np.float32) / scale
+    division = _division_dtype(y_scale, precision)
+    scale = _broadcast_param(y_scale, x.shape, axis, block_size or 0).astype(division)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        v = x.astype(division) / scale
     zp = 0 if y_zero_point is None else _broadcast_param(y_zero_point, x.shape, axis, block_size or 0)
     name = [k for k, dt in ONNX_TO_NUMPY.items() if dt == out][0]
     if out.kind in "iu" or name in ("int4", "uint4", "int2", "uint2"):
         lo, hi = _int_range(out)
-        q = np.rint(v) + (np.asarray(zp).astype(np.int64) if y_zero_point is not None else 0)
+        # in float64: every rounded quotient plus zero point is exact there, and clipping before
+        # the integer conversion saturates what no integer type holds (1e30, inf)
+        q = np.rint(v).astype(np.float64) + (np.asarray(zp).astype(np.float64) if y_zero_point is not None else 0)
         return np.clip(q, lo, hi).astype(np.int64).astype(out)
-    zf = np.asarray(zp).astype(np.float32) if y_zero_point is not None else 0
-    return cast_to((v + zf).astype(np.float32), name, saturate=saturate)
+    with np.errstate(over="ignore", invalid="ignore"):
+        zf = np.asarray(zp).astype(division) if y_zero_point is not None else division.type(0)
+        return cast_to(np.asarray(v + zf).astype(np.float32) if division != np.float64 else v + zf, name,
+                       saturate=saturate)
 
 
 def dequantize(x, x_scale, x_zero_point=None, axis=1, block_size=0, output_dtype=0):
-    from .runtime import onnx_dtype
-
+    """DequantizeLinear: `y = (x - x_zero_point) * x_scale`, exactly (float64 holds every product
+    of a <= 32-bit integer and a float32 scale) and rounded once to the output type."""
     out = onnx_dtype(output_dtype) if output_dtype else x_scale.dtype
-    scale = _broadcast_param(x_scale, x.shape, axis, block_size or 0).astype(np.float32)
-    xf = x.astype(np.float32) if x.dtype != np.int32 else x.astype(np.float64)
+    scale = _broadcast_param(x_scale, x.shape, axis, block_size or 0).astype(np.float64)
+    xf = x.astype(np.float64)
     if x_zero_point is not None:
-        xf = xf - _broadcast_param(x_zero_point, x.shape, axis, block_size or 0).astype(xf.dtype)
-    return (xf * scale).astype(np.float32).astype(out)
+        xf = xf - _broadcast_param(x_zero_point, x.shape, axis, block_size or 0).astype(np.float64)
+    return as_dtype(xf * scale, out)
 
 
 def _zp_rows(zp, rows_axis_len, as_column):
@@ -1339,47 +1493,80 @@ def space_to_depth(x, blocksize, mode="DCR"):
     return t.reshape(b, c * bs ** 2, h // bs, w // bs)
 
 
-def _stash(x, stash_type):
-    return np.float32 if stash_type == 1 and x.dtype != np.float64 else (np.float64 if x.dtype == np.float64 else np.float32)
+def stash_dtype(stash_type) -> np.dtype:
+    """The numpy type of a ``stash_type`` attribute (a TensorProto.DataType code: 1 float32,
+    11 float64, 10 float16, 16 bfloat16)."""
+    return onnx_dtype(int(stash_type))
+
+
+def _mean_in(x, axes, dtype):
+    """ReduceMean rounded to ``dtype``: accumulated in float32 (float64 for float64), so a narrow
+    stash type rounds the mean, not every partial sum."""
+    wide = np.float64 if dtype == np.float64 else np.float32
+    return np.mean(x.astype(wide), axis=axes, keepdims=True).astype(dtype)
+
+
+def _standardize(x, axes, epsilon, stash, divide):
+    """Stage one of Layer/Group normalization, every step in the ``stash`` type as the specs say
+    ("casts all input variables to [stash_type], performs the computation"): returns
+    (normalized, mean, inv_std_dev) in that type. ``divide``: Normalized = Div(D, StdDev)
+    (GroupNormalization) rather than Mul(D, InvStdDev) (LayerNormalization)."""
+    xs = x.astype(stash)
+    mean = _mean_in(xs, axes, stash)
+    d = xs - mean
+    std = np.sqrt(_mean_in(d * d, axes, stash) + stash.type(epsilon))
+    inv = np.reciprocal(std)
+    return (d / std if divide else d * inv), mean, inv
 
 
 def layer_norm(X, Scale, B=None, *, axis=-1, epsilon=1e-5, stash_type=1):
+    """LayerNormalization: stage one (standardization) in the stash type, Normalized cast back to
+    X's type, then "NormalizedScaled = Mul(Normalized, Scale); Y = Add(NormalizedScaled, B)" in
+    X's type: "The second stage doesn't depends on stash_type". Mean and InvStdDev are in the
+    stash type."""
     a = axis + X.ndim if axis < 0 else axis
-    dt = np.float32 if stash_type == 1 else X.dtype
-    x = X.astype(dt)
-    axes = tuple(range(a, X.ndim))
-    mean = np.mean(x, axis=axes, keepdims=True)
-    var = np.mean(np.square(x - mean), axis=axes, keepdims=True)
-    inv = 1 / np.sqrt(var + epsilon)
-    y = (x - mean) * inv * Scale.astype(dt)
-    if B is not None:
-        y = y + B.astype(dt)
-    return y.astype(X.dtype), mean.astype(dt), inv.astype(dt)
+    stash = stash_dtype(stash_type)
+    with np.errstate(invalid="ignore", divide="ignore"):  # zero-size reductions: NaN statistics
+        normalized, mean, inv = _standardize(X, tuple(range(a, X.ndim)), epsilon, stash, divide=False)
+        y = normalized.astype(X.dtype) * Scale
+        if B is not None:
+            y = y + B
+    return as_dtype(y, X.dtype), mean, inv
 
 
-def group_norm(X, scale, bias, *, num_groups, epsilon=1e-5, stash_type=1, per_group_affine=False):
+def group_norm(X, scale, bias, *, num_groups, epsilon=1e-5, stash_type=None, per_group_affine=False):
+    """GroupNormalization. With ``stash_type`` (opset 21): stage one in the stash type, the
+    normalized values cast back to X's type, then Mul(scale) and Add(bias) in X's type ("The
+    floating-point precision used in the first stage is determined by the `stash_type` attribute
+    ... The second stage does not depend on `stash_type`"). Without (opset 18, which says nothing
+    about precision): the whole formula in float32 for float16 / bfloat16 (float64 for float64),
+    rounded once. ``per_group_affine``: opset 18's scale and bias hold one value per group."""
     N, C = X.shape[:2]
     g = int(num_groups)
-    dt = np.float32 if stash_type == 1 and X.dtype != np.float64 else X.dtype
-    x = X.astype(dt).reshape((N, g, (C // g) * int(np.prod(X.shape[2:], dtype=np.int64))))  # -1 is ambiguous when N = 0
-    mean = x.mean(axis=-1, keepdims=True)
-    var = np.square(x - mean).mean(axis=-1, keepdims=True)
-    y = ((x - mean) / np.sqrt(var + epsilon)).reshape(X.shape)
+    grouped = (N, g, (C // g) * int(np.prod(X.shape[2:], dtype=np.int64)))  # -1 is ambiguous when N = 0
     shape = (1, -1) + (1,) * (X.ndim - 2)
-    if per_group_affine:  # opset 18: scale and bias hold one value per group
-        s = np.repeat(scale.astype(dt), C // g).reshape(shape)
-        b = np.repeat(bias.astype(dt), C // g).reshape(shape)
-    else:
-        s, b = scale.astype(dt).reshape(shape), bias.astype(dt).reshape(shape)
-    return (y * s + b).astype(X.dtype)
+    if per_group_affine:
+        scale, bias = np.repeat(scale, C // g), np.repeat(bias, C // g)
+    with np.errstate(invalid="ignore", divide="ignore"):  # zero-size groups: NaN statistics
+        if stash_type is None:
+            wide = compute_dtype(X.dtype)
+            normalized, _, _ = _standardize(X.reshape(grouped), (-1,), epsilon, wide, divide=True)
+            y = normalized.reshape(X.shape) * scale.astype(wide).reshape(shape) + bias.astype(wide).reshape(shape)
+            return as_dtype(y, X.dtype)
+        normalized, _, _ = _standardize(X.reshape(grouped), (-1,), epsilon, stash_dtype(stash_type), divide=True)
+        y = normalized.astype(X.dtype).reshape(X.shape) * scale.astype(X.dtype).reshape(shape)
+        return as_dtype(y + bias.astype(X.dtype).reshape(shape), X.dtype)
 
 
 def rms_norm(X, scale, *, axis=-1, epsilon=1e-5, stash_type=1):
+    """RMSNormalization: "Normalized = Div(X, RMS)" in the stash type, cast back to X's type, then
+    "Y = Mul(Normalized, Scale)" in X's type."""
     a = axis + X.ndim if axis < 0 else axis
-    dt = np.float32 if stash_type == 1 and X.dtype != np.float64 else X.dtype
-    x = X.astype(dt)
-    ms = np.mean(np.square(x), axis=tuple(range(a, X.ndim)), keepdims=True)
-    return (x / np.sqrt(ms + epsilon) * scale.astype(dt)).astype(X.dtype)
+    stash = stash_dtype(stash_type)
+    xs = X.astype(stash)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        rms = np.sqrt(_mean_in(xs * xs, tuple(range(a, X.ndim)), stash) + stash.type(epsilon))
+        return as_dtype((xs / rms).astype(X.dtype) * scale.astype(X.dtype), X.dtype)
 
 
 def rotary_embedding(X, cos_cache, sin_cache, position_ids=None, *, interleaved=0, num_heads=0,
@@ -1395,15 +1582,16 @@ def rotary_embedding(X, cos_cache, sin_cache, position_ids=None, *, interleaved=
         cos, sin = cos_cache[position_ids], sin_cache[position_ids]
     else:
         cos, sin = cos_cache, sin_cache
-    cos, sin = cos[:, :, None, :rd // 2], sin[:, :, None, :rd // 2]
-    xr, xp = x[..., :rd], x[..., rd:]
+    # float16 / bfloat16 rotations in float32, rounded once
+    cos, sin = widen(cos[:, :, None, :rd // 2]), widen(sin[:, :, None, :rd // 2])
+    xr, xp = widen(x[..., :rd]), x[..., rd:]
     if interleaved:
         x1, x2 = xr[..., 0::2], xr[..., 1::2]
     else:
         x1, x2 = xr[..., :rd // 2], xr[..., rd // 2:]
     r1, r2 = x1 * cos - x2 * sin, x2 * cos + x1 * sin
     rot = np.stack([r1, r2], axis=-1).reshape(xr.shape) if interleaved else np.concatenate([r1, r2], axis=-1)
-    y = np.concatenate([rot, xp], axis=-1).astype(X.dtype)
+    y = np.concatenate([rot.astype(X.dtype), xp], axis=-1)
     return y.transpose(0, 2, 1, 3) if X.ndim == 4 else y.reshape(X.shape)
 
 
@@ -1442,49 +1630,82 @@ def affine_grid(theta, size, *, align_corners=0):
     return grid.reshape([N] + spatial + [len(spatial)]).astype(theta.dtype)
 
 
-def nll_loss(input, target, weight=None, *, ignore_index=None, reduction="mean"):
-    C = input.shape[1]
+def nll_loss(input, target, weight=None, *, ignore_index=None, reduction="mean", out_dtype=None):
+    """NegativeLogLikelihoodLoss. float16 / bfloat16 in float32 (the products, the sums and the
+    mean's division), rounded once to ``out_dtype`` (default: input's type). reduction="mean"
+    divides by the total weight of the samples not ignored: zero (every sample ignored, or zero
+    weights) gives 0 / 0 = NaN, as the formula `sum(loss) / sum(weight[target])` does."""
+    out_dtype = input.dtype if out_dtype is None else out_dtype
+    x = widen(input)
+    C = x.shape[1]
     t = target.astype(np.int64)
     ignored = (t == ignore_index) if ignore_index is not None else np.zeros(t.shape, dtype=bool)
     safe = np.where(ignored, 0, t)
-    picked = np.take_along_axis(input, safe[:, None], axis=1)[:, 0]
-    w = np.ones(C, dtype=input.dtype) if weight is None else weight
-    wt = np.where(ignored, 0, w[safe]).astype(input.dtype)
+    picked = np.take_along_axis(x, safe[:, None], axis=1)[:, 0]
+    w = np.ones(C, dtype=x.dtype) if weight is None else widen(weight)
+    wt = np.where(ignored, 0, w[safe]).astype(x.dtype)
     loss = -picked * wt
     if reduction == "none":
-        return loss.astype(input.dtype)
+        return as_dtype(loss, out_dtype)
     if reduction == "sum":
-        return np.array(loss.sum(), dtype=input.dtype)
-    total = wt.sum()
-    with np.errstate(divide="ignore", invalid="ignore"):  # no (weighted) sample: 0 / 0 = NaN, as in ONNX
-        return np.array(np.divide(loss.sum(), total), dtype=input.dtype)
+        return as_dtype(loss.sum(), out_dtype)
+    with np.errstate(divide="ignore", invalid="ignore"):  # no (weighted) sample: 0 / 0 = NaN
+        return as_dtype(np.divide(loss.sum(), wt.sum()), out_dtype)
 
 
 def softmax_cross_entropy(scores, labels, weights=None, *, ignore_index=None, reduction="mean"):
-    log_prob = log_softmax(scores, 1)
-    return nll_loss(log_prob, labels, weights, ignore_index=ignore_index, reduction=reduction), log_prob
+    """SoftmaxCrossEntropyLoss: the loss from the unrounded log-probabilities (float32 for
+    float16 / bfloat16 scores), rounded once; log_prob rounded to the scores' type."""
+    log_prob = _log_softmax_wide(widen(scores), 1) if scores.size else widen(scores)
+    loss = nll_loss(log_prob, labels, weights, ignore_index=ignore_index, reduction=reduction,
+                    out_dtype=scores.dtype)
+    return loss, as_dtype(log_prob, scores.dtype)
 
 
 def dynamic_quantize_linear(x):
-    xf = x.astype(np.float32)
-    x_min = min(0.0, float(xf.min())) if xf.size else 0.0
-    x_max = max(0.0, float(xf.max())) if xf.size else 0.0
-    scale = np.float32((x_max - x_min) / 255.0)
-    zp = np.clip(np.rint(0 - x_min / scale), 0, 255) if scale != 0 else 0.0
-    y = np.clip(np.rint(xf / scale) + zp, 0, 255) if scale != 0 else np.zeros_like(xf)
-    return y.astype(np.uint8), np.array(scale, np.float32), np.array(zp, np.uint8)
+    """DynamicQuantizeLinear, every step in float32 as its function body computes it (Sub, Div,
+    Clip, Round half to even, then QuantizeLinear's float32 division). An all-zero x gives
+    y_scale = (0 - 0) / 255 = 0, the spec's formula; the zero point and y are then 0 / 0, which the
+    spec leaves undefined: here 0."""
+    f32 = np.float32
+    xf = x.astype(f32)
+    x_min = min(f32(0), xf.min()) if xf.size else f32(0)
+    x_max = max(f32(0), xf.max()) if xf.size else f32(0)
+    scale = f32(x_max - x_min) / f32(255)
+    if scale == 0:
+        return np.zeros(x.shape, np.uint8), np.array(scale, f32), np.array(0, np.uint8)
+    zp = np.rint(np.clip(f32(0) - x_min / scale, f32(0), f32(255)))
+    with np.errstate(over="ignore"):
+        y = np.clip(np.rint(xf / scale) + zp, 0, 255)
+    return y.astype(np.uint8), np.array(scale, f32), np.array(zp, np.uint8)
 
 
 def window(size, periodic, output_datatype, coefficients):
-    from .runtime import onnx_dtype
+    """Hann / Hamming / Blackman windows: w[k] = A0 - A1 cos(2 pi k / N) + A2 cos(4 pi k / N) (N =
+    size, or size - 1 for a symmetric window), the window "as described in the paper" with its
+    exact coefficients (``coefficients``: strings or Fractions, 0.42 is 21/50), rounded once to
+    float32 -- the functions bodies compute in float ("Cast <to: int = 1> (size)") and end with
+    one "Cast <to: int = @output_datatype>" -- then cast to output_datatype with Cast's rules.
+
+    The coefficients are exact rationals and each term is summed exactly, so the window is exactly
+    0 and 1 where the formula is (cos 0 = 1, cos pi = -1 in float64): the symmetric Blackman window
+    of size 3 peaks at 21/50 + 1/2 + 2/25 = 1 (an integer Cast gives 1). Summed in float64,
+    0.42 + 0.5 + 0.08 is 0.9999999999999999; in the body's float32 steps 0.99999994; both Cast to
+    0. IR.md: a function body "serves as a default or fallback implementation"."""
+    from fractions import Fraction
+
+    from .runtime import cast_to, element_type
 
     n = int(np.asarray(size).reshape(-1)[0])
-    denom = n if periodic else n - 1
-    k = np.arange(n, dtype=np.float64)
-    w = np.zeros(n)
-    for i, a in enumerate(coefficients):
-        w = w + (-1) ** i * a * np.cos(2 * np.pi * i * k / denom)
-    return w.astype(onnx_dtype(output_datatype))
+    denominator = n if periodic else n - 1
+    a0, a1, a2 = (Fraction(c) for c in coefficients)
+    with np.errstate(divide="ignore", invalid="ignore"):  # size 1, symmetric: 0 / 0, NaN as in the body
+        angle = 2 * np.pi * np.arange(n, dtype=np.float64) / (denominator if denominator else np.nan)
+    c1, c2 = np.cos(angle), np.cos(2 * angle)
+    w = np.array([float(a0 - a1 * Fraction(x) + a2 * Fraction(y)) if np.isfinite(x) else np.nan
+                  for x, y in zip(c1.tolist(), c2.tolist())], dtype=np.float64)
+    target = onnx_dtype(output_datatype)
+    return cast_to(w.astype(np.float32), element_type(np.zeros(0, dtype=target)))
 
 
 def max_roi_pool(X, rois, *, pooled_shape, spatial_scale=1.0):

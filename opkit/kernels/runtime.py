@@ -19,7 +19,7 @@ __all__ = [
     "KernelValidationError", "ONNX_TO_NUMPY", "element_type", "type_string", "check_type",
     "check_rank", "check_domain", "fail", "as_dtype", "legacy_broadcast", "onnx_dtype",
     "normalize_axes", "reduce_core", "cast_to", "erf", "round_half_even", "element_name", "CORE_ERRORS",
-    "core_error",
+    "core_error", "NARROW_FLOATS", "compute_dtype", "widen", "float_attribute",
 ]
 
 # ONNX element type name -> numpy dtype (ml_dtypes for the narrow float and int types)
@@ -126,6 +126,45 @@ def check_domain(op: str, version: int, name: str, value, values=None, low=None,
                  f"attribute '{name}' must be {' and '.join(parts)}, got {value!r}")
 
 
+# Floating types too narrow to hold intermediate results: float16 and bfloat16 keep 11 and 8
+# significant bits, so an expression evaluated in them rounds after every step (exp(x) - 1 for a
+# small x loses every digit) and overflows early (x * x for |x| > 256). A kernel evaluates them in
+# float32 and rounds once, to the output type, at the end: as close to the exact value rounded to
+# the output type as float32 carries, which is what runtimes compute (they convert half types to
+# float32 and back) and what tolerances compare against.
+NARROW_FLOATS = frozenset(ONNX_TO_NUMPY[name] for name in (
+    "float16", "bfloat16", "float8e4m3fn", "float8e4m3fnuz", "float8e5m2", "float8e5m2fnuz", "float4e2m1",
+    "float8e8m0", "float6e2m3", "float6e3m2"))
+
+
+def compute_dtype(dtype) -> np.dtype:
+    """The type a kernel computes in for data of ``dtype``: float32 for the narrow floating types,
+    ``dtype`` itself otherwise (float32, float64, integers, bool and strings are not widened:
+    integer kernels keep integer arithmetic)."""
+    dtype = np.dtype(dtype)
+    return np.dtype(np.float32) if dtype in NARROW_FLOATS else dtype
+
+
+def widen(x):
+    """``x`` in its compute type (a copy in float32 for a narrow float; ``x`` itself otherwise)."""
+    if isinstance(x, np.ndarray) and x.dtype in NARROW_FLOATS:
+        return x.astype(np.float32)
+    return x
+
+
+def float_attribute(value):
+    """A ``float`` / ``floats`` attribute as the model carries it: ONNX stores them as float32
+    (AttributeProto.f), so a default written as 0.01 in a spec is float32(0.01) =
+    0.009999999776482582 to every runtime, in double arithmetic too. None stays None."""
+    if value is None:
+        return None
+    if isinstance(value, (list, tuple)):
+        return [float(np.float32(v)) for v in value]
+    if isinstance(value, np.ndarray):
+        return value.astype(np.float32).astype(value.dtype) if value.dtype.kind == "f" else value
+    return float(np.float32(value))
+
+
 def as_dtype(result, dtype) -> np.ndarray:
     """``result`` as an ndarray of ``dtype`` (numpy returns scalars for 0-d inputs)."""
     if isinstance(result, np.ndarray) and result.dtype == dtype:
@@ -155,9 +194,9 @@ def reduce_core(data: np.ndarray, axes, keepdims, noop_with_empty_axes, fn, pre=
     the value of a reduction over no elements where ``fn`` has no identity (max, min)."""
     x = pre(data) if pre is not None else data
     if axes is None or len(np.asarray(axes).reshape(-1)) == 0:
-        if noop_with_empty_axes:
-            r = x
-            return post(r) if post is not None else r
+        if noop_with_empty_axes:  # each element reduced on its own: pre and post still apply
+            r = post(x) if post is not None else x
+            return as_dtype(r, data.dtype)  # the output keeps the input's type (int32 sqrt: int32)
         axes_t = tuple(range(data.ndim))
     else:
         axes_t = normalize_axes(axes, data.ndim)
