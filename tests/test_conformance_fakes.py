@@ -124,3 +124,7 @@ class ExhaustedOnce(_Fake):
             raise RuntimeError("Exception from src/inference/src/cpp/infer_request.cpp: "
                                "Resource temporarily unavailable")
         return o
+
+
+class WrongValues2(WrongValues):
+    """Another engine with the same wrong values (a second opinion that sides with the runtime)."""

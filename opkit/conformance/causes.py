@@ -1,0 +1,151 @@
+"""Root causes, not case counts.
+
+One runtime bug fails many cases: every type binding of an op, every version that shares the
+kernel, every input that reaches the same code path. A team wants to see each bug once. A *cause*
+groups a backend's failing cases of one op by what they have in common:
+
+- the outcome (mismatch, error, crash, timeout, unsupported);
+- the class of the message: the backend's text with numbers, names, quoted strings and types
+  abstracted away (``INVALID_ARGUMENT : Size of X.shape[axis:] must be at least N``), or for a
+  mismatch what differed (shape, values, dtype, NaN positions) and in which output;
+- the input feature the minimal failing case has: a zero-size tensor, a scalar, NaN or infinity in
+  the difference, or none.
+
+Op versions and type bindings are not part of the key: they are listed on the cause (a bug in the
+int64 path shows as one cause with its types). Each cause keeps its smallest failing case (the
+minimal example and its repro bundle) and whether any second opinion makes it doubtful.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from .outcomes import FAILING
+from .second_opinion import needs_review, opinion_lines
+
+_TENSOR_TYPE = re.compile(r"tensor\([a-z0-9_]+\)")
+_QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"")
+_NUMBER = re.compile(r"(?<![A-Za-z_])-?\d+(\.\d+)?(e[-+]?\d+)?")
+_BRACKETS = re.compile(r"\[[^\[\]]*\]")
+_SPACES = re.compile(r"\s+")
+_SHAPE = re.compile(r"\[([0-9, ]*)\]")
+SIGNATURE_LENGTH = 160
+
+
+@dataclass(frozen=True)
+class Cause:
+    """One root cause: a backend's failures of one op that share outcome, message class and feature."""
+
+    backend: str
+    domain: str
+    op: str
+    outcome: str
+    signature: str  # the message class
+    feature: str  # zero-size, scalar, nan/inf, or "" (see ``input_feature``)
+    versions: tuple[int, ...]
+    types: tuple[str, ...]  # "T=float, T1=int64" per binding, sorted
+    cases: int
+    example: dict  # the smallest failing case: message, minimal_example, repro, version, types
+    review: bool  # a second opinion sides with the runtime or fails too
+
+    @property
+    def qualified(self) -> str:
+        return self.op if self.domain == "ai.onnx" else f"{self.domain}::{self.op}"
+
+    def to_json(self) -> dict:
+        return {"backend": self.backend, "domain": self.domain, "op": self.op, "outcome": self.outcome,
+                "signature": self.signature, "feature": self.feature, "versions": list(self.versions),
+                "types": list(self.types), "cases": self.cases, "example": dict(self.example),
+                "review": self.review}
+
+    def line(self) -> str:
+        """One line for the terminal."""
+        versions = ",".join(str(v) for v in self.versions)
+        feature = f" [{self.feature}]" if self.feature else ""
+        types = ", ".join(t or "-" for t in self.types[:4]) + (" ..." if len(self.types) > 4 else "")
+        flag = "REVIEW " if self.review else ""
+        return (f"{flag}{self.outcome.upper():<11} {self.backend} {self.qualified}-{versions}{feature}: {self.signature}"
+                f" ({self.cases} case{'s' if self.cases != 1 else ''}: {types})")
+
+
+def message_class(case: dict) -> str:
+    """The message with what varies between instances of one bug abstracted away."""
+    details = case.get("details") or {}
+    message = case.get("message") or ""
+    if case.get("outcome") == "mismatch":
+        what = details.get("what")
+        name = message.split(":", 1)[0] if ":" in message else "output"
+        if what == "property":
+            return message.split(" does not hold", 1)[0]
+        if what in ("shape", "dtype", "missing"):
+            return f"{name}: {what} differs"
+        if "NaN position" in message:
+            return f"{name}: NaN where a number is expected, or the reverse"
+        return f"{name}: values differ"
+    text = _TENSOR_TYPE.sub("tensor(T)", message)
+    text = _QUOTED.sub("'...'", text)
+    text = _BRACKETS.sub("[...]", text)
+    text = _NUMBER.sub("N", text)
+    text = _SPACES.sub(" ", text).strip()
+    return text if len(text) <= SIGNATURE_LENGTH else text[:SIGNATURE_LENGTH] + " ..."
+
+
+def input_feature(case: dict) -> str:
+    """What about the minimal failing input stands out: a zero-size tensor, a scalar input, or
+    NaN / infinity in the difference the backend made. "" when nothing does."""
+    minimal = case.get("minimal_example") or ""
+    message = case.get("message") or ""
+    for dims in _SHAPE.findall(minimal):
+        if dims.strip() and any(d.strip() == "0" for d in dims.split(",")):
+            return "zero-size"
+    lowered = message.lower()
+    if "nan" in lowered.replace("nan position", "nan"):
+        return "nan"
+    if "inf'" in lowered or "inf," in lowered or "inf " in lowered:
+        return "inf"
+    if re.search(r"=[a-z0-9_]+:", minimal):  # name=dtype:value is how a 0-D input is described
+        return "scalar"
+    return ""
+
+
+def _types(case: dict) -> str:
+    return ", ".join(f"{k}={v[7:-1] if v.startswith('tensor(') else v}" for k, v in sorted(case["types"].items()))
+
+
+def _size(case: dict) -> tuple:
+    """Smaller minimal examples first (fewer characters is a fair proxy for fewer, smaller inputs)."""
+    return (case.get("repro") is None, len(case.get("minimal_example") or case.get("message") or ""))
+
+
+def causes(cases: list[dict], outcomes=FAILING) -> list[Cause]:
+    """The causes of a report's failing cases (``outcomes``), most cases first."""
+    groups: dict[tuple, list[dict]] = {}
+    for case in cases:
+        if case.get("outcome") not in outcomes:
+            continue
+        key = (case["backend"], case["domain"], case["op"], case["outcome"], message_class(case), input_feature(case))
+        groups.setdefault(key, []).append(case)
+    out = []
+    for (backend, domain, op, outcome, signature, feature), items in groups.items():
+        smallest = min(items, key=_size)
+        example = {k: smallest[k] for k in ("version", "types", "message", "minimal_example", "repro")
+                   if smallest.get(k) is not None}
+        if smallest.get("second_opinion"):
+            example["second_opinion"] = smallest["second_opinion"]
+        out.append(Cause(backend, domain, op, outcome, signature, feature,
+                         tuple(sorted({c["version"] for c in items})), tuple(sorted({_types(c) for c in items})),
+                         len(items), example, any(needs_review(c.get("second_opinion")) for c in items)))
+    return sorted(out, key=lambda c: (-c.cases, c.backend, c.domain, c.op, c.outcome, c.signature))
+
+
+def causes_text(found: list[Cause], limit: int = 40) -> str:
+    lines = [c.line() + (f"\n            repro: {c.example['repro']}" if c.example.get("repro") else "")
+             + "".join(f"\n            {line}" for line in opinion_lines(c.example))
+             for c in found[:limit]]
+    if len(found) > limit:
+        lines.append(f"... and {len(found) - limit} more causes (see the JSON report's 'causes')")
+    return "\n".join(lines)
+
+
+__all__ = ["Cause", "causes", "causes_text", "input_feature", "message_class"]

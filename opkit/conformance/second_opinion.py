@@ -1,0 +1,173 @@
+"""A second opinion on every finding.
+
+A mismatch or error that opkit charges to a runtime is a claim about someone else's work, and
+opkit's own reference kernel can be the one that is wrong. So each failing case's minimal model
+and inputs are also run on other engines (onnx's ReferenceEvaluator by default, and any runtime
+named with ``--second-opinion``), and the report records what each says:
+
+- ``agrees with opkit``: it computes opkit's expected outputs (the runtime is the odd one out);
+- ``agrees with the runtime``: it computes what the runtime computed, not what opkit expects;
+- ``differs from both``: its outputs match neither;
+- ``also fails``: the runtime failed to run the case and so does this engine (a shared limitation,
+  or an input the spec does not allow after all);
+- ``cannot run it``: it does not support the op or type, or fails where the runtime computed.
+
+A finding whose second opinions side with the runtime, or also fail, is flagged for review
+(``needs_review``): it is shown apart in the terminal and on the scoreboard.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+from .outcomes import CRASH, ERROR, MISMATCH, TIMEOUT
+from .worker import OK, UNSUPPORTED
+
+AGREES_WITH_OPKIT = "agrees with opkit"
+AGREES_WITH_RUNTIME = "agrees with the runtime"
+DIFFERS_FROM_BOTH = "differs from both"
+ALSO_FAILS = "also fails"
+CANNOT_RUN = "cannot run it"
+VERDICTS = (AGREES_WITH_OPKIT, AGREES_WITH_RUNTIME, DIFFERS_FROM_BOTH, ALSO_FAILS, CANNOT_RUN)
+# the verdicts that make a finding doubtful: someone should look before it is reported upstream
+DOUBTFUL = (AGREES_WITH_RUNTIME, ALSO_FAILS)
+ASKED_ABOUT = (MISMATCH, ERROR, CRASH, TIMEOUT)  # the outcomes charged to the runtime as findings
+SUITES = ("differential", "examples")  # suites whose failure is about outputs for given inputs
+MESSAGE_LIMIT = 300
+
+
+@dataclass(frozen=True)
+class Opinion:
+    """What one other engine says about one failing case."""
+
+    backend: str
+    verdict: str
+    message: str = ""
+
+    def to_json(self) -> dict:
+        out = {"backend": self.backend, "verdict": self.verdict}
+        if self.message:
+            out["message"] = self.message
+        return out
+
+    @classmethod
+    def from_json(cls, data: dict) -> "Opinion":
+        return cls(str(data["backend"]), str(data["verdict"]), str(data.get("message", "")))
+
+
+def needs_review(opinions) -> bool:
+    """True when any second opinion makes the finding doubtful (JSON dicts or Opinions)."""
+    return any((o["verdict"] if isinstance(o, dict) else o.verdict) in DOUBTFUL for o in opinions or ())
+
+
+def opinion_lines(case: dict) -> list[str]:
+    """One line per second opinion on a failure (a report case or a cause's example); doubtful
+    ones start with REVIEW."""
+    out = []
+    for o in case.get("second_opinion") or ():
+        flag = "REVIEW: " if o["verdict"] in DOUBTFUL else ""
+        detail = f" ({o['message'][:160]})" if o.get("message") else ""
+        out.append(f"{flag}second opinion: {o['backend']} {o['verdict']}{detail}")
+    return out
+
+
+def judge(outcome: str, expected: tuple | None, runtime_outputs: list | None, result,
+          compare_outputs: Callable[[tuple, list], str | None], backend: str) -> Opinion:
+    """The verdict of one engine's ``result`` (a worker Result) on a case the runtime failed with
+    ``outcome``. ``compare_outputs(reference, actual)`` returns None when ``actual`` matches
+    ``reference`` within the spec's tolerance, else a one-line difference."""
+    if result.kind == UNSUPPORTED:
+        return Opinion(backend, CANNOT_RUN, _short(result.message))
+    if result.kind != OK:
+        verdict = CANNOT_RUN if outcome == MISMATCH else ALSO_FAILS
+        return Opinion(backend, verdict, _short(f"{result.kind}: {result.message}"))
+    differs = compare_outputs(expected, result.outputs) if expected is not None else "no expected outputs"
+    if differs is None:
+        return Opinion(backend, AGREES_WITH_OPKIT)
+    if runtime_outputs is not None and compare_outputs(tuple(runtime_outputs), result.outputs) is None:
+        return Opinion(backend, AGREES_WITH_RUNTIME, _short(differs))
+    return Opinion(backend, DIFFERS_FROM_BOTH, _short(differs))
+
+
+def _short(text: str) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= MESSAGE_LIMIT else text[:MESSAGE_LIMIT] + " ..."
+
+
+class SecondOpinions:
+    """The engines asked about each finding of one run. Each engine's worker is started on the
+    first finding (a clean run pays nothing) and kept in ``workers`` (a dict the caller may share
+    between runs, as -j pool processes do)."""
+
+    def __init__(self, backend_specs: list, make_worker: Callable, timeout: float, workers: dict | None = None):
+        self.specs = list(backend_specs)
+        self.make_worker = make_worker
+        self.timeout = timeout
+        self.workers = workers if workers is not None else {}
+        self._runners: dict = {}
+        self._broken: dict = {}  # engine name -> why it could not start
+
+    def __bool__(self) -> bool:
+        return bool(self.specs)
+
+    def _runner(self, spec):
+        from .runner import BackendRunner
+
+        runner = self._runners.get(spec.name)
+        if runner is None:
+            worker = self.workers.get(("second-opinion", spec.name))
+            if worker is None:
+                worker = self.workers[("second-opinion", spec.name)] = self.make_worker(spec)
+            runner = self._runners[spec.name] = BackendRunner(worker, worker.describe())
+        return runner
+
+    def ask(self, version, case, outcome: str, expected: tuple | None, runtime_outputs: list | None) -> list[dict]:
+        """Every engine's opinion on ``case`` (JSON form), in the order they were named."""
+        from . import harness
+        from .runner import check_outputs
+
+        if expected is None:
+            try:
+                expected = harness.expected_outputs(case)
+            except Exception:  # noqa: BLE001 - no oracle output: the engines are still asked
+                expected = None
+
+        def compare_outputs(reference, actual):
+            ex = check_outputs(version, case, reference, actual)
+            return None if ex.outcome == "pass" else ex.message
+
+        opinions = []
+        for spec in self.specs:
+            if spec.name in self._broken:
+                opinions.append(Opinion(spec.name, CANNOT_RUN, self._broken[spec.name]).to_json())
+                continue
+            try:
+                runner = self._runner(spec)
+                why = runner.cannot_run(case.domain, case.since) if hasattr(runner, "cannot_run") else None
+                if why:
+                    opinions.append(Opinion(spec.name, CANNOT_RUN, why).to_json())
+                    continue
+                result = runner.run_case(case, version, self.timeout)
+            except KeyboardInterrupt:
+                raise
+            except Exception as exc:  # noqa: BLE001 - an engine that cannot start has no opinion
+                self._broken[spec.name] = _short(f"could not start: {type(exc).__name__}: {exc}")
+                opinions.append(Opinion(spec.name, CANNOT_RUN, self._broken[spec.name]).to_json())
+                continue
+            opinions.append(judge(outcome, expected, runtime_outputs, result, compare_outputs, spec.name).to_json())
+        return opinions
+
+    def close(self, own: bool = True) -> None:
+        if own:
+            for worker in self.workers.values():
+                try:
+                    worker.close()
+                except Exception:  # noqa: BLE001
+                    pass
+            self.workers.clear()
+        self._runners.clear()
+
+
+__all__ = ["AGREES_WITH_OPKIT", "AGREES_WITH_RUNTIME", "ALSO_FAILS", "CANNOT_RUN", "DIFFERS_FROM_BOTH", "DOUBTFUL",
+           "Opinion", "SecondOpinions", "VERDICTS", "judge", "needs_review", "opinion_lines"]
