@@ -72,8 +72,9 @@ opkit_listed = (
 # Operator pages are kept out of the toctree (the sidebar would hold 360 entries on every page and
 # the build would take minutes); the operator index links to them. See _ext/opkit_site.py.
 # The scoreboard's per-op pages likewise (192 once the all-ops sweeps are committed): the
-# scoreboard index links each one.
-opkit_orphans = ("generated/operators/*/*", "generated/scoreboard/op-*")
+# scoreboard index links each one. Its per-runtime pages too: in the "More" toctree they showed as
+# a row of "Scoreboard: <runtime> <version>" entries (a stray "Scoreboard: opkit ?" among them).
+opkit_orphans = ("generated/operators/*/*", "generated/scoreboard/op-*", "generated/scoreboard/runtime-*")
 # The changelogs have a heading per op version (2,000+): keep the version groups in the navigation.
 opkit_tocdepth = {"generated/Changelog*": 2}
 # OPKIT_DOCS_ONLY="generated/operators/*/Trilu,generated/Operators" mounts only the generated pages

@@ -18,10 +18,11 @@ from opkit.emit import GenContext
 from opkit.emit import docs_pages as dp
 from opkit.emit.json_schema import json_schema
 from opkit.emit.spec_fields import objects as schema_objects
+from opkit.spec.accuracy import accuracy_of
 from opkit.spec.fields import OBJECTS
 from opkit.spec.load import load_specs
 from opkit.spec.model import (
-    Attribute, Example, FormalParameter, FunctionBody, Kernel, OpSpec, OpVersion, Property,
+    Approximation, Attribute, Example, FormalParameter, FunctionBody, Kernel, OpSpec, OpVersion, Property,
     RankRule, Rule, TensorValue, Tolerance, TypeConstraint, ValueDomain,
 )
 
@@ -147,6 +148,11 @@ VERSION_CHECKS = {
     "tolerances": lambda sec, v, spec: [(_has(sec, f"`{t.dtype}`", "tolerance dtype"),
                                          _has(sec, f"{t.rtol!r} | {t.atol!r}", "tolerance")) for t in v.tolerances],
     "examples": lambda sec, v, spec: [_check_example(sec, e) for e in v.examples],
+    "accuracy": lambda sec, v, spec: _has(sec, f"Accuracy: `{accuracy_of(spec.domain, spec.name, v).name}`",
+                                          "accuracy class"),
+    "tolerance": lambda sec, v, spec: v.tolerance is None or (
+        _has(sec, dp.plain(dp._dedent(v.tolerance.doc), inline=True), "tolerance doc"),
+        _has(sec, f"atol {v.tolerance.atol:g}" if v.tolerance.atol else "tolerance", "tolerance amount")),
 }
 
 
@@ -251,6 +257,7 @@ def _two_versions() -> OpSpec:
         properties=(Property("zero_shift", "equal(op(X, beta=0.0), op(X))", "numeric", "beta 0 is v1."),),
         kernel=Kernel(python="return alpha * X + beta"),
         tolerances=(Tolerance("float", 1e-6, 0.0),),
+        accuracy="approximate", tolerance=Approximation(atol=1e-3, doc="The text allows a cubic approximation."),
         function=(FunctionBody(3, "<domain: \"test\", opset_import: [\"\" : 18]>\nScaleShift (X) => (Y) {\n  Y = Identity(X)\n}"),),
         examples=(Example("shift", "Shift by one.", (("beta", 1.0),),
                           (("X", TensorValue("float", (2,), (1.0, 2.0))),),
@@ -370,45 +377,99 @@ def test_format_tensor():
 # conformance reports
 
 
+def _case(backend, types, outcome, message="", repro=None, op="Trilu", version=14, suite="differential"):
+    return {"backend": backend, "suite": suite, "op": op, "domain": "ai.onnx", "version": version,
+            "types": {"T": f"tensor({types})"}, "example": "differential", "outcome": outcome,
+            "message": message, "repro": repro}
+
+
+BUNDLE = "docs/findings/rt-a/ai.onnx/Trilu-14/int64-differential-mismatch"
+
+
 def _report():
-    return {
-        "target": {"backend": "fakert", "version": "9.9"},
-        "cases": [
-            {"op": "Trilu", "domain": "", "version": 14, "types": {"T": "tensor(float)"}, "outcome": "pass", "message": ""},
-            {"op": "Trilu", "domain": "ai.onnx", "version": 14, "types": {"T": "tensor(string)"},
-             "outcome": "unsupported", "message": "NOT_IMPLEMENTED: Trilu(14) string"},
-            {"op": "Trilu", "domain": "com.microsoft", "version": 1, "types": {}, "outcome": "pass", "message": ""},
-        ],
-    }
+    return {"format": "opkit-conformance-report/1",
+            "target": {"backends": [{"name": "rt-a", "version": "1.0"}]},
+            "cases": [
+                _case("rt-a", "float", "pass"), _case("rt-a", "double", "pass"),
+                _case("rt-a", "float", "pass", suite="examples"),
+                _case("rt-a", "string", "unsupported", "NOT_IMPLEMENTED: string"),
+                _case("rt-a", "int64", "mismatch", "Y: 1/6 elements differ", repro=BUNDLE),
+                _case("rt-a", "int32", "mismatch", "Y: 2/6 elements differ"),
+                _case("rt-a", "int8", "error", "boom <script>alert(1)</script> | {download}`x </etc/passwd>`"),
+                _case("rt-a", "uint8", "untested", "could not draw valid inputs"),
+                _case("rt-a", "float", "pass", op="Abs", version=13),
+            ]}
 
 
-def test_conformance_section(ctx, tmp_path):
-    spec = _load(PAGES["ai.onnx/Trilu"])
-    assert "### Conformance" not in dp.render_page(ctx, spec, [])
-    text = dp.render_page(ctx, spec, [_report()])
-    sec = text[text.index("### Conformance"):]
-    assert "| fakert 9.9 | 2 | 1 | pass 1, unsupported 1 |" in sec
-    assert "NOT_IMPLEMENTED: Trilu(14) string" in sec and "T=tensor(string)" in sec
-    # reports are read from conformance/op-pages/*.json; other JSON there is ignored
-    folder = tmp_path / "conformance" / "op-pages"
-    folder.mkdir(parents=True)
+def _root_with_report(tmp_path, report):
     import json
 
-    (folder / "fakert.json").write_text(json.dumps(_report()))
-    (folder / "other.json").write_text(json.dumps({"suite": "onnx-node"}))
-    assert dp.load_reports(str(tmp_path)) == [_report()]
+    folder = tmp_path / "conformance" / "reports"
+    folder.mkdir(parents=True)
+    (folder / "rt-a.json").write_text(json.dumps(report))
+    bundle = tmp_path / BUNDLE
+    bundle.mkdir(parents=True)
+    (bundle / "repro.py").write_text("# repro\n")
+    return str(tmp_path)
 
 
-def test_conformance_opkit_report_format(ctx):
-    """opkit's own report names the backend per case and lists backends in target.backends."""
+def _conformance_section(text: str, since: int = 14) -> str:
+    part = text.split(f"## Trilu - {since}", 1)[1]
+    return part[part.index("### Conformance"):]
+
+
+def test_conformance_section(all_specs, tmp_path):
+    """Per version: a row per runtime with types grouped by outcome and case counts, the root
+    causes of its failures with the repro bundle's zip, links to the scoreboard and findings."""
     spec = _load(PAGES["ai.onnx/Trilu"])
-    report = {"target": {"backends": [{"name": "onnxruntime", "version": "1.31.1"}]},
-              "cases": [{"backend": "onnxruntime", "suite": "examples", "op": "Trilu", "domain": "ai.onnx",
-                         "version": 14, "types": {"T": "tensor(int64)"}, "example": "triu",
-                         "outcome": "mismatch", "message": "values differ"}]}
-    text = dp.render_page(ctx, spec, [report])
-    assert "| onnxruntime 1.31.1 | 1 | 0 | mismatch 1 |" in text
-    assert "| onnxruntime 1.31.1 | examples / triu | T=tensor(int64) | mismatch | values differ |" in text
+    root = _root_with_report(tmp_path, _report())
+    ctx = GenContext(all_specs, root)
+    reports = dp.load_reports(root)  # the scoreboard's loader: conformance/reports/*.json
+    assert [r["_path"] for r in reports] == ["conformance/reports/rt-a.json"]
+    text = dp.render_page(ctx, spec, reports)
+    assert "- **conformance**: how third-party runtimes do on it, on the " \
+           "{doc}`scoreboard <../../scoreboard/op-ai.onnx-Trilu>`" in text
+    sec = _conformance_section(text)
+    assert "{doc}`scoreboard page <../../scoreboard/op-ai.onnx-Trilu>`" in sec
+    assert ("| rt-a 1.0 | `float`, `double` (3 cases) | `int8`, `int32`, `int64` (3 cases) | `string` (1 case) "
+            "| {doc}`findings <../../findings/rt-a>` |") in sec
+    assert "uint8" not in sec  # untested: opkit's gap, not the runtime's
+    assert "- rt-a, mismatch: Y: values differ (2 cases), {opkit-bundle}`repro <" + BUNDLE + ">`" in sec
+    assert "- rt-a, error: boom" in sec and "(1 case)" in sec
+    # report text is data: no HTML, no role that reads files, no table-breaking pipe
+    assert "<script>" not in sec and "{download}`" not in sec
+    # deterministic: the same reports give the same page
+    assert dp.render_page(ctx, spec, dp.load_reports(root)) == text
+
+
+def test_no_conformance_section_without_a_report(all_specs, tmp_path):
+    spec = _load(PAGES["ai.onnx/Trilu"])
+    plain_page = dp.render_page(GenContext(all_specs, ROOT), spec, [])
+    assert "### Conformance" not in plain_page and "scoreboard" not in plain_page
+    # a report of another op: Trilu's page neither gets a section nor links a scoreboard page
+    report = _report()
+    report["cases"] = [c for c in report["cases"] if c["op"] == "Abs"]
+    root = _root_with_report(tmp_path, report)
+    text = dp.render_page(GenContext(all_specs, root), spec, dp.load_reports(root))
+    assert "### Conformance" not in text and "scoreboard" not in text
+
+
+def test_every_op_page_with_a_scoreboard_page_links_it(ctx):
+    from opkit.emit import scoreboard
+
+    reports = scoreboard.load(ROOT)
+    if not reports:
+        pytest.skip("no committed reports")
+    boards = {p for p in scoreboard.render(ROOT, reports) if "/op-" in p}
+    pages = dp.emit(ctx)
+    linked = set()
+    for path, text in pages.items():
+        found = re.search(r"\{doc\}`scoreboard <\.\./\.\./scoreboard/(op-[^>]+)>`", text)
+        if found:
+            linked.add(f"generated/docs/scoreboard/{found.group(1)}.md")
+    assert boards and linked == boards
+    # one loader for both: the op pages' reports are the scoreboard's
+    assert dp.REPORTS_GLOB == f"{scoreboard.REPORTS}/*.json"
 
 
 # ------------------------------------------------------------------------------------------------
@@ -424,6 +485,52 @@ def test_snippets_run(page, ctx):
     assert len(snippets) == sum(len(v.examples) for v in spec.versions)
     for code in snippets:
         exec(compile(code, f"<{page} snippet>", "exec"), {})
+
+
+def _float_example(spec: OpSpec):
+    for v in spec.versions:
+        for e in v.examples:
+            if e.outputs and e.outputs[0][1].dtype == "float":
+                return v, e
+    pytest.skip("no example with a float output")
+
+
+def test_snippet_compares_floats_with_a_tolerance():
+    pytest.importorskip("opkit.backends.reference")
+    spec = _load(PAGES["ai.onnx/Trilu"])
+    v, e = _float_example(spec)
+    code = dp.snippet(spec, v, e)
+    assert "np.testing.assert_allclose(results[0], expected_output, rtol=1e-05, atol=1e-05)" in code
+    exec(compile(code, "<float snippet>", "exec"), {})
+    # off by a rounding error (1.2e-7 relative in float32): exact equality would fail, the tolerance passes
+    name, t = e.outputs[0]
+    nudged = dataclasses.replace(t, value=_scale(t.value, 1 + 2e-7))
+    code = dp.snippet(spec, v, dataclasses.replace(e, outputs=((name, nudged),)))
+    exec(compile(code, "<nudged snippet>", "exec"), {})
+    with pytest.raises(AssertionError):
+        exec(compile(code.replace("assert_allclose", "assert_array_equal").split(", rtol=")[0] + ")",
+                     "<exact snippet>", "exec"), {})
+
+
+def _scale(value, factor):
+    if isinstance(value, (list, tuple)):
+        return [_scale(x, factor) for x in value]
+    return value * factor if isinstance(value, float) and value not in (0.0,) else value
+
+
+def test_snippet_tolerance_per_type():
+    v = OpVersion(since=1, tolerances=(Tolerance("float16", rtol=0.01, atol=0.002),))
+    assert dp.snippet_tolerance(OpVersion(since=1), "float") == (1e-5, 1e-5)
+    assert dp.snippet_tolerance(OpVersion(since=1), "float16") == (1e-3, 1e-3)
+    assert dp.snippet_tolerance(OpVersion(since=1), "double") == (1e-12, 1e-12)
+    assert dp.snippet_tolerance(v, "float16") == (0.01, 0.002)  # the spec's own tolerance wins
+    for exact in ("int64", "uint8", "bool", "string"):
+        assert dp.snippet_tolerance(v, exact) is None
+    spec = _load(PAGES["ai.onnx/Trilu"])
+    for v in spec.versions:
+        for e in v.examples:
+            if e.outputs[0][1].dtype == "int64":
+                assert "np.testing.assert_array_equal(results[0]" in dp.snippet(spec, v, e)
 
 
 def test_spec_fields_page():

@@ -88,7 +88,7 @@ TRUNCATED = '{\n "format": "opkit-conformance-report/1",\n "cases": [\n  {"op": 
 REPORT_FILES = {
     "scoreboard": "conformance/reports/fakert.json",
     "coverage": "conformance/onnx-node-results.json",
-    "docs_pages": "conformance/op-pages/fakert.json",
+    "docs_pages": "conformance/reports/fakert.json",  # op pages read the scoreboard's reports
 }
 
 

@@ -19,6 +19,7 @@
 * **Changelog links.** ONNX's changelogs link into the ONNX repository (``[def files](/onnx/defs)``,
   ``Broadcasting.md``); while the page is read those links are pointed at GitHub, so the
   generated files stay byte-for-byte ONNX's format.
+* **Repro bundles** are linked as zips made at build time: ``opkit_bundles`` (loaded from here).
 * The command reference: the line ``% opkit:cli-reference`` in docs/commands.md is replaced, while
   the page is read, by the reference rendered from opkit's argument parser.
 """
@@ -127,6 +128,13 @@ def _is_orphan(config, docname: str) -> bool:
     return any(fnmatch.fnmatchcase(docname, pattern) for pattern in config.opkit_orphans)
 
 
+def rest_entries(config, found_docs, docname: str) -> list[str]:
+    """The pages the "More" toctree lists: every page no hand-written toctree lists and no orphan
+    pattern covers (sorted, so the navigation does not depend on discovery order)."""
+    listed = set(config.opkit_listed) | {config.root_doc, docname}
+    return sorted(d for d in found_docs if d not in listed and not _is_orphan(config, d))
+
+
 def _page_metadata(app, doctree) -> None:
     """Runs after Sphinx's metadata collector (generated pages carry no front matter: their first
     line is the @generated comment): operator pages are orphans by design, and the changelogs'
@@ -169,14 +177,14 @@ def setup(app):
 
         def run(self):
             env = self.state.document.settings.env
-            listed = set(env.config.opkit_listed) | {env.config.root_doc, env.docname}
-            entries = sorted(d for d in env.found_docs if d not in listed and not _is_orphan(env.config, d))
+            entries = rest_entries(env.config, env.found_docs, env.docname)
             if not entries:
                 return []
             self.content = StringList([f"/{d}" for d in entries])
             return super().run()
 
     app.add_directive("opkit-rest-toctree", RestToctree)
+    app.setup_extension("opkit_bundles")  # {opkit-bundle}: repro bundles as zips (docs/_ext/opkit_bundles.py)
     app.connect("doctree-read", _page_metadata, priority=900)
     app.connect("builder-inited", _mount)
     app.connect("source-read", _source_read)

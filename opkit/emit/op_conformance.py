@@ -1,0 +1,160 @@
+"""The Conformance section of an operator page, from the committed conformance reports.
+
+Inputs are what the scoreboard reads (``conformance/reports/*.json``, loaded once by
+:func:`opkit.emit.scoreboard.load`) folded into runtime x type cells by
+:func:`opkit.commands.compare.build_matrix`, and the root causes the findings pages show
+(:func:`opkit.emit.findings.backend_causes`, recomputed per op version with
+:func:`opkit.conformance.causes.causes`). Per op version: one row per runtime with the types that
+pass, fail and are unsupported (types with the same outcome grouped, with case counts), then the
+root causes of its failures, and links to the scoreboard's op page (every binding, message and
+repro) and the runtime's findings page. The section stays short: details live on the scoreboard.
+
+Deterministic: runtimes and types sorted, no timings. Report text (runtime names, messages, types)
+is foreign: every piece is escaped for a table cell.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from ..markdown import safe_inline
+from .bundles import bundle_link
+
+FAILING_SHOWN = 3  # root causes listed per runtime and version; the findings page has the rest
+_PLAIN_LABEL = re.compile(r"^[A-Za-z0-9_,()-]+$")
+
+
+@dataclass(frozen=True)
+class RuntimeRow:
+    runtime: str  # "name version", cell-safe
+    passed: str  # "`float`, `double` (12)" or "-"
+    failed: str
+    unsupported: str
+    findings: str  # a link to the runtime's findings page, or ""
+
+
+@dataclass(frozen=True)
+class CauseLine:
+    runtime: str
+    outcome: str
+    signature: str  # cell-safe
+    cases: int
+    feature: str
+    repro: str  # a link to the zip of the cause's smallest failing case, or ""
+
+
+@dataclass(frozen=True)
+class VersionConformance:
+    rows: tuple[RuntimeRow, ...]
+    causes: tuple[CauseLine, ...]
+    more_causes: tuple[tuple[str, int, str], ...]  # (runtime, causes not listed, findings link)
+
+
+# Links are {doc} roles with document names relative to the operator page
+# (generated/docs/operators/<domain>/<Op>.md): Sphinx checks that the page exists (a warning, an
+# error under -W), and the page's link rewriting for imported docs (absolute_links) leaves roles
+# alone, while it would point a markdown link to a .md file at the upstream repository.
+
+
+def scoreboard_page(domain: str, op: str) -> str:
+    """The scoreboard's op page, as a document name relative to an operator page."""
+    from .scoreboard import _slug
+
+    return f"../../scoreboard/op-{_slug(domain)}-{_slug(op)}"
+
+
+def findings_page(backend: str) -> str:
+    from .scoreboard import _slug
+
+    return f"../../findings/{_slug(backend)}"
+
+
+def doc_link(title: str, docname: str) -> str:
+    return f"{{doc}}`{title} <{docname}>`"
+
+
+def _types(labels: list[str]) -> str:
+    from ..commands.compare import label_order
+
+    shown = []
+    for label in sorted(labels, key=label_order):
+        shown.append(f"`{label}`" if _PLAIN_LABEL.match(label) else safe_inline(label))
+    return ", ".join(shown)
+
+
+def _group(items: list[tuple[str, int]]) -> str:
+    """Types with one outcome and their case count: "`float`, `double` (12 cases)"."""
+    if not items:
+        return "-"
+    cases = sum(n for _, n in items)
+    return f"{_types([label for label, _ in items])} ({cases} case{'s' if cases != 1 else ''})"
+
+
+class OpConformance:
+    """The conformance of every op version, built once per ``opkit gen`` from the loaded reports."""
+
+    def __init__(self, root: str, reports: list[dict]):
+        from ..commands.compare import build_matrix
+        from .findings import CHARGED, backend_causes
+
+        self.root = root
+        self.matrix = build_matrix(reports)
+        self._charged = CHARGED
+        self._found = backend_causes(reports)  # backend -> (its report, causes): a findings page each
+        self._cases: dict[tuple, list[dict]] = {}  # (backend, domain, op, version) -> failing cases
+        for backend, (report, _) in self._found.items():
+            for case in report.get("cases", []):
+                if isinstance(case, dict) and case.get("backend") == backend and case.get("outcome") in CHARGED:
+                    key = (backend, case.get("domain"), case.get("op"), case.get("version"))
+                    self._cases.setdefault(key, []).append(case)
+        self._ops = {(domain, op) for domain, op, _ in self.matrix.cells}
+
+    def has_page(self, domains: tuple[str, ...], op: str) -> str:
+        """The scoreboard page of the op ("" when the reports have no case of it)."""
+        for domain in domains:
+            if (domain, op) in self._ops:
+                return scoreboard_page(domain, op)
+        return ""
+
+    def version(self, domains: tuple[str, ...], op: str, since: int) -> VersionConformance | None:
+        key = next(((d, op, since) for d in domains if (d, op, since) in self.matrix.cells), None)
+        if key is None:
+            return None
+        bindings = self.matrix.cells[key]
+        rows, lines, more = [], [], []
+        for runtime in sorted({r for cells in bindings.values() for r in cells}):
+            outcome_groups: dict[str, list[tuple[str, int]]] = {"pass": [], "fail": [], "unsupported": []}
+            for label, cells in bindings.items():
+                cell = cells.get(runtime)
+                if cell is None or not cell.tested:  # untested: opkit's gap, no claim about the runtime
+                    continue
+                if cell.agrees:
+                    outcome_groups["pass"].append((label, cell.counts.get("pass", 0)))
+                else:
+                    group = "unsupported" if cell.outcome == "unsupported" else "fail"
+                    outcome_groups[group].append((label, cell.tested - cell.counts.get("pass", 0)))
+            if not any(outcome_groups.values()):
+                continue
+            version = str(self.matrix.versions.get(runtime, {}).get("version") or "")
+            name = safe_inline(f"{runtime} {version}" if version and version != "?" else runtime)
+            findings = findings_page(runtime) if runtime in self._found else ""
+            rows.append(RuntimeRow(name, _group(outcome_groups["pass"]), _group(outcome_groups["fail"]),
+                                   _group(outcome_groups["unsupported"]),
+                                   doc_link("findings", findings) if findings else ""))
+            found = self._causes(runtime, key)
+            for c in found[:FAILING_SHOWN]:
+                lines.append(CauseLine(safe_inline(runtime), c.outcome, safe_inline(c.signature), c.cases,
+                                       c.feature, bundle_link(self.root, c.example.get("repro"))))
+            if len(found) > FAILING_SHOWN:
+                more.append((safe_inline(runtime), len(found) - FAILING_SHOWN, findings))
+        if not rows:
+            return None
+        return VersionConformance(tuple(rows), tuple(lines), tuple(more))
+
+    def _causes(self, runtime: str, key: tuple) -> list:
+        from ..conformance.causes import causes
+
+        domain, op, since = key
+        cases = self._cases.get((runtime, domain, op, since), [])
+        return causes(cases, outcomes=self._charged) if cases else []
