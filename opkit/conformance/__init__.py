@@ -4,7 +4,10 @@
 - ``worker``: a long-lived process per backend, sessions cached per signature, crash/timeout isolation
 - ``runner``: the suites (examples, properties, differential) driving hypothesis over ``opkit.strategies``
 - ``lowerings``: spec lowerings checked against the reference kernel
-- ``compare``: per-dtype tolerances, NaN-aware comparison
+- ``compare``: value comparison, NaN- and infinity-aware, floats held to an allowance
+- ``allowance``: per output, the allowance from the op's accuracy class (``opkit.spec.accuracy``)
+- ``accumulation``: the error models of accumulating ops (reductions, MatMul, normalisations)
+- ``ulp``: units in the last place of every ONNX float type
 - ``outcomes``: outcome vocabulary and expectations files
 - ``report``: the JSON report (schema: ``report.schema.json``), summary table, progress
 - ``repro``: standalone repro bundles

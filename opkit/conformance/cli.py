@@ -2,6 +2,9 @@
 
     opkit test --backend NAME [--backend NAME2 ...] [--op OP] [--suite examples|properties|differential|all]
                [--max-examples N] [--seed S] [--timeout SECONDS] [--report FILE.json] [--repro-dir DIR] [-j N]
+               [--scheduler ADDRESS]
+
+With --scheduler (or $DASK_SCHEDULER_ADDRESS) the ops run on a Dask cluster: opkit.conformance.cluster.
 
 Exit codes:
 
@@ -87,6 +90,11 @@ def add_test_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentPars
     parser.add_argument("-j", "--jobs", type=int, default=1, metavar="N",
                         help="run N ops at a time, each in its own process with its own backend workers "
                              "(at least 1; default 1)")
+    parser.add_argument("--scheduler", metavar="ADDRESS",
+                        help="run the ops on the Dask cluster whose scheduler is at ADDRESS (e.g. "
+                             "tcp://10.0.0.5:8786; default: $DASK_SCHEDULER_ADDRESS, else here); needs "
+                             "pip install 'opkit[dask]' here and opkit with the backend on every worker "
+                             "(docs/scale-out.md)")
     parser.add_argument("--expectations", action="append", metavar="FILE",
                         help="expectations file (repeatable; default conformance/expectations/<backend>.yaml)")
     parser.add_argument("--no-expectations", action="store_true", help="ignore expectations files")
@@ -106,6 +114,11 @@ def add_test_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentPars
                         help="resident-memory limit per backend worker and the processes it starts (a killed "
                              "case says so), and address-space limit of the runner's own reference kernels, so "
                              "absurd drawn inputs cannot exhaust the machine (default 4; 0: none)")
+    parser.add_argument("--second-opinion", action="append", metavar="NAME", dest="second_opinion",
+                        help="also run each failure's minimal case on this engine and record whether it agrees "
+                             "with opkit or with the runtime (repeatable; default: onnx-reference, onnx's "
+                             "ReferenceEvaluator, unless it is the backend under test)")
+    parser.add_argument("--no-second-opinion", action="store_true", help="ask no other engine about failures")
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress, no table; failures only")
     if EXIT_CODES_HELP not in (parser.epilog or ""):
         parser.epilog = f"{parser.epilog}\n\n{EXIT_CODES_HELP}" if parser.epilog else EXIT_CODES_HELP
@@ -170,6 +183,28 @@ def _backend_specs(args):
             out.append(resolve(name, **options))
         except BackendNotFound as exc:
             raise TestUsageError(str(exc)) from None
+    return out
+
+
+def _second_opinion_specs(args, backend_specs) -> list:
+    """The engines asked about each failure: those named with --second-opinion (each must be
+    installed: a usage error otherwise), or by default onnx's ReferenceEvaluator when onnx is there.
+    An engine is never asked about its own failures (``run_unit`` drops it)."""
+    from ..backends.registry import BackendNotFound, BackendUnavailable, resolve
+
+    if getattr(args, "no_second_opinion", False):
+        return []
+    named = getattr(args, "second_opinion", None)
+    out = []
+    for name in named or ["onnx-reference"]:
+        try:
+            spec = resolve(name)
+            _check_available(spec)
+        except (BackendNotFound, BackendUnavailable) as exc:
+            if named:
+                raise TestUsageError(f"--second-opinion {name}: {exc}") from None
+            continue  # the default engine is optional
+        out.append(spec)
     return out
 
 
@@ -295,25 +330,31 @@ def _check_options(args) -> None:
 # running a unit (some ops on one backend), in this process or in a -j pool process
 
 
-def run_unit(job: dict, worker=None, on_start=None, sink=None) -> tuple[list[dict], dict]:
+def run_unit(job: dict, worker=None, on_start=None, sink=None, engines: dict | None = None) -> tuple[list[dict], dict]:
     """Run every suite for some specs on one backend (in this process); returns (records, info).
     A ``worker`` given is reused and left running; otherwise one is started and closed.
     ``on_start(runner, info)`` is called once the backend is up: the runner's ``results`` and
     ``skipped`` grow as cases finish, so a caller interrupted by Ctrl-C still has them. ``sink``
-    receives every record and skipped item as it is made (see ``Runner``). KeyboardInterrupt
-    propagates (after the worker is closed)."""
+    receives every record and skipped item as it is made (see ``Runner``). ``engines`` keeps the
+    second-opinion engines of a caller that reuses ``worker`` (default: this process's pool cache;
+    a Dask worker thread has its own). KeyboardInterrupt propagates (after the worker is closed)."""
     from ..spec.load import load_spec_file
     from .limits import restore_memory_limit, set_memory_limit
     from .lowerings import run_lowerings
     from .repro import ReproWriter
     from .runner import BackendRunner, Runner
+    from .second_opinion import SecondOpinions
     from .worker import InProcess, Worker
 
     spec_b = job["backend"]
     memory = job.get("memory_gb")
     own = worker is None
+    worker_class = InProcess if job["no_isolate"] else Worker
     if own:
-        worker = (InProcess if job["no_isolate"] else Worker)(spec_b, timeout=job["timeout"], memory_gb=memory)
+        worker = worker_class(spec_b, timeout=job["timeout"], memory_gb=memory)
+    opinions = SecondOpinions(job.get("second_opinions") or [],
+                              lambda spec: worker_class(spec, timeout=job["timeout"], memory_gb=memory),
+                              job["timeout"], workers=None if own else (_POOL_WORKERS if engines is None else engines))
     # --no-isolate runs the engine in this process, where an address-space limit breaks thread pools
     previous = set_memory_limit(None if job["no_isolate"] else memory)
     try:
@@ -326,18 +367,21 @@ def run_unit(job: dict, worker=None, on_start=None, sink=None) -> tuple[list[dic
                         repro=repro, expectations=job["expectations"], progress=job.get("progress"),
                         backend_name=info.get("name", spec_b.name), siblings=job["siblings"],
                         max_bindings=job.get("max_bindings") or None, shrink_budget=job.get("shrink_budget"),
-                        sink=sink)
+                        sink=sink, second_opinion=opinions or None)
         if on_start is not None:
             on_start(runner, info)
         for path in job["paths"]:
             spec, _ = load_spec_file(path)
-            runner.run_spec(spec, job["suites"])
-            if "lowerings" in job["suites"]:
+            # a cluster task may hold some versions of an op (seeds are per version: same cases);
+            # the op's lowerings then run in the task of its last version, where a local run has them
+            runner.run_spec(spec, job["suites"], versions=job.get("versions"))
+            if "lowerings" in job["suites"] and job.get("lowerings", True):
                 run_lowerings(runner, spec)
         return _unit_records(runner), info
     finally:
         if own:
             worker.close()
+        opinions.close(own=own)  # a pool process keeps its engines for its next op
         restore_memory_limit(previous)
 
 
@@ -722,6 +766,7 @@ class _Run:
         self.warnings: list[str] = []
         self.signame: str | None = None
         self.prepared = False  # the checks passed: from here on an interrupt still writes a report
+        self.cluster = None  # a Dask cluster (--scheduler): opkit.conformance.cluster
 
     # -- checks (usage errors) before anything runs
     def prepare(self) -> None:
@@ -753,6 +798,7 @@ class _Run:
         if not self.specs:
             raise TestUsageError("no ops to test (no spec has a reference kernel yet?)")
         self.expectations = [_load_expectations(args, spec_b.name) for spec_b in self.backend_specs]
+        self.second_opinions = _second_opinion_specs(args, self.backend_specs)
         self.suites = _suites(args)
         self.repro_dir = None
         if not args.no_repro:
@@ -766,6 +812,7 @@ class _Run:
                           "(give --repro-dir DIR, or --no-repro)")
                 self.repro_dir = None
         self.progress = Progress(enabled=not args.quiet)
+        self.cluster = _connect_cluster(args, self.backend_specs + self.second_opinions, [s.path for s in self.specs])
         self.prepared = True
 
     def warn(self, text: str) -> None:
@@ -785,9 +832,14 @@ class _Run:
                    "repro_dir": self.repro_dir, "expectations": expectations, "suites": unit_suites,
                    "siblings": args.siblings, "no_isolate": args.no_isolate, "progress": self.progress,
                    "memory_gb": args.memory_limit, "max_bindings": args.max_bindings,
-                   "shrink_budget": args.shrink_budget}
+                   "shrink_budget": args.shrink_budget,
+                   "second_opinions": [so for so in self.second_opinions if so.name != spec_b.name]}
             try:
-                if args.jobs > 1 and len(paths) > 1:
+                if self.cluster is not None:
+                    if position == 0:
+                        self.sources.append(self.cluster.records)
+                    self.cluster.execute(self, position, spec_b, job, self.specs)
+                elif args.jobs > 1 and len(paths) > 1:
                     self._execute_pool(position, spec_b, job, paths)
                 else:
                     def on_start(runner, info, position=position):
@@ -870,9 +922,11 @@ class _Run:
             info = self.infos.get(position)
             if info is None and position in self.streams:
                 info = self.streams[position].info() or {"name": spec_b.name, "version": "unknown"}
+            if info is None and self.cluster is not None:
+                info = self.cluster.infos.get(position)
             if info is None:
                 continue  # interrupted before this backend started
-            infos.append({k: v for k, v in info.items() if k != "max_ir_version"}
+            infos.append({k: v for k, v in info.items() if k not in ("max_ir_version", "needs_output_shapes")}
                          | {"max_ir_version": info.get("max_ir_version")})
         return infos
 
@@ -884,6 +938,8 @@ class _Run:
         if not interrupted:
             warnings += self._unmatched(records, skipped)
             warnings += self._empty_ops(records, skipped)
+        if self.cluster is not None:
+            warnings += self.cluster.warnings()
         failed_repros = [r for r in records if r.get("repro_error")]
         if failed_repros:
             warnings.append(f"{len(failed_repros)} repro bundle(s) could not be written under {self.repro_dir}: "
@@ -892,6 +948,8 @@ class _Run:
         target = environment(self._backend_infos(), args.seed)
         settings = {"suites": self.suites, "ops": args.op, "max_examples": args.max_examples,
                     "timeout_s": args.timeout, "expectations": [f for _, files in self.expectations for f in files]}
+        if self.cluster is not None:
+            settings["cluster"] = self.cluster.summary().as_dict()
         if interrupted:
             settings["interrupted"] = True  # the report holds the cases that finished before Ctrl-C/SIGTERM
             if self.signame:
@@ -935,13 +993,16 @@ class _Run:
 
         if interrupted:
             return EXIT_INTERRUPTED
+        if self.cluster is not None and self.cluster.failed:  # ops that did not run: not a passing run
+            return EXIT_FAIL
         return EXIT_OK if run_ok(r["outcome"] for r in records) else EXIT_FAIL
 
     def finish(self) -> int:
         """Write the report and the terminal summary; the exit code. Safe to call again (a
         KeyboardInterrupt that landed here before ``finishing`` was set)."""
         from .outcomes import UNTESTED
-        from .report import failures_text, summary_table, untested_text, write_report
+        from .causes import causes, causes_text
+        from .report import failures_text, skipped_text, summary_table, untested_text, write_report
         from .runner import stop_requested
 
         self.finishing = True
@@ -964,18 +1025,32 @@ class _Run:
         self.progress.done()
         if not args.quiet:
             print(summary_table(records))
-        failing = failures_text(records)
-        if failing:
-            print(failing)
+        found = causes(records)
+        if found:
+            failing = sum(c.cases for c in found)
+            print(f"{failing} failing case{'s' if failing != 1 else ''} from {len(found)} cause"
+                  f"{'s' if len(found) != 1 else ''} (one line each, with the smallest failing case):")
+            print(causes_text(found))
+        xpassed = failures_text([c for c in records if c["outcome"] == "xpass"])
+        if xpassed:
+            print(xpassed)
         untested = untested_text(records)
         if untested:
             print("\nopkit could not test these (not charged to the backend):\n" + untested)
+        if skipped:  # what the backend cannot be asked (an opset newer than it, ...): apart from the cases
+            print("\nnot run (not charged to the backend):\n" + skipped_text(skipped))
+        review = report["summary"].get("second_opinion", {}).get("review")
+        if review:
+            print(f"\n{review} finding(s) marked REVIEW: a second opinion computes what the runtime did, or fails "
+                  "too; check opkit's expectation before reporting them", file=sys.stderr)
         s = report["summary"]
         print(f"opkit test: {s['total']} cases ({s['examples_run']} examples) in {s['duration_s']:.1f} s: "
               + ", ".join(f"{n} {o}" for o, n in s["outcomes"].items())
-              + (f"; {len(skipped)} skipped (invalid type bindings, deprecated versions: see the report)"
+              + (f"; {len(skipped)} skipped (not run, not charged to the backend: see above and the report)"
                  if skipped else "")
               + (f"; report: {args.report}" if args.report and not write_error else ""), file=sys.stderr)
+        if self.cluster is not None and not args.quiet:
+            print(f"opkit test: {self.cluster.workers_text()}", file=sys.stderr)
         if write_error:
             print(f"opkit test: error: {write_error}", file=sys.stderr)
         for w in warnings:
@@ -1024,6 +1099,33 @@ class _Run:
     def cleanup(self) -> None:
         for streams in self.streams.values():
             streams.close()
+        if self.cluster is not None:
+            self.cluster.close()
+
+
+def _connect_cluster(args, backend_specs, spec_paths):
+    """The Dask cluster of the run (--scheduler or $DASK_SCHEDULER_ADDRESS), connected and with
+    every worker checked; None for a local run. Problems are usage errors."""
+    from .cluster import Cluster, ClusterUsageError, scheduler_address
+
+    try:
+        found = scheduler_address(args)
+        if found is None:
+            return None
+        address, source = found
+        if args.jobs > 1:
+            raise ClusterUsageError(f"-j {args.jobs} and {source} do not mix: the cluster's workers run the ops "
+                                    "(start more of them instead)")
+        cluster = Cluster(address, source, quiet=args.quiet)
+        cluster.connect()
+        try:
+            cluster.check(backend_specs, spec_paths)
+        except BaseException:
+            cluster.close()
+            raise
+        return cluster
+    except ClusterUsageError as exc:
+        raise TestUsageError(str(exc)) from None
 
 
 def _why_no_cases(spec, suites, skipped) -> str:

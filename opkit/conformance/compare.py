@@ -1,32 +1,25 @@
-"""Comparing a backend's outputs with the reference kernel's, with per-dtype tolerances.
+"""Comparing a backend's outputs with the reference kernel's.
 
-Integers, bool and strings compare exactly. Floats and complex compare as
-``|actual - expected| <= atol + rtol * |expected|`` with the spec's per-dtype ``tolerances`` or
-the defaults below; NaN positions must match, infinities must match exactly (sign included).
+Integers, bool and strings compare exactly. Floats and complex compare with an ``Allowance``
+(``opkit.conformance.allowance``): ``|actual - expected| <= ulps * ulp(max(|expected|, |actual|)) +
+floor (+ atol + rtol * max(|expected|, |actual|))``, ULPs of the output type, scaled by the op's
+accuracy class (``opkit.spec.accuracy``). NaN must meet NaN (any payload), an infinity the same
+infinity; -0.0 equals 0.0. A failure message names the allowance it was held to.
 """
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
+from .allowance import Allowance, class_allowance
 from .dtypes import COMPLEX, FLOATS, elem_from_dtype, elem_of
+from .ulp import ulp
 
-# (rtol, atol) per element type when the spec gives none
-DEFAULT_TOLERANCES: dict[str, tuple[float, float]] = {
-    "float": (1e-5, 1e-6), "double": (1e-12, 1e-14), "float16": (1e-3, 1e-4), "bfloat16": (1e-2, 1e-3),
-    "complex64": (1e-5, 1e-6), "complex128": (1e-12, 1e-14),
-    "float8e4m3fn": (1.25e-1, 1e-2), "float8e4m3fnuz": (1.25e-1, 1e-2), "float8e5m2": (2.5e-1, 1e-2),
-    "float8e5m2fnuz": (2.5e-1, 1e-2), "float4e2m1": (5e-1, 1e-1), "float8e8m0": (0.5, 0.0),
-    "float6e2m3": (2.5e-1, 1e-1), "float6e3m2": (2.5e-1, 1e-1),
-}
-
-
-def tolerance_for(version, elem: str) -> tuple[float, float]:
-    elem = elem_of(elem)
-    for tol in getattr(version, "tolerances", ()) or ():
-        if tol.dtype == elem:
-            return tol.rtol, tol.atol
-    return DEFAULT_TOLERANCES.get(elem, (0.0, 0.0))
+# What compare() holds floats to when its caller names no allowance: one correctly rounded
+# operation, the strictest class that is not bit-exact.
+DEFAULT_CLASS = "rounded"
 
 
 class Mismatch(Exception):
@@ -49,8 +42,11 @@ def _dtype_name(a: np.ndarray) -> str:
 
 
 def compare(expected, actual, elem: str | None = None, rtol: float | None = None, atol: float | None = None,
-            name: str = "output") -> None:
-    """Raise ``Mismatch`` (what = dtype | shape | values | missing) unless ``actual`` matches."""
+            name: str = "output", allowance: Allowance | None = None) -> None:
+    """Raise ``Mismatch`` (what = dtype | shape | values | missing) unless ``actual`` matches.
+
+    Floats are held to ``allowance``; without one, to ``rtol``/``atol`` when given (a spec's legacy
+    per-dtype ``tolerances``), else to ``DEFAULT_CLASS``."""
     if expected is None:
         return
     if actual is None:
@@ -67,7 +63,13 @@ def compare(expected, actual, elem: str | None = None, rtol: float | None = None
     if expected.size == 0:
         return
     if elem in FLOATS or elem in COMPLEX:
-        _compare_float(expected, actual, elem, rtol, atol, name)
+        if allowance is None and (rtol is not None or atol is not None):
+            allowance = Allowance("tolerances", elem, rtol=rtol or 0.0, atol=atol or 0.0)
+        elif allowance is None:
+            allowance = class_allowance(DEFAULT_CLASS, elem)
+        elif allowance.elem != elem:  # a sequence's tensor of another type: ULPs of what it holds
+            allowance = dataclasses.replace(allowance, elem=elem)
+        _compare_float(expected, actual, allowance, name)
         return
     if expected.dtype.kind in "OUS":
         bad = np.array([str(a) != str(e) for a, e in zip(actual.ravel(), expected.ravel())], dtype=bool)
@@ -87,6 +89,39 @@ def compare(expected, actual, elem: str | None = None, rtol: float | None = None
                        details)
 
 
+def compare_value(expected, actual, type_str: str | None = None, rtol: float | None = None,
+                  atol: float | None = None, name: str = "output", allowance: Allowance | None = None) -> None:
+    """``compare`` for any ONNX value, by the output's bound ``type_str``: an optional first by
+    presence (``None`` is the empty optional), a sequence by its count of tensors and then each
+    tensor (``name[i]``) with the element type's tolerance, a tensor as ``compare`` does. Without
+    a container type it is ``compare`` (and an expected ``None`` means nothing to check)."""
+    type_str = type_str or ""
+    if type_str.startswith("optional("):
+        if expected is None or actual is None:
+            if (expected is None) != (actual is None):
+                have, want = ("no element", "one") if actual is None else ("an element", "none (an empty optional)")
+                raise Mismatch("optional", f"{name}: the optional holds {have}, expected {want}",
+                               {"expected_has_element": expected is not None, "actual_has_element": actual is not None})
+            return
+        compare_value(expected, actual, type_str[len("optional("):-1], rtol, atol, name, allowance)
+        return
+    if type_str.startswith("seq(") or isinstance(expected, list):
+        if not isinstance(actual, (list, tuple)):
+            raise Mismatch("type", f"{name}: a tensor, expected a sequence of {len(expected)} tensor(s)",
+                           {"expected_kind": "sequence", "actual_kind": "tensor"})
+        if len(actual) != len(expected):
+            raise Mismatch("length", f"{name}: a sequence of {len(actual)} tensor(s), expected {len(expected)}",
+                           {"expected_length": len(expected), "actual_length": len(actual)})
+        inner = type_str[len("seq("):-1] if type_str.startswith("seq(") else None
+        for i, (e, a) in enumerate(zip(expected, actual)):
+            compare_value(e, a, inner, rtol, atol, f"{name}[{i}]", allowance)
+        return
+    if isinstance(actual, (list, tuple)) and expected is not None:
+        raise Mismatch("type", f"{name}: a sequence of {len(actual)} tensor(s), expected a tensor",
+                       {"expected_kind": "tensor", "actual_kind": "sequence"})
+    compare(expected, actual, None, rtol, atol, name, allowance)
+
+
 def _item(v):
     v = v.item() if hasattr(v, "item") else v
     if isinstance(v, complex):
@@ -96,35 +131,44 @@ def _item(v):
     return v
 
 
-def _compare_float(expected, actual, elem, rtol, atol, name):
-    default_rtol, default_atol = DEFAULT_TOLERANCES.get(elem, (0.0, 0.0))
-    rtol = default_rtol if rtol is None else rtol
-    atol = default_atol if atol is None else atol
-    wide = np.complex128 if elem in COMPLEX else np.float64
-    e = expected.astype(wide).ravel()
-    a = actual.astype(wide).ravel()
+def _compare_float(expected, actual, allowance: Allowance, name):
+    wide = np.complex128 if expected.dtype.kind == "c" else np.float64
+    e = expected.astype(wide)
+    a = actual.astype(wide)
     with np.errstate(all="ignore"):
         e_nan, a_nan = np.isnan(e), np.isnan(a)
         e_inf, a_inf = np.isinf(e), np.isinf(a)
         finite = ~(e_nan | a_nan | e_inf | a_inf)
-        diff = np.where(finite, np.abs(a - e), 0.0)
-        rel = np.where(finite & (np.abs(e) > 0), diff / np.where(np.abs(e) > 0, np.abs(e), 1.0), 0.0)
-        bad = (e_nan != a_nan) | ((e_inf | a_inf) & ~(e_nan | a_nan) & (a != e))
-        bad |= finite & (diff > atol + rtol * np.abs(e))
-    if bad.any():
-        first = int(np.flatnonzero(bad)[0])
-        idx = np.unravel_index(first, expected.shape)
-        max_abs = float(diff.max()) if diff.size else 0.0
-        max_rel = float(rel.max()) if rel.size else 0.0
-        details = {"mismatched": int(bad.sum()), "total": int(bad.size), "first_index": [int(i) for i in idx],
-                   "expected_value": _item(expected[idx]), "actual_value": _item(actual[idx]),
-                   "max_abs_error": max_abs, "max_rel_error": max_rel, "rtol": rtol, "atol": atol,
-                   "nan_mismatches": int((e_nan != a_nan).sum())}
-        raise Mismatch("values", f"{name}: {int(bad.sum())}/{bad.size} elements differ; max abs error "
-                       f"{max_abs:.6g}, max rel error {max_rel:.6g} (rtol={rtol:g}, atol={atol:g}); first at "
-                       f"{[int(i) for i in idx]}: got {_item(actual[idx])!r}, expected {_item(expected[idx])!r}"
-                       + (f"; {details['nan_mismatches']} NaN position(s) differ" if details["nan_mismatches"] else ""),
-                       details)
+        diff = np.where(finite, np.abs(a - e), 0.0)  # -0.0 vs 0.0: 0
+        allowed = allowance.bound(e, a)
+        bad = (e_nan != a_nan) | ((e_inf | a_inf) & ~(e_nan | a_nan) & (a != e))  # inf only meets the same inf
+        bad |= finite & ~(diff <= allowed)
+        mag = np.maximum(np.abs(e), np.abs(a))
+        rel = np.where(finite & (mag > 0), diff / np.where(mag > 0, mag, 1.0), 0.0)
+    if not bad.any():
+        return
+    first = int(np.flatnonzero(bad.ravel())[0])
+    idx = tuple(int(i) for i in np.unravel_index(first, expected.shape))
+    with np.errstate(all="ignore"):
+        ulps = np.where(finite, diff / ulp(mag, allowance.elem), 0.0)  # the error in ULPs of the larger value
+    max_abs = float(diff.max()) if diff.size else 0.0
+    max_rel = float(rel.max()) if rel.size else 0.0
+    max_ulps = float(np.nanmax(ulps)) if ulps.size else 0.0
+    nan_mismatches = int((e_nan != a_nan).sum())
+    bound = float(allowed[idx])
+    if finite[idx]:
+        where = allowance.describe(idx, bound)
+    else:  # no allowance applies to NaN or an infinity
+        where = f"NaN and infinities must match exactly; {allowance.elem}, {allowance.label}"
+    details = {"mismatched": int(bad.sum()), "total": int(bad.size), "first_index": list(idx),
+               "expected_value": _item(expected[idx]), "actual_value": _item(actual[idx]),
+               "max_abs_error": max_abs, "max_rel_error": max_rel, "max_ulp_error": max_ulps,
+               "nan_mismatches": nan_mismatches, "allowance": where, **allowance.details(idx, bound)}
+    raise Mismatch("values", f"{name}: {int(bad.sum())}/{bad.size} elements differ; max abs error {max_abs:.6g}, "
+                   f"max rel error {max_rel:.6g}, max {max_ulps:.4g} ulp; first at {list(idx)}: got "
+                   f"{_item(actual[idx])!r}, expected {_item(expected[idx])!r} ({where})"
+                   + (f"; {nan_mismatches} NaN position(s) differ" if nan_mismatches else ""),
+                   details)
 
 
 def equal(a, b) -> bool:

@@ -8,7 +8,8 @@ import time
 from ..cases import cases
 from ..strategies import covering_bindings, edge_cases
 from . import harness
-from .compare import Mismatch, compare, tolerance_for
+from .allowance import allowance_for
+from .compare import Mismatch, compare
 from .outcomes import ERROR, MISMATCH, PASS
 
 
@@ -26,15 +27,12 @@ def execute_lowering(version, fn, case):
     except Exception as exc:  # noqa: BLE001 - the lowering fails where the op does not
         return Exec(ERROR, f"lowering raised {type(exc).__name__}: {exc}", {"stage": "lowering"}, expected)
     actual = actual if isinstance(actual, tuple) else (actual,)
-    binding = case.type_map
     for i, (exp, act) in enumerate(zip(expected, actual)):
         if exp is None:
             continue
         param = version.outputs[i]
-        elem = param.type[7:-1] if param.type.startswith("tensor(") else binding.get(param.type, "")[7:-1]
-        rtol, atol = tolerance_for(version, elem)
         try:
-            compare(exp, act, elem, rtol, atol, name=param.name)
+            compare(exp, act, name=param.name, allowance=allowance_for(version, case, i, expected))
         except Mismatch as mm:
             return Exec(MISMATCH, mm.message, {"what": mm.what, **mm.details}, expected, list(actual))
     return Exec(PASS)

@@ -7,9 +7,9 @@ examples through it.
 
 IR version and opset: the node's domain is imported at the op version's ``since`` (the version in
 force there is exactly the one under test). The IR version is the highest the backend accepts
-(``Backend.max_ir_version``): onnxruntime 1.31 rejects IR 14, which onnx 1.23's helpers write by
-default, and accepts 13. Custom domains (com.microsoft, ...) get their own opset import plus an
-ai.onnx import.
+(``Backend.max_ir_version``, for onnxruntime taken from the installed release: 1.16 reads IR 9,
+1.31 reads 13, while onnx 1.23's helpers write 14 by default). Custom domains (com.microsoft, ...)
+get their own opset import plus an ai.onnx import, no newer than the backend's ai.onnx opset.
 """
 
 from __future__ import annotations
@@ -24,6 +24,8 @@ from onnx import TensorProto, helper, numpy_helper
 from ..spec.model import OpVersion
 from ..spec.types import proto_domain
 from ..strategies import Case, param_elem
+from ..values import (EMPTY_OPTIONAL, common_rank, element_of, inner_type, is_container_type, is_container_value,
+                      is_optional_type, is_sequence_type, value_signature)
 from .dtypes import elem_of, onnx_code
 
 DEFAULT_AI_ONNX_OPSET = 21  # ai.onnx import added next to custom domains
@@ -47,6 +49,8 @@ _ATTR_TYPES = {"float": onnx.AttributeProto.FLOAT, "int": onnx.AttributeProto.IN
 
 
 def _attr_proto(name: str, value, attr_type: str | None):
+    if attr_type == "type_proto" and isinstance(value, str):  # Optional's ``type``: a type string in the case
+        return helper.make_attribute(name, value_type(value))
     if attr_type == "float":
         value = float(value)
     elif attr_type == "floats":
@@ -72,7 +76,7 @@ def _shape_like(arr) -> bool:
     """A 1-D integer input (Resize's sizes, Reshape's shape, axes, pads ...): declared with its
     concrete length, since ONNX inference cannot check a shape tensor of symbolic length (onnx 1.23
     rejects Resize's ``sizes`` as "Number of elements of input 'sizes' (0)...")."""
-    return arr is not None and np.ndim(arr) == 1 and np.asarray(arr).dtype.kind in "iu"
+    return arr is not None and not is_container_value(arr) and np.ndim(arr) == 1 and np.asarray(arr).dtype.kind in "iu"
 
 
 def _input_dims(name: str, arr) -> list:
@@ -81,21 +85,50 @@ def _input_dims(name: str, arr) -> list:
     return [f"{name}_{i}" for i in range(np.ndim(arr))]  # ranked, symbolic: one session per rank
 
 
-def signature_key(case: Case, ir_version: int, opset: int) -> str:
+def value_type(type_str: str, value=None, name: str = "") -> onnx.TypeProto:
+    """The TypeProto of a value of ``type_str`` (tensor, sequence or optional, any nesting). A tensor
+    is ranked like ``value`` when there is one (symbolic dims, see ``_input_dims``); a sequence's
+    tensors get their common rank with unnamed dims (they may differ in size), or no shape when
+    their ranks differ; an empty optional's element has no shape."""
+    if is_sequence_type(type_str):
+        rank = common_rank(value) if isinstance(value, list) else None
+        elem = element_of(type_str)
+        return helper.make_sequence_type_proto(
+            helper.make_tensor_type_proto(onnx_code(elem), None if rank is None else [None] * rank))
+    if is_optional_type(type_str):
+        inner = None if value is EMPTY_OPTIONAL else value
+        return helper.make_optional_type_proto(value_type(inner_type(type_str), inner, name))
+    dims = None if value is None else _input_dims(name, value)
+    return helper.make_tensor_type_proto(onnx_code(element_of(type_str) or type_str), dims)
+
+
+def _input_key(arr):
+    """What the declared graph input depends on: presence, rank (or a shape tensor's length),
+    a sequence's common rank, an optional's emptiness."""
+    if arr is None:
+        return None
+    if is_container_value(arr):
+        return value_signature(arr)
+    return np.shape(arr) if _shape_like(arr) else np.ndim(arr)
+
+
+def signature_key(case: Case, ir_version: int, opset) -> str:
     h = hashlib.sha1()
     h.update(repr((case.domain, case.op, case.since, case.types, case.attributes, case.n_outputs,
-                   tuple((n, None if a is None else (np.shape(a) if _shape_like(a) else np.ndim(a)))
-                         for n, a in case.inputs), sorted(case.initializers),
+                   tuple((n, _input_key(a)) for n, a in case.inputs), sorted(case.initializers),
                    ir_version, opset)).encode())
     for name, arr in case.inputs:
-        if name in case.initializers and arr is not None:
+        if name in case.initializers and isinstance(arr, np.ndarray):
             h.update(str(arr.dtype).encode() + str(arr.shape).encode())
             h.update(repr(arr.tolist()).encode() if arr.dtype == object else np.ascontiguousarray(arr).tobytes())
     return h.hexdigest()[:20]
 
 
-def build(case: Case, version: OpVersion, *, ir_version: int = 13, opset: int | None = None) -> BuiltModel:
-    """The one-node model of ``case`` and the feeds for its graph inputs."""
+def build(case: Case, version: OpVersion, *, ir_version: int = 13, opset: int | None = None,
+          companion_opset: int = DEFAULT_AI_ONNX_OPSET) -> BuiltModel:
+    """The one-node model of ``case`` and the feeds for its graph inputs. ``ir_version`` and
+    ``companion_opset`` (the ai.onnx import beside a custom domain's) are the backend's: no newer
+    than it reads (onnxruntime 1.16 refuses IR 10 and opset 21)."""
     binding = case.type_map
     attr_types = {a.name: a.type for a in version.attributes}
     node_inputs, graph_inputs, inits, feeds = [], [], [], {}
@@ -105,6 +138,12 @@ def build(case: Case, version: OpVersion, *, ir_version: int = 13, opset: int | 
             node_inputs.append("")
             continue
         param = formal.get(name) or formal.get(name.rsplit("_", 1)[0])
+        bound = binding.get(param.type, param.type)
+        if is_container_type(bound):  # a sequence or optional: a graph input of its own type, never an initializer
+            node_inputs.append(name)
+            graph_inputs.append(helper.make_value_info(name, value_type(bound, arr, name)))
+            feeds[name] = arr
+            continue
         elem = param_elem(param, binding)
         node_inputs.append(name)
         if name in case.initializers:
@@ -121,15 +160,19 @@ def build(case: Case, version: OpVersion, *, ir_version: int = 13, opset: int | 
         p = version.outputs[min(i, len(version.outputs) - 1)]
         if i >= len(version.outputs) and p.option != "variadic":
             break
+        bound = binding.get(p.type, p.type)
         try:
-            elem = param_elem(p, binding)
+            elem = element_of(bound) if is_container_type(bound) else param_elem(p, binding)
         except Exception:
+            continue
+        if elem is None:
             continue
         name = p.name if i < len(version.outputs) else f"{p.name}_{i - len(version.outputs) + 1}"
         name = graph_output_name(name, formal)
         out_names.append(name)
-        out_elems.append(elem)
-        graph_outputs.append(helper.make_tensor_value_info(name, onnx_code(elem), None))
+        out_elems.append(elem)  # a sequence's or optional's tensor element type
+        graph_outputs.append(helper.make_value_info(name, value_type(bound)) if is_container_type(bound)
+                             else helper.make_tensor_value_info(name, onnx_code(elem), None))
     node = helper.make_node(case.op, node_inputs, out_names, domain=proto_domain(case.domain),
                             **{})
     for name, value in case.attributes:
@@ -138,11 +181,11 @@ def build(case: Case, version: OpVersion, *, ir_version: int = 13, opset: int | 
     pdomain = proto_domain(case.domain)
     opsets = [helper.make_opsetid(pdomain, opset if opset is not None and pdomain == "" else case.since)]
     if pdomain != "":
-        opsets.append(helper.make_opsetid("", DEFAULT_AI_ONNX_OPSET))
+        opsets.append(helper.make_opsetid("", companion_opset))
     model = helper.make_model(graph, opset_imports=opsets, ir_version=ir_version,
                               producer_name="opkit")
     error = _infer_output_shapes(model, strict=onnx_knows(case.op, pdomain, case.since))
-    key = signature_key(case, ir_version, opset or case.since)
+    key = signature_key(case, ir_version, (opset or case.since, companion_opset))
     return BuiltModel(key, model, feeds, tuple(out_names), tuple(out_elems), error)
 
 
@@ -190,5 +233,9 @@ def _copy_output_shapes(inferred: onnx.ModelProto, model: onnx.ModelProto) -> No
     found = {o.name: o for o in inferred.graph.output}
     for out in model.graph.output:
         got = found.get(out.name)
+        if got is not None and out.type.WhichOneof("value") in ("sequence_type", "optional_type") \
+                and got.type.WhichOneof("value") == out.type.WhichOneof("value"):
+            out.type.CopyFrom(got.type)  # the element's inferred shape sits inside the container type
+            continue
         if got is not None and got.type.tensor_type.HasField("shape"):
             out.type.tensor_type.shape.CopyFrom(got.type.tensor_type.shape)

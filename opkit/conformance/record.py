@@ -39,6 +39,8 @@ class CaseRecord:
     expected: dict | None = None  # the expectations entry that turned the outcome into xfail / xpass
     rejected: int | None = None  # drawn cases the final validity check discarded (opkit's generator)
     test: str | None = None  # the pytest node id, for records the pytest plugin writes
+    # what other engines say about a failure (opkit.conformance.second_opinion), in JSON form
+    second_opinion: list | None = None
 
     def __post_init__(self):
         if self.outcome not in OUTCOMES:
@@ -58,7 +60,7 @@ class CaseRecord:
         for f in fields(self):
             value = getattr(self, f.name)
             if f.name in REQUIRED or value is not None:
-                out[f.name] = dict(value) if isinstance(value, dict) else value
+                out[f.name] = dict(value) if isinstance(value, dict) else list(value) if isinstance(value, list) else value
         return out
 
     @classmethod
@@ -101,8 +103,8 @@ NAMES = frozenset(f.name for f in fields(CaseRecord))
 _KINDS = {"backend": str, "suite": str, "op": str, "domain": str, "version": int, "types": dict, "example": str,
           "outcome": str, "message": str, "examples_run": int, "duration_s": (int, float), "repro": str,
           "details": dict, "minimal_example": str, "repro_error": str, "expected": dict, "rejected": int,
-          "test": str}
-_KIND_WORDS = {str: "a string", int: "an integer", dict: "an object", (int, float): "a number"}
+          "test": str, "second_opinion": list}
+_KIND_WORDS = {str: "a string", int: "an integer", dict: "an object", (int, float): "a number", list: "a list"}
 
 
 def records(cases: list, where: str = "report") -> list[CaseRecord]:

@@ -24,6 +24,8 @@ import time
 from collections import Counter, defaultdict
 
 from .outcomes import FAILING, LETTERS, OUTCOMES, SUCCESS, SUITES, UNTESTED, run_ok
+from .causes import causes
+from .second_opinion import VERDICTS, needs_review, opinion_lines
 
 SCHEMA_ID = "https://opkit.dev/schemas/conformance-report-1.json"
 FORMAT = "opkit-conformance-report/1"
@@ -59,14 +61,24 @@ REPORT_SCHEMA: dict = {
             "max_examples": {"type": "integer"}, "timeout_s": {"type": "number"},
             "expectations": {"type": "array", "items": {"type": "string"}},
             # true when Ctrl-C or SIGTERM ended the run: the cases are those that finished
-            "interrupted": {"type": "boolean"}, "interrupted_by": {"type": "string"}}},
+            "interrupted": {"type": "boolean"}, "interrupted_by": {"type": "string"},
+            # the Dask cluster that ran the cases (--scheduler): lost workers' ops were rerun elsewhere
+            "cluster": {"type": "object", "required": ["scheduler", "workers"], "properties": {
+                "scheduler": {"type": "string"}, "workers": {"type": "integer"},
+                "workers_lost": {"type": "integer"}, "tasks_rerun": {"type": "integer"}}}}},
         "summary": {"type": "object", "required": ["total", "outcomes", "ok", "duration_s"],
                     "properties": {"total": {"type": "integer"},
                                    "outcomes": {"type": "object", "propertyNames": {"enum": list(OUTCOMES)},
                                                 "additionalProperties": {"type": "integer"}},
                                    "examples_run": {"type": "integer"},
                                    "ok": {"type": "boolean"}, "duration_s": {"type": "number"},
-                                   "warnings": {"type": "array", "items": {"type": "string"}}}},
+                                   "warnings": {"type": "array", "items": {"type": "string"}},
+                                   "causes": {"type": "integer", "description": "distinct root causes of the "
+                                              "failures (see 'causes')"},
+                                   "second_opinion": {
+                                       "type": "object", "description": "findings per second-opinion "
+                                       "verdict, and 'review': findings a second opinion makes doubtful",
+                                       "additionalProperties": {"type": "integer"}}}},
         "cases": {"type": "array", "items": {
             "type": "object",
             "required": ["backend", "suite", "op", "domain", "version", "types", "example", "outcome", "message",
@@ -88,16 +100,39 @@ REPORT_SCHEMA: dict = {
                 "rejected": {"type": "integer", "description": "drawn cases the final validity check "
                              "(ONNX inference and the reference kernel) discarded before this result"},
                 "test": {"type": "string", "description": "the pytest node id (generated tests)"},
+                "second_opinion": {
+                    "type": "array", "description": "what other engines (onnx's ReferenceEvaluator, runtimes "
+                    "named with --second-opinion) say about this failure's minimal case",
+                    "items": {"type": "object", "required": ["backend", "verdict"],
+                              "properties": {"backend": {"type": "string"}, "verdict": {"enum": list(VERDICTS)},
+                                             "message": {"type": "string"}}}},
                 "expected": {"type": "object", "required": ["reason"],
                              "properties": {"reason": {"type": "string"}, "source": {"type": "string"},
                                             "outcomes": {"type": "array"}, "actual": {"type": "string"}}},
             },
         }},
+        "causes": {
+            "description": "The failures grouped by root cause (opkit.conformance.causes): per backend and op, "
+                           "cases sharing outcome, message class and input feature, with the op versions and "
+                           "types they span and the smallest failing case. Absent when nothing failed.",
+            "type": "array", "items": {
+                "type": "object",
+                "required": ["backend", "domain", "op", "outcome", "signature", "feature", "versions", "types",
+                             "cases", "example", "review"],
+                "properties": {"backend": {"type": "string"}, "domain": {"type": "string"}, "op": {"type": "string"},
+                               "outcome": {"enum": list(OUTCOMES)}, "signature": {"type": "string"},
+                               "feature": {"type": "string"}, "versions": {"type": "array"},
+                               "types": {"type": "array"}, "cases": {"type": "integer"},
+                               "example": {"type": "object"}, "review": {"type": "boolean"}}}},
         "skipped": {
             "description": "What was not run, with the reason: (op version, type binding) pairs that are not "
                            "inputs the op takes (ONNX's schema inference rejects the binding at every input "
-                           "rank: BitCast between different bit widths, say) and deprecated op versions "
-                           "(Scatter-11), which runtimes need not run. Absent when there is nothing.",
+                           "rank: BitCast between different bit widths, say), deprecated op versions "
+                           "(Scatter-11), which runtimes need not run, and op versions the backend cannot be "
+                           "asked to run: newer than the newest opset it can know (\"beyond this runtime's "
+                           "opset (26)\") or in a domain it cannot run as configured (\"needs the DirectML "
+                           "execution provider\"). None of them is charged to the backend. Absent when there "
+                           "is nothing.",
             "type": "array", "items": {
                 "type": "object", "required": ["op", "domain", "version", "types", "reason"],
                 "properties": {"op": {"type": "string"}, "domain": {"type": "string"},
@@ -162,6 +197,13 @@ def build_report(cases: list[dict], target: dict, settings: dict, duration: floa
                     "ok": ok, "duration_s": round(duration, 3)},
         "cases": cases,
     }
+    opinions = opinion_counts(cases)
+    if opinions:
+        report["summary"]["second_opinion"] = opinions
+    found = causes(cases)
+    if found:
+        report["summary"]["causes"] = len(found)
+        report["causes"] = [c.to_json() for c in found]
     if warnings:
         report["summary"]["warnings"] = list(warnings)
     if skipped:
@@ -468,6 +510,25 @@ def untested_text(cases: list[dict], limit: int = 20) -> str:
     return "\n".join(lines)
 
 
+def skipped_text(skipped: list[dict], limit: int = 8) -> str:
+    """What was not run, one line per reason: how many op versions (and type bindings) and which
+    ones. Skips are not findings; they are shown apart from the cases."""
+    groups: dict[str, dict[str, int]] = {}
+    for item in skipped:
+        name = item["op"] if item["domain"] == "ai.onnx" else f"{item['domain']}::{item['op']}"
+        versions = groups.setdefault(item["reason"], {})
+        key = f"{name}-{item['version']}"
+        versions[key] = versions.get(key, 0) + 1
+    lines = []
+    for reason, versions in sorted(groups.items(), key=lambda kv: -sum(kv[1].values())):
+        shown = ", ".join(list(versions)[:limit]) + (f" and {len(versions) - limit} more" if len(versions) > limit else "")
+        bindings = sum(versions.values())
+        count = f"{len(versions)} op version{'s' if len(versions) != 1 else ''}" + (
+            f", {bindings} type bindings" if bindings != len(versions) else "")
+        lines.append(f"SKIPPED     {reason}: {count} ({shown})")
+    return "\n".join(lines)
+
+
 _ORDER = ["bool", "uint8", "uint16", "uint32", "uint64", "int8", "int16", "int32", "int64", "float16", "bfloat16",
           "float", "double", "complex64", "complex128", "string"]
 
@@ -490,10 +551,25 @@ def failures_text(cases: list[dict], limit: int = 40) -> str:
         where = ", ".join(f"{c['suite']}:{c['example']}" for c in items[:4]) + (" ..." if len(items) > 4 else "")
         name = op if domain == "ai.onnx" else f"{domain}::{op}"
         lines.append(f"{outcome.upper():<11} {backend} {name}-{version} {types} [{where}] {first['message'][:240]}"
-                     + (f"\n            repro: {first['repro']}" if first.get("repro") else ""))
+                     + (f"\n            repro: {first['repro']}" if first.get("repro") else "")
+                     + "".join(f"\n            {line}" for line in opinion_lines(first)))
     if len(groups) > limit:
         lines.append(f"... and {len(groups) - limit} more groups (see the JSON report)")
     return "\n".join(lines)
+
+
+def opinion_counts(cases: list[dict]) -> dict[str, int]:
+    """How the second opinions went over a run's findings: verdict -> findings (a finding counts
+    under each distinct verdict its engines gave), plus ``review``: findings to look at first."""
+    counts: Counter = Counter()
+    for c in cases:
+        opinions = c.get("second_opinion")
+        if not opinions:
+            continue
+        for verdict in {o["verdict"] for o in opinions}:
+            counts[verdict] += 1
+        counts["review"] += needs_review(opinions)
+    return {k: counts[k] for k in (*VERDICTS, "review") if counts[k]}
 
 
 class Progress:
@@ -507,6 +583,7 @@ class Progress:
         self.start = self.last = time.perf_counter()
         self.counts: Counter = Counter()
         self.examples = 0
+        self.detail = None  # a callable whose text ends the line (a Dask run: cases per worker)
 
     def __call__(self, case: dict) -> None:
         self.counts[case["outcome"]] += 1
@@ -516,6 +593,7 @@ class Progress:
         now = time.perf_counter()
         text = (f"[{now - self.start:6.1f}s] {sum(self.counts.values())} cases, {self.examples} examples: "
                 + " ".join(f"{n}{LETTERS[o]}" for o, n in sorted(self.counts.items()))
+                + (f"  [{self.detail()}]" if self.detail else "")  # before the op: a TTY line is cut at 150
                 + f"  {case['backend']} {case['op']}-{case['version']} {_short_type(case['types'])}")
         if self.tty:
             self.stream.write("\r" + text[:150].ljust(150))

@@ -3,7 +3,9 @@
 Each holds ``model.onnx``, ``inputs.npz`` (the graph inputs; initializers live in the model),
 ``expected.npz`` (the reference kernel's outputs), ``case.json`` and a standalone ``repro.py`` that
 reruns the model on the failing backend with only onnx, numpy and the backend installed, prints the
-discrepancy and exits 1 while the failure reproduces (0 once it is fixed).
+discrepancy and exits 1 while the failure reproduces (0 once it is fixed). A property that does not
+hold is replayed as a property: the bundle also holds the models of the property's ``op()`` calls,
+and ``repro.py`` evaluates the property again with them (``property_bundle``).
 
 Arrays of ml_dtypes types (bfloat16, float8 ...) are stored as their raw unsigned bits with the
 element type recorded in ``case.json``; strings are stored as unicode arrays (no pickles).
@@ -24,8 +26,10 @@ import numpy as np
 
 from ..spec.model import OpVersion
 from ..strategies import Case
+from ..values import EMPTY_OPTIONAL, is_optional_type
 from .dtypes import elem_from_dtype
-from .model import build
+from .model import DEFAULT_AI_ONNX_OPSET, build
+from .output_shapes import with_output_ranks
 
 _RAW = {"bfloat16", "float8e4m3fn", "float8e4m3fnuz", "float8e5m2", "float8e5m2fnuz", "uint4", "int4",
         "float4e2m1", "float8e8m0", "uint2", "int2", "float6e2m3", "float6e3m2"}
@@ -54,6 +58,34 @@ def encode_arrays(arrays: dict[str, np.ndarray]) -> tuple[dict[str, np.ndarray],
     return out, elems
 
 
+def split_values(values: dict) -> tuple[dict, dict]:
+    """(tensors, everything else): sequences (lists) and empty optionals go to files of their own."""
+    tensors = {k: v for k, v in values.items() if not isinstance(v, list) and v is not EMPTY_OPTIONAL}
+    return tensors, {k: v for k, v in values.items() if k not in tensors}
+
+
+def save_values(folder: str, prefix: str, values: dict) -> dict[str, str]:
+    """Write each sequence as an onnx SequenceProto (``<prefix>.<i>-<name>.seq.pb``) and each empty
+    optional as an OptionalProto (``.opt.pb``); returns value name -> file name, for case.json."""
+    from onnx import numpy_helper
+
+    files = {}
+    for i, (name, value) in enumerate(sorted(values.items())):
+        if value is EMPTY_OPTIONAL:
+            proto, kind = numpy_helper.from_optional(None, name=name), "opt"
+        else:
+            proto, kind = numpy_helper.from_list([np.asarray(v) for v in value], name=name), "seq"
+        files[name] = f"{prefix}.{i}-{_slug(name)}.{kind}.pb"
+        with open(os.path.join(folder, files[name]), "wb") as f:
+            f.write(proto.SerializeToString())
+    return files
+
+
+def _sequence_elems(values: dict) -> dict[str, str]:
+    """The element type of each non-empty sequence (its tensors' allowance)."""
+    return {k: elem_from_dtype(np.asarray(v[0]).dtype) for k, v in values.items() if isinstance(v, list) and v}
+
+
 class ReproWriter:
     def __init__(self, root: str, backend_spec, backend_info: dict, ir_version: int = 13):
         self.root = root
@@ -74,23 +106,31 @@ class ReproWriter:
         folder = os.path.join(self.root, _slug(record["backend"]), _slug(record["domain"]),
                               _slug(f"{record['op']}-{record['version']}"), _slug(name))
         os.makedirs(folder, exist_ok=True)
-        built = build(case, version, ir_version=self.ir_version)
+        built = build(case, version, ir_version=self.ir_version, companion_opset=min(
+            DEFAULT_AI_ONNX_OPSET, (self.info.get("max_opsets") or {}).get("ai.onnx", DEFAULT_AI_ONNX_OPSET)))
+        if self.info.get("needs_output_shapes") and ex.expected is not None:  # as the backend got it
+            built = with_output_ranks(built, [None if e is None or isinstance(e, list) else np.ndim(e)
+                                              for e in ex.expected])
         with open(os.path.join(folder, "model.onnx"), "wb") as f:
             f.write(built.model.SerializeToString())
-        inputs, in_elems = encode_arrays(built.feeds)
+        tensor_feeds, value_feeds = split_values(built.feeds)
+        inputs, in_elems = encode_arrays(tensor_feeds)
         np.savez(os.path.join(folder, "inputs.npz"), **inputs)
+        in_values = save_values(folder, "input", value_feeds)
         expected = {}
         if ex.expected is not None:
-            for name_, value in zip(built.output_names, ex.expected):
+            bound = [case.type_map.get(p.type, p.type) for p in version.outputs]
+            for name_, value, type_str in zip(built.output_names, ex.expected, bound):
                 if value is not None:
                     expected[name_] = value
-        exp, out_elems = encode_arrays(expected)
+                elif is_optional_type(type_str):  # the reference's None of an optional output: an empty optional
+                    expected[name_] = EMPTY_OPTIONAL
+        tensor_expected, value_expected = split_values(expected)
+        exp, out_elems = encode_arrays(tensor_expected)
         np.savez(os.path.join(folder, "expected.npz"), **exp)
-        rtol_atol = {}
-        from .compare import tolerance_for
-
-        for name_, elem in out_elems.items():
-            rtol_atol[name_] = list(tolerance_for(version, elem))
+        out_values = save_values(folder, "expected", value_expected)
+        allowances = _allowances(version, case, ex.expected, built.output_names,
+                                 {**out_elems, **_sequence_elems(value_expected)})
         backend = {"name": record["backend"], "target": self.spec.target, "api": self.spec.api,
                    "options": {k: list(v) if isinstance(v, tuple) else v for k, v in self.spec.options},
                    "version": self.info.get("version", "")}
@@ -113,8 +153,14 @@ class ReproWriter:
             "op": record["op"], "domain": record["domain"], "version": record["version"], "types": record["types"],
             "suite": record["suite"], "example": record["example"], "outcome": record["outcome"],
             "message": record["message"], "case": case.describe(), "backend": backend,
-            "input_elems": in_elems, "output_elems": out_elems, "tolerances": rtol_atol,
+            "input_elems": in_elems, "output_elems": out_elems, "allowances": allowances,
+            "input_values": in_values, "expected_values": out_values,
         }
+        if getattr(ex, "calls", None) and record["suite"] == "properties":  # replay the property itself
+            from . import property_bundle
+
+            meta["property"] = property_bundle.write(folder, version, record["example"], case, ex.calls,
+                                                     encode_arrays, _allowances)
         with open(os.path.join(folder, "case.json"), "w", encoding="utf-8") as f:
             json.dump(meta, f, indent=1, default=str)
             f.write("\n")
@@ -126,10 +172,47 @@ class ReproWriter:
         return path
 
 
+def _allowances(version: OpVersion, case: Case, expected, names, out_elems: dict) -> dict:
+    """Per float output, the allowance the runner held it to, as plain JSON the script can apply
+    without opkit: ULPs and floor (a number, or nested lists per element), rtol/atol, and the
+    element type's mantissa bits and smallest normal exponent for its ULP."""
+    from .allowance import allowance_for
+    from .ulp import float_format
+
+    out = {}
+    for i, (name_, value) in enumerate(zip(names, expected or ())):
+        if name_ not in out_elems or value is None:
+            continue
+        allowance = allowance_for(version, case, i, expected)
+        fmt = float_format(allowance.elem) if allowance is not None else None
+        if fmt is None:
+            continue
+        out[name_] = {"accuracy": allowance.accuracy, "ulps": _plain(allowance.ulps), "floor": _plain(allowance.floor),
+                      "rtol": allowance.rtol, "atol": allowance.atol, "tiny": allowance.tiny, "nmant": fmt.nmant,
+                      "minexp": fmt.minexp}
+    return out
+
+
+def _plain(value):
+    arr = np.asarray(value, dtype=np.float64)
+    if arr.size and np.all(arr == arr.reshape(-1)[0]):
+        return float(arr.reshape(-1)[0])
+    return arr.tolist()
+
+
 def repro_script(meta: dict | None = None) -> str:
     """The bundle's ``repro.py``: the same text for every bundle (``meta`` is not used; it is in
     ``case.json``, which the script reads), so nothing foreign is ever Python source."""
-    return _SCRIPT
+    from .property_bundle import script_part
+
+    return _SCRIPT + script_part() + _SCRIPT_MAIN
+
+
+_SCRIPT_MAIN = """
+
+if __name__ == "__main__":
+    sys.exit(main())
+"""
 
 
 _SCRIPT = r'''"""Repro bundle written by opkit: reruns one failing conformance case on its backend.
@@ -137,7 +220,8 @@ _SCRIPT = r'''"""Repro bundle written by opkit: reruns one failing conformance c
 What failed (op, types, backend, suite, outcome, the message seen) is in case.json beside this
 script, which prints it when it runs. Needs only numpy, onnx and the backend (ml_dtypes for
 bfloat16/float8). Run: python repro.py
-Exit status 1 while the discrepancy reproduces, 0 once outputs match.
+Exit status 1 while the discrepancy reproduces, 0 once outputs match. A property failure is
+replayed as a property (see replay_property below): 2 when the replay cannot tell.
 """
 
 import json
@@ -154,6 +238,8 @@ RAW = {"bfloat16": "bfloat16", "float8e4m3fn": "float8_e4m3fn", "float8e4m3fnuz"
        "float8e5m2": "float8_e5m2", "float8e5m2fnuz": "float8_e5m2fnuz", "uint4": "uint4", "int4": "int4",
        "float4e2m1": "float4_e2m1fn", "float8e8m0": "float8_e8m0fnu", "uint2": "uint2", "int2": "int2",
        "float6e2m3": "float6_e2m3fn", "float6e3m2": "float6_e3m2fn"}
+# narrower than a byte: ONNX (and onnxruntime's tensors) pack them, numpy keeps one per byte
+PACKED = {"int4", "uint4", "float4e2m1", "int2", "uint2"}
 
 
 def load(name, elems):
@@ -170,6 +256,19 @@ def load(name, elems):
     return arrays
 
 
+def load_values(files):
+    """Sequences (SequenceProto files: lists of arrays) and empty optionals (OptionalProto: None)."""
+    values = {}
+    for key, file in files.items():
+        with open(os.path.join(HERE, file), "rb") as f:
+            data = f.read()
+        proto = onnx.SequenceProto() if file.endswith(".seq.pb") else onnx.OptionalProto()
+        proto.ParseFromString(data)
+        values[key] = onnx.numpy_helper.to_list(proto) if file.endswith(".seq.pb") else \
+            onnx.numpy_helper.to_optional(proto)
+    return values
+
+
 def run_onnxruntime(model, feeds, options):
     import ctypes
     import onnxruntime as ort
@@ -178,13 +277,19 @@ def run_onnxruntime(model, feeds, options):
     sess = ort.InferenceSession(model.SerializeToString(), so,
                                 providers=options.get("providers") or ["CPUExecutionProvider"])
     outs = [o.name for o in sess.get_outputs()]
-    if not any(a.dtype.name in RAW.values() for a in feeds.values()) and \
+    if not any(getattr(a, "dtype", None) is not None and a.dtype.name in RAW.values() for a in feeds.values()) and \
             not any(o.type[7:-1] in RAW for o in sess.get_outputs()):
         return sess.run(outs, feeds)
     values = {}
     for i in sess.get_inputs():
         arr = feeds[i.name]
-        if i.type[7:-1] in RAW:
+        if i.type[7:-1] in PACKED:  # onnxruntime reads these two (four) to a byte, as ONNX stores them
+            code = getattr(onnx.TensorProto, i.type[7:-1].upper())
+            data = onnx.numpy_helper.from_array(arr, i.name).raw_data
+            values[i.name] = ort.OrtValue.ortvalue_from_shape_and_type(list(arr.shape), code)
+            if data:
+                ctypes.memmove(values[i.name].data_ptr(), data, len(data))
+        elif i.type[7:-1] in RAW:
             raw = np.require(arr, requirements='C').view(np.uint16 if arr.dtype.itemsize == 2 else np.uint8)
             code = getattr(onnx.TensorProto, i.type[7:-1].upper())
             values[i.name] = ort.OrtValue.ortvalue_from_numpy_with_onnx_type(raw, code)
@@ -193,7 +298,13 @@ def run_onnxruntime(model, feeds, options):
     result = []
     for value, o in zip(sess.run_with_ort_values(outs, values), sess.get_outputs()):
         elem = o.type[7:-1]
-        if elem in RAW:
+        if elem in PACKED:
+            n = value.tensor_size_in_bytes()
+            buf = ctypes.string_at(value.data_ptr(), n) if n else b""
+            tensor = onnx.helper.make_tensor("y", getattr(onnx.TensorProto, elem.upper()), value.shape(), buf,
+                                             raw=True)
+            result.append(onnx.numpy_helper.to_array(tensor))
+        elif elem in RAW:
             import ml_dtypes
             n = value.tensor_size_in_bytes()
             buf = ctypes.string_at(value.data_ptr(), n) if n else b""
@@ -223,7 +334,15 @@ def run_backend_api(model, feeds, options):
     return list(rep.run([feeds[n] for n in names]))
 
 
-def compare(name, expected, actual, rtol, atol):
+def ulp(x, nmant, minexp):
+    """The spacing of a float format with ``nmant`` mantissa bits around each |x|."""
+    m = np.abs(np.asarray(x, dtype=np.float64))
+    with np.errstate(invalid="ignore"):
+        _, e = np.frexp(np.where(np.isfinite(m), m, 1.0))
+        return np.ldexp(1.0, np.maximum(np.where(m > 0, e - 1, minexp), minexp) - nmant)
+
+
+def compare(name, expected, actual, rtol, atol, allowance=None):
     expected, actual = np.asarray(expected), np.asarray(actual)
     if expected.dtype.kind in "OUS" or actual.dtype.kind in "OUS":
         same_dtype = expected.dtype.kind in "OUS" and actual.dtype.kind in "OUS"
@@ -248,7 +367,15 @@ def compare(name, expected, actual, rtol, atol):
             finite = np.isfinite(e) & np.isfinite(a)
             diff = np.where(finite, np.abs(a - e), 0.0)
             bad = (np.isnan(e) != np.isnan(a)) | (~finite & ~np.isnan(e) & ~np.isnan(a) & (a != e))
-            bad |= finite & (diff > atol + rtol * np.abs(e))
+            if allowance:  # what the runner allowed: ULPs of the larger magnitude, a floor, rtol/atol
+                mag = np.maximum(np.abs(e), np.abs(a))
+                allowed = (np.asarray(allowance["ulps"], dtype=np.float64).ravel() * ulp(mag, allowance["nmant"],
+                                                                                       allowance["minexp"])
+                           + np.asarray(allowance["floor"], dtype=np.float64).ravel()
+                           + allowance["atol"] + allowance["rtol"] * mag + allowance.get("tiny", 0.0))
+            else:
+                allowed = atol + rtol * np.abs(e)
+            bad |= finite & ~(diff <= allowed)
     if not bad.any():
         return None
     first = int(np.flatnonzero(bad)[0])
@@ -261,6 +388,27 @@ def compare(name, expected, actual, rtol, atol):
     return text
 
 
+def compare_value(name, expected, actual, rtol, atol, allowance=None):
+    """compare() for sequences (their count, then tensor by tensor) and optionals (None: empty)."""
+    if expected is None or actual is None:
+        if (expected is None) == (actual is None):
+            return None
+        return f"{name}: {'an empty optional' if actual is None else 'a value'}, expected " + \
+            ("an empty optional" if expected is None else "a value")
+    if isinstance(expected, list) or isinstance(actual, (list, tuple)):
+        if not (isinstance(expected, list) and isinstance(actual, (list, tuple))):
+            return f"{name}: a {'sequence' if isinstance(actual, (list, tuple)) else 'tensor'}, expected a " + \
+                ("sequence" if isinstance(expected, list) else "tensor")
+        if len(actual) != len(expected):
+            return f"{name}: a sequence of {len(actual)} tensor(s), expected {len(expected)}"
+        for i, (e, a) in enumerate(zip(expected, actual)):
+            problem = compare_value(f"{name}[{i}]", e, a, rtol, atol, allowance)
+            if problem:
+                return problem
+        return None
+    return compare(name, expected, actual, rtol, atol, allowance)
+
+
 def show(value):
     """Text from case.json or the backend for the terminal: control characters (escape sequences,
     NUL ...) shown escaped, newlines kept."""
@@ -271,7 +419,9 @@ def show(value):
 def main():
     model = onnx.load(os.path.join(HERE, "model.onnx"))
     feeds = load("inputs.npz", META["input_elems"])
+    feeds.update(load_values(META.get("input_values", {})))
     expected = load("expected.npz", META["output_elems"])
+    expected.update(load_values(META.get("expected_values", {})))
     backend = META["backend"]
     runner = {"onnxruntime": run_onnxruntime, "onnx-reference": run_onnx_reference}.get(
         backend["name"].split("[")[0], run_backend_api)
@@ -279,6 +429,8 @@ def main():
                f"{backend.get('version', '')}"))
     print(show(f"case: {META['case']}"))
     print(show(f"recorded: {META['suite']}: {META['outcome']}: {META['message']}"))
+    if META.get("property"):  # a property that does not hold: evaluate it again, not just the case
+        return replay_property(runner, backend.get("options") or {})
     try:
         outputs = runner(model, feeds, backend.get("options") or {})
     except Exception as exc:  # the backend refuses or fails: that is the repro
@@ -288,8 +440,8 @@ def main():
     problems = []
     for name, actual in zip(names, outputs):
         if name in expected:
-            rtol, atol = META["tolerances"].get(name, [0.0, 0.0])
-            problem = compare(name, expected[name], actual, rtol, atol)
+            rtol, atol = META.get("tolerances", {}).get(name, [0.0, 0.0])
+            problem = compare_value(name, expected[name], actual, rtol, atol, META.get("allowances", {}).get(name))
             if problem:
                 problems.append(problem)
     for problem in problems:
@@ -298,8 +450,4 @@ def main():
         print("outputs match the reference: the failure no longer reproduces")
         return 0
     return 1
-
-
-if __name__ == "__main__":
-    sys.exit(main())
 '''

@@ -29,14 +29,22 @@ from ..spec.model import OpSpec, OpVersion
 from ..cases import cases, generatable
 from ..strategies import Case, NotGeneratable, covering_bindings, edge_cases, expand
 from . import harness
-from .compare import Mismatch, compare, tolerance_for
+from ..values import is_container_type, is_optional_type, runtime_value
+from .allowance import allowance_for
+from .compare import Mismatch, compare_value
 from .dtypes import in_class
-from .model import BuiltModel, build, signature_key
+from .determinism import local_constants_off
+from .property_calls import BACKEND, REFERENCE, PropertyCall, call_key
+from .model import DEFAULT_AI_ONNX_OPSET, BuiltModel, build, signature_key
+from .output_shapes import unshaped_outputs, with_output_ranks
 from .record import CaseRecord
+from .second_opinion import ASKED_ABOUT
+from .second_opinion import SUITES as SECOND_OPINION_SUITES
 from .outcomes import CRASH, FAILING, MISMATCH, PASS, TIMEOUT, UNSUPPORTED, UNTESTED, Expectations
 from .worker import OK, Result
 
 EXPENSIVE = (CRASH, TIMEOUT)
+BACKEND_SUITES = ("examples", "properties", "differential")  # the suites run_spec runs on the backend
 MAX_EXPENSIVE = 4  # real crash/timeout runs per hypothesis run (each restarts the worker)
 # Draws hypothesis may try while shrinking a failure. Shrinking usually reaches a minimal case in
 # a few dozen steps; past that it mostly confirms minimality at full backend cost, which made
@@ -55,6 +63,9 @@ MAX_SLOW_ORACLE = 3
 
 
 _STOP = threading.Event()
+# a stop for the runners of one thread only: a Dask worker runs tasks of several runs (and other
+# users' work) in one process, so a cancelled run's task must not stop the others (cluster.py)
+_THREAD_STOP = threading.local()
 
 
 def request_stop() -> None:
@@ -67,13 +78,19 @@ def clear_stop() -> None:
 
 
 def stop_requested() -> bool:
-    return _STOP.is_set()
+    event = getattr(_THREAD_STOP, "event", None)
+    return _STOP.is_set() or (event is not None and event.is_set())
 
 
 def check_stop() -> None:
-    """Raise KeyboardInterrupt when a stop was requested."""
-    if _STOP.is_set():
+    """Raise KeyboardInterrupt when a stop was requested (for the process, or this thread)."""
+    if stop_requested():
         raise KeyboardInterrupt
+
+
+def stop_thread_on(event: threading.Event | None) -> None:
+    """Also stop this thread's runners when ``event`` is set (None: only the process-wide stop)."""
+    _THREAD_STOP.event = event
 
 
 class _StopShrinking(BaseException):
@@ -91,6 +108,7 @@ class Exec:
     actual: list | None = None
     case: Any = None  # the failing case when it is a sibling of the drawn one
     count: int = 1  # cases executed
+    calls: tuple = ()  # a failed property's op() calls (PropertyCall), which its repro bundle replays
 
 
 class _Failure(Exception):
@@ -118,6 +136,14 @@ class BackendRunner:
         self.worker = worker
         self.info = info or worker.describe()
         self.ir_version = int(self.info.get("max_ir_version", 13))
+        # what the backend cannot know or run (see opkit.backends.base.limits): skipped, not charged
+        self.max_opsets = {k: int(v) for k, v in (self.info.get("max_opsets") or {}).items()}
+        self.unavailable_domains = dict(self.info.get("unavailable_domains") or {})
+        # the ai.onnx import beside a custom domain's: no newer than the backend knows
+        self.companion_opset = min(DEFAULT_AI_ONNX_OPSET, self.max_opsets.get("ai.onnx", DEFAULT_AI_ONNX_OPSET))
+        # Backend-API backends run onnx.checker, which wants a shape on every output (output_shapes)
+        self.needs_output_shapes = bool(self.info.get("needs_output_shapes"))
+        self.container_values = bool(self.info.get("container_values"))
         self.executed = 0
         self._built: OrderedDict[str, BuiltModel] = OrderedDict()
         self._last: tuple | None = None
@@ -130,13 +156,49 @@ class BackendRunner:
         key = signature_key(case, self.ir_version, case.since)
         model = self._built.get(key)
         if model is None:
-            model = self._built[key] = build(case, version, ir_version=self.ir_version)
+            model = self._built[key] = build(case, version, ir_version=self.ir_version,
+                                             companion_opset=self.companion_opset)
             if len(self._built) > self.MAX_MODELS:
                 self._built.popitem(last=False)
         else:
             self._built.move_to_end(key)
+        if self.needs_output_shapes and unshaped_outputs(model.model):
+            model = self._with_reference_ranks(case, model)
         self._last = (case, model)
         return model
+
+    @staticmethod
+    def _with_reference_ranks(case: Case, model: BuiltModel) -> BuiltModel:
+        """``model`` with the outputs ONNX inference left unshaped given the ranks of the reference
+        kernel's outputs for ``case`` (per case: a rank may depend on the values)."""
+        try:
+            expected = harness.expected_outputs(case)
+        except Exception:  # noqa: BLE001 - not a valid input (or no oracle): the caller finds out anyway
+            return model
+        return with_output_ranks(model, [None if e is None else np.ndim(e) for e in expected])
+
+    def cannot_feed(self, binding: dict) -> str | None:
+        """Why this backend's adapter cannot be given a case of ``binding`` (a skip reason), or
+        None: sequence and optional values need an adapter that feeds and reads them."""
+        if self.container_values:
+            return None
+        containers = sorted(t for t in binding.values() if is_container_type(t))
+        if containers:
+            return (f"opkit's adapter for {self.info.get('name', 'this backend')} feeds and reads tensors only, "
+                    f"not {containers[0]}")
+        return None
+
+    def cannot_run(self, domain: str, since: int) -> str | None:
+        """Why this backend cannot be asked to run ``domain`` op versions ``since`` (a skip
+        reason), or None: the domain needs an execution provider it lacks, or the version is newer
+        than the newest opset the backend can know (a runtime cannot know a later opset)."""
+        why = self.unavailable_domains.get(domain)
+        if why:
+            return why
+        newest = self.max_opsets.get(domain)
+        if newest is not None and since > newest:
+            return f"beyond this runtime's opset ({newest})"
+        return None
 
     def check_schema(self, case: Case, version: OpVersion) -> None:
         """Raise harness.Invalid when ONNX's own inference for the op rejects the case's model."""
@@ -146,7 +208,7 @@ class BackendRunner:
 
     def _request(self, case: Case, version: OpVersion):
         built = self.built(case, version)
-        feeds = {n: a for n, a in case.inputs if a is not None and n not in case.initializers}
+        feeds = {n: runtime_value(a) for n, a in case.inputs if a is not None and n not in case.initializers}
         return built.key, (lambda: built.model.SerializeToString()), feeds
 
     def run_case(self, case: Case, version: OpVersion, timeout: float | None = None) -> Result:
@@ -165,18 +227,17 @@ def check_outputs(version: OpVersion, case: Case, expected: tuple, actual: list)
     names = [p.name for p in version.outputs]
     binding = case.type_map
     for i, exp in enumerate(expected):
-        if exp is None:
+        param = version.outputs[i] if i < len(version.outputs) else None
+        bound = binding.get(param.type, param.type) if param is not None else None
+        if exp is None and not (bound and is_optional_type(bound)):  # None of an optional type: the empty optional
             continue
         if i >= len(actual):
             return Exec(MISMATCH, f"backend returned {len(actual)} outputs, expected {len(expected)}",
                         {"what": "missing"})
-        param = version.outputs[i] if i < len(version.outputs) else None
-        elem = None
-        if param is not None:
-            elem = param.type[7:-1] if param.type.startswith("tensor(") else binding.get(param.type, "")[7:-1] or None
-        rtol, atol = tolerance_for(version, elem) if elem else (None, None)
+        allowance = allowance_for(version, case, i, expected)  # None: no floats (compared exactly)
         try:
-            compare(exp, actual[i], elem, rtol, atol, name=names[i] if i < len(names) else f"output {i}")
+            compare_value(exp, actual[i], bound, name=names[i] if i < len(names) else f"output {i}",
+                          allowance=allowance)
         except Mismatch as mm:
             return Exec(MISMATCH, mm.message, {"what": mm.what, **mm.details}, expected, actual)
     return Exec(PASS, "", {}, expected, actual)
@@ -191,8 +252,9 @@ class Runner:
                  timeout: float = 10.0, repro=None, expectations: Expectations | None = None,
                  progress: Callable[[dict], None] | None = None, backend_name: str | None = None,
                  siblings: int = 15, max_bindings: int | None = 64, shrink_budget: int | None = None,
-                 sink: Callable[[dict], None] | None = None):
+                 sink: Callable[[dict], None] | None = None, second_opinion=None):
         self.backend = backend
+        self.second_opinion = second_opinion  # SecondOpinions asked about every finding, or None
         self.max_examples = max_examples
         self.seed = seed
         self.timeout = timeout
@@ -232,6 +294,10 @@ class Runner:
             examples_run=runs, duration_s=round(duration, 4), details=_jsonable(ex.details) if ex.details else None,
             minimal_example=minimal.describe() if minimal is not None and ex.outcome != PASS else None,
             rejected=rejected or None)
+        if self.second_opinion and backend is None and minimal is not None and ex.outcome in ASKED_ABOUT \
+                and suite in SECOND_OPINION_SUITES:
+            record = replace(record, second_opinion=self.second_opinion.ask(
+                version, ex.case if ex.case is not None else minimal, ex.outcome, ex.expected, ex.actual))
         if ex.outcome in FAILING and self.repro is not None and minimal is not None and backend is None:
             try:
                 record = replace(record, repro=self.repro(record.to_json(), minimal, ex, version))
@@ -272,21 +338,43 @@ class Runner:
                 return ex
         return Exec(PASS, count=len(results))
 
+    @staticmethod
+    def _call_case(spec: OpSpec, version: OpVersion, inputs: tuple, attributes: dict) -> Case:
+        """The case of a property's ``op(*inputs, **attributes)`` call."""
+        from ..strategies import make_case
+
+        items = list(zip([p.name for p in version.inputs], inputs))
+        return make_case(spec, version, harness.infer_binding(version, list(inputs), attributes), attributes, items)
+
+    def reference_calls(self, spec: OpSpec, version: OpVersion, prop, case: Case) -> list[PropertyCall]:
+        """The calls the property makes on ``case`` when the reference kernel answers them: what a
+        fixed backend will be asked when the repro bundle replays the property."""
+        calls: list[PropertyCall] = []
+
+        def op_ref(*inputs, **attributes):
+            sub = self._call_case(spec, version, inputs, attributes)
+            calls.append(PropertyCall(call_key(inputs, attributes), sub, self.backend.built(sub, version), REFERENCE))
+            return harness.expected_outputs(sub)[0]
+
+        try:
+            harness.check_property(prop, case, version, op_ref)
+        except Exception:  # noqa: BLE001 - the calls made so far are still worth keeping
+            pass
+        return calls
+
     def execute_property(self, spec: OpSpec, version: OpVersion, prop, case: Case) -> Exec:
         self.backend.check_schema(case, version)  # validity filters: raise Invalid
         harness.expected_outputs(case)
+        calls: list[PropertyCall] = []  # every call this evaluation made, for the repro bundle
 
         def op_fn(*inputs, **attributes):
-            from ..strategies import make_case
-
-            names = [p.name for p in version.inputs]
-            items = list(zip(names, inputs))
-            sub = make_case(spec, version, harness.infer_binding(version, list(inputs), attributes), attributes, items)
+            sub = self._call_case(spec, version, inputs, attributes)
             result = self.backend.run_case(sub, version, self.timeout)
             if result.kind != OK:
                 types = ", ".join(f"{k}={v}" for k, v in sorted(sub.type_map.items()))
                 result.message = f"op() called by the property with {types} ({sub.describe()}): {result.message}"
                 raise _BackendFailure(result, sub)
+            calls.append(PropertyCall(call_key(inputs, attributes), sub, self.backend.built(sub, version), BACKEND))
             return result.outputs[0]
 
         try:
@@ -306,7 +394,8 @@ class Runner:
             return Exec(UNTESTED, f"property {prop.name!r} raised {type(exc).__name__}: {exc}", {"stage": "property"})
         if not held:
             return Exec(MISMATCH, f"property {prop.name!r} does not hold: {prop.holds.strip()}",
-                        {"what": "property"}, harness.expected_outputs(case))
+                        {"what": "property"}, harness.expected_outputs(case),
+                        calls=tuple(calls + self.reference_calls(spec, version, prop, case)))
         return Exec(PASS)
 
     # -- hypothesis runs
@@ -365,7 +454,8 @@ class Runner:
                                     print_blob=False, report_multiple_bugs=False,
                                     phases=(Phase.explicit, Phase.generate, Phase.shrink))(test))
         try:
-            test()
+            with local_constants_off():  # draws from (strategy, seed) alone: see determinism
+                test()
         except _Failure as f:
             case, ex = state["last"]
             return f.ex, case, state["runs"]
@@ -454,6 +544,18 @@ class Runner:
                             "reason": "ONNX shape inference rejects this type binding at every input rank"})
         return plan
 
+    def _cannot_feed(self, spec: OpSpec, version: OpVersion, binding: dict) -> bool:
+        """Skip (once, with the reason) a binding the backend's adapter cannot be given."""
+        cannot_feed = getattr(self.backend, "cannot_feed", None)
+        why = cannot_feed(binding) if cannot_feed is not None else None
+        if why:
+            key = (spec.domain, spec.name, version.since, tuple(sorted(binding.items())))
+            if key not in self._skipped_keys:
+                self._skipped_keys.add(key)
+                self._skip({"op": spec.name, "domain": spec.domain, "version": version.since, "types": dict(binding),
+                            "reason": why})
+        return bool(why)
+
     def run_differential(self, spec: OpSpec, version: OpVersion, bindings=None):
         if harness.oracle(spec.domain, spec.name, version.since) is None:
             return
@@ -463,6 +565,8 @@ class Runner:
             return
         for binding in bindings or covering_bindings(version, self.max_bindings):
             check_stop()
+            if self._cannot_feed(spec, version, binding):
+                continue
             t0 = time.perf_counter()
             ranks = self.rank_plan(spec, version, binding, "differential")
             if ranks == ():
@@ -489,6 +593,8 @@ class Runner:
                 if prop.types and not all(in_class(t, prop.types) for t in binding.values()):
                     continue
                 check_stop()
+                if self._cannot_feed(spec, version, binding):
+                    continue
                 t0 = time.perf_counter()
                 ranks = self.rank_plan(spec, version, binding, "properties")
                 if ranks == ():
@@ -509,6 +615,12 @@ class Runner:
             if version.deprecated:  # the version only marks the op deprecated (Scatter-11, Upsample-10)
                 self._skip({"op": spec.name, "domain": spec.domain, "version": version.since, "types": {},
                             "reason": "the op is deprecated in this version: runtimes need not run it"})
+                continue
+            cannot_run = getattr(self.backend, "cannot_run", None)
+            why = cannot_run(spec.domain, version.since) if cannot_run is not None else None
+            if why and any(s in suites for s in BACKEND_SUITES):  # opkit cannot ask: not a finding
+                self._skip({"op": spec.name, "domain": spec.domain, "version": version.since, "types": {},
+                            "reason": why})
                 continue
             for suite, run in (("examples", lambda: self.run_examples(spec, version)),
                                ("properties", lambda: self.run_properties(spec, version, bindings)),

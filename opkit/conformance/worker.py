@@ -68,7 +68,9 @@ class _Engine:
     def describe(self) -> dict:
         info = self.backend.describe() if hasattr(self.backend, "describe") else {
             "name": self.backend.name, "version": self.backend.version()}
-        info["max_ir_version"] = getattr(self.backend, "max_ir_version", 13)
+        from ..backends.base import limits
+
+        info.update(limits(self.backend))  # IR version, opsets and domains the runner must respect
         return info
 
     def has(self, key: str) -> bool:
@@ -102,6 +104,8 @@ class _Engine:
 def _plain(value):
     import numpy as np
 
+    if isinstance(value, (list, tuple)):  # a sequence output: its tensors, not one stacked array
+        return [None if v is None else _plain(v) for v in value]
     return value if isinstance(value, np.ndarray) else np.asarray(value)
 
 
@@ -521,14 +525,14 @@ class Worker:
                 if conn.poll(min(POLL_INTERVAL, deadline - now)):
                     return conn.recv()
             except (EOFError, ConnectionResetError, OSError):
-                return self._crashed(start, end)
+                return self._crashed(end)
             if _exited(proc):
                 try:
                     if conn.poll(0):  # answered, then exited
                         return conn.recv()
                 except (EOFError, ConnectionResetError, OSError):
                     pass
-                return self._crashed(start, end)
+                return self._crashed(end)
             if cap is not None:
                 if watch is None:
                     watch = ResidentWatch(proc.pid, exclude=(self._guardian,) if self._guardian else ())
@@ -541,13 +545,14 @@ class Worker:
                                                f"after {time.perf_counter() - start:.2f} s; --memory-limit)",
                                   "memory")
 
-    def _crashed(self, start: float, end) -> Result:
+    def _crashed(self, end) -> Result:
         proc = self._proc
         _await_exit(proc, 5)
         end()  # kills what the worker left in its group, then reaps it (its exit status is kept)
         code = proc.exitcode
-        return Result(CRASH, None, f"backend worker died: {_exit_text(code)} after "
-                                   f"{time.perf_counter() - start:.2f} s")
+        # no elapsed time in the message: it is the case's verdict, the same on every run of a seed
+        # (the record's duration_s says how long the case took)
+        return Result(CRASH, None, f"backend worker died: {_exit_text(code)}")
 
 
 # An engine that has created many compiled models can run out of threads or address space inside

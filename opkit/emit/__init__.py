@@ -43,6 +43,7 @@ EMITTER_MODULES = (
     "docs_pages",       # generated/docs/operators/<domain>/<Op>.md
     "coverage",         # generated/docs/coverage.md
     "scoreboard",       # generated/docs/scoreboard/*.md
+    "findings",         # generated/docs/findings/<backend>.md
     "site_index",       # generated/docs/index.md (user projects: the root of their site)
 )
 

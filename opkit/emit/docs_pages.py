@@ -13,8 +13,10 @@ The emitter also writes ``generated/docs/operators/index.md`` (the toctree of ev
 domain) and ``generated/docs/spec-fields.md`` (the spec field reference, rendered from the
 published JSON Schema).
 
-Everything here is a pure function of the loaded specs, plus the conformance reports found under
-``conformance/op-pages/*.json`` (read in sorted order; absent reports render nothing).
+Everything here is a pure function of the loaded specs, plus the committed conformance reports
+the scoreboard reads (``conformance/reports/*.json``, in file-name order; absent reports render
+nothing): each version's Conformance section (opkit/emit/op_conformance.py) sums them up and links
+the scoreboard's page of the op and the runtimes' findings pages.
 """
 
 from __future__ import annotations
@@ -22,7 +24,6 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import re
-import glob
 import math
 import os
 import textwrap
@@ -41,7 +42,7 @@ OWNED_DIRS = ("generated/docs/operators",)
 
 PAGES_DIR = "generated/docs/operators"
 SPEC_FIELDS_PATH = "generated/docs/spec-fields.md"
-REPORTS_GLOB = "conformance/op-pages/*.json"  # inputs (opkit test --report), so not under generated/
+REPORTS_GLOB = "conformance/reports/*.json"  # the scoreboard's inputs (opkit test --report), not under generated/
 
 def _env() -> jinja2.Environment:
     """The templates' environment (built once: compiling the page template dominates a page)."""
@@ -458,8 +459,37 @@ def snippet(spec: OpSpec, v: OpVersion, e: Example) -> str:
         lines.append("results = ReferenceBackend.run_model(model, feeds)")
     for i, (n, t) in enumerate(e.outputs):
         lines.append(f"expected_{_ident(n)} = {_np_array(t)}")
-        lines.append(f"np.testing.assert_array_equal(results[{i}], expected_{_ident(n)})")
+        lines.append(_comparison(v, f"results[{i}]", f"expected_{_ident(n)}", t.dtype))
     return "\n".join(lines)
+
+
+# How closely a snippet's result must match the example's expected output, per element type. Any
+# runtime, and the reference kernel on another machine, may round a float differently (and the
+# expected values in specs are printed decimals), so floats compare with a tolerance; integers,
+# strings and bools are exact. A spec's own ``tolerances`` for the type win. (The full accuracy
+# model, opkit/spec/accuracy.py and opkit/conformance/allowance.py, is what conformance runs use;
+# one rtol/atol per type keeps the snippet readable.)
+SNIPPET_TOLERANCE = {
+    "float16": 1e-3, "bfloat16": 1e-2, "float": 1e-5, "complex64": 1e-5, "double": 1e-12, "complex128": 1e-12,
+}
+
+
+def snippet_tolerance(v: OpVersion, dtype: str) -> tuple[float, float] | None:
+    """(rtol, atol) for an output of ``dtype``, or None: compared exactly."""
+    for t in v.tolerances:
+        if t.dtype == dtype and (t.rtol or t.atol):
+            return t.rtol, t.atol
+    amount = SNIPPET_TOLERANCE.get(dtype)
+    if amount is None and dtype.startswith("float8"):
+        amount = 1e-1
+    return (amount, amount) if amount is not None else None
+
+
+def _comparison(v: OpVersion, actual: str, expected: str, dtype: str) -> str:
+    tol = snippet_tolerance(v, dtype)
+    if tol is None:
+        return f"np.testing.assert_array_equal({actual}, {expected})"
+    return f"np.testing.assert_allclose({actual}, {expected}, rtol={tol[0]!r}, atol={tol[1]!r})"
 
 
 def _py_attribute(value: Any) -> str:
@@ -543,71 +573,29 @@ def _fallback_diff(spec: OpSpec, old: OpVersion, new: OpVersion) -> str:
 
 
 def load_reports(root: str) -> list[dict[str, Any]]:
-    """Reports under REPORTS_GLOB, machine paths made portable; other JSON there is ignored, a file
-    that is not valid JSON is a one-line ``JSONFileError`` naming it (``opkit gen`` exits 1)."""
-    from ..jsonfiles import read_report
+    """The committed reports, read the way the scoreboard reads them (one loader: a report the
+    scoreboard shows is the report the op pages sum up)."""
+    from .scoreboard import load
 
-    reports = []
-    for path in sorted(glob.glob(os.path.join(root, REPORTS_GLOB))):
-        data = read_report(path)
-        if isinstance(data, dict) and isinstance(data.get("cases"), list):
-            reports.append(data)
-    return reports
+    return load(root)
 
 
-_SUCCESS = ("pass", "xfail")
-_UNTESTED = "untested"  # opkit could not test the case: neither a success nor a problem of the backend
+def _scoreboard_built() -> bool:
+    """Whether this ``opkit gen`` writes the scoreboard (opkit's own checkout): a project's site has
+    no scoreboard pages for the section to link."""
+    from ..project import active
+
+    try:
+        return active().builtin
+    except Exception:  # noqa: BLE001 - no project to speak of: no scoreboard either
+        return False
 
 
-def _backend_label(report: dict[str, Any], case: dict[str, Any]) -> str:
-    """``name version`` of the backend that ran a case: the case's own ``backend`` (opkit's report
-    format, several backends per report) or the report's ``target``."""
-    target = report.get("target") or {}
-    name = case.get("backend") or target.get("backend") or ""
-    version = target.get("version") if not case.get("backend") else None
-    for b in target.get("backends") or ():
-        if isinstance(b, dict) and (not name or b.get("name") == name):
-            name = name or str(b.get("name", ""))
-            version = b.get("version")
-            break
-    name = str(name or "?")
-    return f"{name} {version}" if version not in (None, "") else name
-
-
-def _conformance(reports: list[dict[str, Any]], spec: OpSpec, since: int) -> dict[str, Any]:
-    """Per-backend outcome counts for one op version, and the cases that did not pass."""
-    counts: dict[str, dict[str, int]] = {}
-    problems = []
-    for report in reports:
-        for case in report["cases"]:
-            if not isinstance(case, dict) or case.get("op") not in (spec.name, f"{spec.domain}::{spec.name}"):
-                continue
-            if (case.get("domain") or "ai.onnx") not in (spec.domain, spec.proto_domain):
-                continue
-            if str(case.get("version")) != str(since):
-                continue
-            backend = _backend_label(report, case)
-            outcome = str(case.get("outcome", "?"))
-            per = counts.setdefault(backend, {})
-            per[outcome] = per.get(outcome, 0) + 1
-            if outcome not in _SUCCESS and outcome != _UNTESTED:
-                types = case.get("types") or {}
-                problems.append({
-                    "backend": _cell(backend),
-                    "case": _cell(" / ".join(str(case[k]) for k in ("suite", "example") if case.get(k))) or "-",
-                    "types": _cell(", ".join(f"{k}={v}" for k, v in sorted(types.items()))) or "-",
-                    "outcome": _cell(outcome),
-                    "message": _cell(" ".join(str(case.get("message") or "").split())[:300]),
-                })
-    rows = []
-    for backend in sorted(counts):
-        per = counts[backend]
-        total = sum(n for o, n in per.items() if o != _UNTESTED)
-        ok = sum(n for o, n in per.items() if o in _SUCCESS)
-        rows.append({"backend": _cell(backend), "total": total, "ok": ok,
-                     "outcomes": ", ".join(f"{o} {per[o]}" for o in sorted(per))})
-    problems.sort(key=lambda r: (r["backend"], r["case"], r["types"], r["outcome"], r["message"]))
-    return {"rows": rows, "problems": problems}
+def _conformance(table, spec: OpSpec, since: int):
+    """The version's Conformance section (None: no report has a case of it)."""
+    if table is None:
+        return None
+    return table.version((spec.domain, spec.proto_domain or "ai.onnx"), spec.name, since)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -686,6 +674,7 @@ def _version_view(ctx: GenContext, spec: OpSpec, v: OpVersion, previous: OpVersi
         "rules": [{"label": _text(r.label), "holds": _code(r.holds), "doc": plain(_dedent(r.doc), inline=True)}
                   for r in v.rules],
         "family": v.family,  # a closed vocabulary (spec.types.FAMILIES): safe as text
+        "accuracy": _accuracy_line(spec, v),
         "functions": [{"opset": f.opset, "text": fence(_block(f.text))} for f in v.function],
         "context_dependent": ", ".join(str(o) for o in v.context_dependent_function),
         "properties": [{"name": _text(p.name), "types": _text(p.types or ""), "doc": plain(_dedent(p.doc), inline=True),
@@ -697,6 +686,22 @@ def _version_view(ctx: GenContext, spec: OpSpec, v: OpVersion, previous: OpVersi
         "runner": runner(spec.domain),
         "conformance": _conformance(reports, spec, v.since),
     }
+
+
+def _accuracy_line(spec: OpSpec, v: OpVersion) -> str:
+    """One line: the accuracy class backends are held to, what it allows and where it comes from."""
+    from ..spec.accuracy import accuracy_of
+
+    acc = accuracy_of(spec.domain, spec.name, v)
+    origin = {"spec": "stated by the spec", "default": "opkit's default for this op",
+              "outputs": "no output holds floats", "unclassified": "unclassified, so the widest class"}[acc.source]
+    line = f"Accuracy: {_span(acc.name)}, {acc.summary} ({origin})"
+    t = v.tolerance
+    if t is not None:
+        amounts = [f"{t.ulps:g} ulp" if t.ulps else "", f"rtol {t.rtol:g}" if t.rtol else "",
+                   f"atol {t.atol:g}" if t.atol else ""]
+        line += f"; tolerance {' + '.join(a for a in amounts if a)}: {plain(_dedent(t.doc), inline=True)}"
+    return line if line.endswith(".") else line + "."
 
 
 def _prose(spec: OpSpec):
@@ -721,10 +726,15 @@ def _range(r: tuple[int, int]) -> str:
     return f"{r[0]} to {high}"
 
 
-def render_page(ctx: GenContext, spec: OpSpec, reports: list[dict[str, Any]] | None = None,
-                env: jinja2.Environment | None = None) -> str:
+def render_page(ctx: GenContext, spec: OpSpec, reports=None, env: jinja2.Environment | None = None) -> str:
+    """One op page. ``reports``: loaded conformance reports, or the OpConformance built from them
+    once for all pages (building it means folding every report)."""
+    from .op_conformance import OpConformance
+
     env = env or _env()
-    reports = reports or []
+    if reports and not isinstance(reports, OpConformance):
+        reports = OpConformance(ctx.root, list(reports))
+    reports = reports or None
     versions = list(spec.versions)
     views = []
     for i, v in enumerate(versions):
@@ -742,6 +752,7 @@ def render_page(ctx: GenContext, spec: OpSpec, reports: list[dict[str, Any]] | N
         spec_path=path,
         source=", ".join(safe_markdown(f"{k} {v}", inline=True) for k, v in spec.source),
         op_doc=doc_markdown(_dedent(spec.doc)),
+        scoreboard=reports.has_page((spec.domain, spec.proto_domain or "ai.onnx"), spec.name) if reports else "",
         versions=views,
     )), spec.source)
 
@@ -786,7 +797,10 @@ def render_index(specs: list[OpSpec], env: jinja2.Environment | None = None) -> 
 
 def emit(ctx: GenContext) -> dict[str, str]:
     env = _env()
-    reports = load_reports(ctx.root)
+    from .op_conformance import OpConformance
+
+    reports = load_reports(ctx.root) if _scoreboard_built() else []
+    reports = OpConformance(ctx.root, reports) if reports else None
     specs = sorted(ctx.specs, key=lambda s: (s.domain, s.name))
     out = {page_path(s.domain, s.name): render_page(ctx, s, reports, env) for s in specs}
     out[f"{PAGES_DIR}/index.md"] = render_index(specs, env)

@@ -74,6 +74,8 @@ def json_schema() -> dict:
         defs["Rank"]["properties"][key]["minimum"] = 0
     for key in ("rtol", "atol"):
         defs["Tolerance"]["properties"][key]["minimum"] = 0
+    for key in ("ulps", "rtol", "atol"):
+        defs["Approximation"]["properties"][key]["minimum"] = 0
     defs["Example"]["properties"]["outputs"]["minProperties"] = 1
     defs["Attribute"]["properties"]["type"]["enum"] = list(ATTRIBUTE_TYPES)
     schema["$defs"]["Tensor"]["properties"]["dtype"]["enum"] = list(ELEMENT_TYPES)

@@ -60,6 +60,12 @@ def _const(since: int, type_name: str) -> str:
     return f"_TYPES_{since}_" + re.sub(r"\W", "_", type_name)
 
 
+def _may_be_empty_optional(version: OpVersion, param) -> bool:
+    tc = version.type_constraint(param.type)
+    types = tc.types if tc is not None else (param.type,)
+    return any(t.startswith("optional(") for t in types)
+
+
 def _validation(spec: OpSpec, version: OpVersion) -> list[str]:
     """Validation lines (unindented) for one version."""
     op, ver = spec.name, version.since
@@ -91,7 +97,9 @@ def _validation(spec: OpSpec, version: OpVersion) -> list[str]:
             continue
         target = f"{name}, {bind}" if bind else f"{name}, _"
         check = f"{target} = check_type({op!r}, {ver}, {p.name!r}, {name}, {p.type!r}, {allowed}, {expected})"
-        if p.option == "optional":
+        # an input typed optional(...) may hold no element (None) even when the node must give it
+        # (OptionalHasElement-15): like a left-out optional input, None skips the type check
+        if p.option == "optional" or _may_be_empty_optional(version, p):
             lines.append(f"if {name} is not None:")
             lines.append("    " + check)
             if bind and key not in bound:
@@ -207,6 +215,9 @@ def render_module(spec: OpSpec, env: jinja2.Environment | None = None) -> str:
             "wants_n": wants_n,
             "validation": "\n".join(("    " + line) if line else "" for line in _validation(spec, version)),
             "core": "\n".join(("        " + line) if line.strip() else "" for line in core.split("\n")),
+            # float attributes are float32 in every model: the function rounds what it is given
+            # (a spec default such as 0.01, a caller's Python float) to what a runtime sees
+            "float_attrs": [pyname(a.name) for a in version.attributes if a.type in ("float", "floats")],
             "options": tuple(p.option for p in version.inputs),
             "n_outputs": len(version.outputs),
             "kernel_kind": ("same_as %d" % version.kernel.same_as) if version.kernel.same_as is not None

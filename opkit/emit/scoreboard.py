@@ -63,23 +63,12 @@ def load(root: str) -> list[dict]:
     return reports
 
 
-def _repro_link(root: str, repro: str | None, page_dir: str) -> str:
-    """A link to the bundle's repro.py when it is committed in the tree, else its path as code."""
-    if not repro:
-        return ""
-    rel = repro.replace(os.sep, "/")
-    if os.path.isabs(rel):
-        try:
-            rel = os.path.relpath(rel, root).replace(os.sep, "/")
-        except ValueError:
-            return ""
-    if rel.startswith(".."):
-        return ""
-    script = os.path.join(root, rel, "repro.py")
-    if os.path.exists(script):
-        target = os.path.relpath(os.path.join(root, rel, "repro.py"), os.path.join(root, page_dir))
-        return f"[repro]({target.replace(os.sep, '/')})"
-    return ""
+def _repro_link(root: str, repro: str | None, page_dir: str = OUT) -> str:
+    """A link to the zip of the whole repro bundle (model, inputs, expected outputs, case.json,
+    repro.py) when the bundle is committed in the tree, else "" (see opkit/emit/bundles.py)."""
+    from .bundles import bundle_link
+
+    return bundle_link(root, repro)
 
 
 def render(root: str, reports: list[dict]) -> dict[str, str]:
@@ -128,14 +117,22 @@ def render(root: str, reports: list[dict]) -> dict[str, str]:
     if not reports:
         lines += ["No reports are committed yet.", ""]
     else:
+        from .findings import backend_causes
+
+        found = backend_causes(reports)
         lines += [("| Runtime | Version | Agrees (op x type) | Cases: pass / mismatch / unsupported / "
-                   "error+crash+timeout | Untested (opkit's) | Ran with |"), "|---|---|---|---|---|---|"]
+                   "error+crash+timeout | Root causes of the failures | Untested (opkit's) | Ran with |"),
+                  "|---|---|---|---|---|---|---|"]
         for r in runtimes:
             t = totals[r]
             bad = t["error"] + t["crash"] + t["timeout"]
+            n_causes = len(found[r][1]) if r in found else 0
+            review = sum(1 for c in found[r][1] if c.review) if r in found else 0
+            cause_text = (f"[{n_causes}](../findings/{_slug(r)}.md)" + (f" ({review} to review)" if review else "")
+                          if n_causes else "0")
             lines.append(f"| [{_esc(r)}]({rt_pages[r]}.md) | {_esc(str(matrix.versions[r].get('version', '?')))} "
                          f"| {agree[r]}/{bindings[r]} | {t['pass']} / {t['mismatch']} / {t['unsupported']} / {bad} "
-                         f"| {t['untested']} | {info_text(r)} |")
+                         f"| {cause_text} | {t['untested']} | {info_text(r)} |")
         lines += ["", "## Operators", ""]
         for (domain, op), page in sorted(op_pages.items()):
             versions = sorted(k[2] for k in ops if k[0] == domain and k[1] == op)
@@ -155,7 +152,7 @@ def render(root: str, reports: list[dict]) -> dict[str, str]:
     for (domain, op), page in sorted(op_pages.items()):
         name = op if domain == "ai.onnx" else f"{domain}::{op}"
         lines = [head, "", f"# Scoreboard: {name}", "",
-                 "Rows are type bindings, columns runtimes; a cell is `pass` or the worst outcome with",
+                 "Rows are type bindings (those with the same cells share a row), columns runtimes; a cell is `pass` or the worst outcome with",
                  "(failing/total cases) and a link to the repro bundle of that outcome. Back to the",
                  "[scoreboard](index.md).", ""]
         for key in [k for k in ops if k[0] == domain and k[1] == op]:
@@ -164,6 +161,9 @@ def render(root: str, reports: list[dict]) -> dict[str, str]:
             lines += [f"## {op_title(key)}", "",
                       "| Types | " + " | ".join(f"[{_esc(r)}]({rt_pages[r]}.md)" for r in present) + " |",
                       "|---|" + "---|" * len(present)]
+            # bindings whose cells read the same share a row (a sweep's 16 types are mostly a few
+            # rows of pass): the table stays short and narrow enough for a laptop screen
+            grouped: dict[tuple, list[str]] = {}
             for lab in row_keys:
                 cells = []
                 for r in present:
@@ -176,7 +176,10 @@ def render(root: str, reports: list[dict]) -> dict[str, str]:
                                                                                   "timeout", "xpass") else text
                     link = "" if cell.agrees else _repro_link(root, cell.repro, OUT)
                     cells.append(text + (f" {link}" if link else ""))
-                lines.append(f"| {_esc(lab)} | " + " | ".join(cells) + " |")
+                grouped.setdefault(tuple(cells), []).append(lab)
+            for cells, labels in grouped.items():
+                sep = "; " if any("," in lab for lab in labels) else ", "  # multi-type bindings hold commas
+                lines.append(f"| {_esc(sep.join(labels))} | " + " | ".join(cells) + " |")
             agree_line = ", ".join(
                 f"{r} {sum(1 for lab in row_keys if lab in matrix.cells[key] and r in matrix.cells[key][lab] and matrix.cells[key][lab][r].agrees)}"
                 f"/{sum(1 for lab in row_keys if r in matrix.cells[key][lab])}" for r in present)
@@ -187,7 +190,9 @@ def render(root: str, reports: list[dict]) -> dict[str, str]:
     for r in runtimes:
         info = matrix.versions.get(r, {})
         t = totals[r]
-        lines = [head, "", f"# Scoreboard: {r} {info.get('version', '?')}", "",
+        known = str(info.get("version") or "?")
+        # no "?" for an unknown version in the title: the title is what the navigation shows
+        lines = [head, "", f"# Scoreboard: {_esc(r)}" + (f" {_esc(known)}" if known != "?" else ""), "",
                  f"Back to the [scoreboard](index.md). Report: `{matrix.sources.get(r, '?')}`.", "",
                  "| Setting | Value |", "|---|---|"]
         for k in sorted(info):

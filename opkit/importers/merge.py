@@ -1,9 +1,10 @@
 """Re-importing keeps what people wrote: imported fields are refreshed, opkit extensions kept.
 
-The extensions (semantics, rules, kernels, properties, lowerings, tolerances, examples, change
-notes, attribute value domains, parameter ranks, the op-level doc) never come from an importer,
-so they are copied from the spec already on disk, version by version (matched on ``since``) and
-field by field (matched on name). Versions that exist only on disk are kept as they are.
+The extensions (semantics, rules, kernels, properties, lowerings, tolerances, the accuracy class
+and its tolerance, examples, change notes, attribute value domains, parameter ranks, the op-level
+doc) never come from an importer, so they are copied from the spec already on disk, version by
+version (matched on ``since``) and field by field (matched on name). Versions that exist only on
+disk are kept as they are.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from dataclasses import replace
 from ..spec.model import OpSpec, OpVersion
 
 VERSION_EXTENSIONS = ("changes", "semantics", "family", "rules", "kernel", "properties", "lowerings", "tolerances",
-                      "examples")
+                      "examples", "accuracy", "tolerance")
 
 
 def _merge_version(new: OpVersion, old: OpVersion) -> OpVersion:

@@ -143,10 +143,19 @@ def _version(v: OpVersion) -> dict[str, Any]:
                                                   "doc": lo.doc}) for lo in v.lowerings],
         "tolerances": {t.dtype: {"rtol": t.rtol, "atol": t.atol} for t in v.tolerances},
         "examples": [_example(e) for e in v.examples],
+        "accuracy": v.accuracy,
+        "tolerance": _approximation(v),
     }
     out = _drop_defaults("Version", values)
     out["since"] = v.since
     return {k: out[k] for k in OBJECTS["Version"] if k in out}
+
+
+def _approximation(v: OpVersion) -> dict[str, Any] | None:
+    t = v.tolerance
+    if t is None:
+        return None
+    return _drop_defaults("Approximation", {"ulps": t.ulps, "rtol": t.rtol, "atol": t.atol, "doc": t.doc})
 
 
 def _kernel(v: OpVersion) -> dict[str, Any] | None:

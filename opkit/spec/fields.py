@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .types import ATTRIBUTE_TYPES, DETERMINISM, ELEMENT_TYPES, FAMILIES, OPTIONS, SUPPORT_LEVELS
+from .types import ACCURACY_CLASSES, ATTRIBUTE_TYPES, DETERMINISM, ELEMENT_TYPES, FAMILIES, OPTIONS, SUPPORT_LEVELS
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,7 +69,8 @@ OBJECTS: dict[str, dict[str, Field]] = {
                     "broadcast attribute, non-zero integer divisors), `signal` (DFT, STFT, windows), `loss` "
                     "(class labels in range), `attention`, `constant` (one value attribute matching the output "
                     "type), `detection` (NonMaxSuppression), `reduction` (a non-empty picked axis), `cast` (string "
-                    "inputs hold numeric text). Absent: the generic steps.",
+                    "inputs hold numeric text), `sequence` (sequences and optionals: positions in range, "
+                    "shapes ConcatFromSequence can join). Absent: the generic steps.",
                     enum=FAMILIES, extension=True),
         "rules": F("list:obj:Rule", "Labelled constraints (C1, C2, ...) cited by kernels, tests and docs.",
                    extension=True),
@@ -81,6 +82,16 @@ OBJECTS: dict[str, dict[str, Field]] = {
                         extension=True),
         "examples": F("list:obj:Example", "Executable examples: inputs, attributes and expected outputs.",
                       extension=True),
+        "accuracy": F("enum", "How close a backend's float outputs must be to the reference's: `exact` "
+                      "(bit-exact), `rounded` (one correctly rounded operation: 1 ulp), `elementary` (exp, tanh, "
+                      "erf, sin ...: a few ulp), `composite` (a formula of several such steps: a few ulp plus a "
+                      "floor at the operands' scale for cancellation), `accumulating` (reductions, MatMul, Conv, "
+                      "Softmax, normalizations: grows with the reduction length and the summands' magnitude), "
+                      "`approximate` (the ONNX text allows an approximation: `tolerance` says how much). "
+                      "Absent: the op's default class (opkit/spec/accuracy.py).",
+                      enum=ACCURACY_CLASSES, extension=True),
+        "tolerance": F("obj:Approximation", "With `accuracy: approximate` only: how far the ONNX text lets "
+                       "an implementation deviate, beyond the `composite` allowance.", extension=True),
     },
     "Attribute": {
         "type": F("enum", "Attribute type.", required=True, enum=ATTRIBUTE_TYPES),
@@ -140,6 +151,12 @@ OBJECTS: dict[str, dict[str, Field]] = {
     "Tolerance": {
         "rtol": F("number", "Relative tolerance.", default=0.0),
         "atol": F("number", "Absolute tolerance.", default=0.0),
+    },
+    "Approximation": {
+        "ulps": F("number", "Allowed deviation in units in the last place of the output type.", default=0.0),
+        "rtol": F("number", "Allowed deviation relative to max(|expected|, |actual|).", default=0.0),
+        "atol": F("number", "Allowed absolute deviation.", default=0.0),
+        "doc": F("string", "Where the ONNX text allows the approximation, and why this much.", required=True),
     },
     "Example": {
         "name": F("string", "Example name (a test name and a docs heading).", required=True),

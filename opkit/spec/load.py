@@ -21,7 +21,7 @@ from . import types as T
 from .diagnostics import Diagnostic, SpecError
 from .fields import OBJECTS, Field
 from .model import (
-    Attribute, Example, FormalParameter, FunctionBody, Kernel, Location, Lowering, OpSpec, OpVersion,
+    Approximation, Attribute, Example, FormalParameter, FunctionBody, Kernel, Location, Lowering, OpSpec, OpVersion,
     Property, RankRule, Rule, TensorValue, Tolerance, TypeConstraint, ValueDomain,
 )
 from .yamlsource import (
@@ -503,6 +503,7 @@ def _build_version(ctx: _Ctx, node: Node, op: str) -> OpVersion | None:
     properties = tuple(_items(ctx, obj, "properties", "Property", _property))
     lowerings = tuple(_items(ctx, obj, "lowerings", "Lowering", _lowering))
     tolerances = _tolerances(ctx, obj)
+    accuracy, tolerance = _accuracy(ctx, obj)
     doc = _doc(ctx, obj)
     if since is _MISSING or since is None or any(v is _MISSING for v in values.values()):
         return None
@@ -519,6 +520,7 @@ def _build_version(ctx: _Ctx, node: Node, op: str) -> OpVersion | None:
         shape_inference=values["shape_inference"], data_propagation=values["data_propagation"],
         determinism=values["determinism"], changes=values["changes"] or "",
         semantics=values["semantics"] or "", family=values["family"],
+        accuracy=accuracy, tolerance=tolerance,
     )
     _check_names(ctx, version)
     examples = tuple(_items(ctx, obj, "examples", "Example", lambda c, o, n: _example(c, o, n, version, where)))
@@ -788,6 +790,39 @@ def _tolerances(ctx: _Ctx, obj: _Obj) -> tuple[Tolerance, ...]:
             ctx.error(value_node, "tolerances must be >= 0")
         out.append(Tolerance(dtype, float(rtol), float(atol), location=ctx.loc(key_node)))
     return tuple(out)
+
+
+def _accuracy(ctx: _Ctx, obj: _Obj) -> tuple[str | None, Approximation | None]:
+    """``accuracy`` and its ``tolerance``: only an approximation the ONNX text allows gets a
+    tolerance, so the two come together (``accuracy: approximate``) or not at all."""
+    accuracy = _get(ctx, obj, "accuracy")
+    accuracy = None if accuracy is _MISSING else accuracy
+    node = obj.value_node("tolerance")
+    tolerance = None
+    if node is not None:
+        t = _object(ctx, node, "Approximation", "tolerance")
+        if t is not None:
+            amounts = {key: _get(ctx, t, key) for key in ("ulps", "rtol", "atol")}
+            doc = _doc(ctx, t)
+            if _MISSING not in amounts.values():
+                if any(not v >= 0 or v == float("inf") for v in amounts.values()):  # NaN fails v >= 0
+                    ctx.error(node, "tolerance amounts (ulps, rtol, atol) must be finite numbers >= 0")
+                elif not any(amounts.values()):
+                    ctx.error(node, "the tolerance allows nothing: give ulps, rtol or atol")
+                elif t.has("doc") and not doc.strip():
+                    ctx.error(t.value_node("doc"), "say in 'doc' where the ONNX text allows the approximation")
+                else:
+                    tolerance = Approximation(**{k: float(v) for k, v in amounts.items()}, doc=doc,
+                                              location=ctx.loc(node))
+        if accuracy != "approximate" and obj.has("accuracy"):
+            ctx.error(node, f"'tolerance' belongs to accuracy: approximate, not {accuracy}")
+        elif accuracy != "approximate":
+            ctx.error(node, "'tolerance' needs accuracy: approximate (the tolerance is what the ONNX text's "
+                            "approximation allows)")
+    elif accuracy == "approximate":
+        ctx.error(obj.value_node("accuracy"), "accuracy: approximate needs a 'tolerance' saying how far the "
+                                              "ONNX text lets an implementation deviate")
+    return accuracy, tolerance
 
 
 # ---------------------------------------------------------------------------------------------

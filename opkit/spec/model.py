@@ -203,6 +203,18 @@ class Tolerance:
 
 
 @dataclass(frozen=True, slots=True)
+class Approximation:
+    """What the ONNX text lets an implementation deviate beyond its accuracy class (``accuracy:
+    approximate``): ``ulps`` ULPs of the output type, plus ``atol + rtol * max(|expected|, |actual|)``."""
+
+    ulps: float = 0.0
+    rtol: float = 0.0
+    atol: float = 0.0
+    doc: str = ""
+    location: Location | None = _loc()
+
+
+@dataclass(frozen=True, slots=True)
 class OpVersion:
     since: int
     doc: str = ""
@@ -230,6 +242,8 @@ class OpVersion:
     lowerings: tuple[Lowering, ...] = ()
     tolerances: tuple[Tolerance, ...] = ()
     examples: tuple[Example, ...] = ()
+    accuracy: str | None = None  # an ACCURACY_CLASSES name; None: opkit.spec.accuracy's default for the op
+    tolerance: Approximation | None = None  # with accuracy: approximate only
     location: Location | None = _loc()
 
     @property

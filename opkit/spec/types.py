@@ -30,8 +30,11 @@ DETERMINISM: tuple[str, ...] = ("deterministic", "nondeterministic", "unknown")
 # families of ops whose cases one hook builds valid by construction (opkit.cases.families)
 FAMILIES: tuple[str, ...] = ("window", "indices", "shape", "einsum", "quantization", "strings", "rnn",
                              "normalization", "matmul", "elementwise", "signal", "loss", "attention", "constant",
-                             "detection", "reduction", "cast")
+                             "detection", "reduction", "cast", "sequence")
 OPTIONS: tuple[str, ...] = ("single", "optional", "variadic")
+# how close two conforming implementations' float outputs must be (opkit.spec.accuracy says what
+# each class allows and which class an op gets when its spec does not say)
+ACCURACY_CLASSES: tuple[str, ...] = ("exact", "rounded", "elementary", "composite", "accumulating", "approximate")
 
 # OpSchema reports "unbounded" arity as INT_MAX.
 INFINITE_ARITY = 2147483647

@@ -21,7 +21,9 @@ def abs_1(X, *, consumed_inputs=None):
     """Abs-1 (same_as 13)."""
     X, _t_T = check_type('Abs', 1, 'X', X, 'T', _TYPES_1_T, None)
     try:
-        return as_dtype(np.abs(X), X.dtype)
+        _out_dtype = X.dtype
+        X = widen(X)  # narrow floats in float32, rounded once below
+        return as_dtype(np.abs(X), _out_dtype)
     except KernelValidationError:
         raise
     except CORE_ERRORS as exc:  # the compute core cannot take these inputs: report, don't crash
@@ -32,7 +34,9 @@ def abs_6(X):
     """Abs-6 (same_as 13)."""
     X, _t_T = check_type('Abs', 6, 'X', X, 'T', _TYPES_6_T, None)
     try:
-        return as_dtype(np.abs(X), X.dtype)
+        _out_dtype = X.dtype
+        X = widen(X)  # narrow floats in float32, rounded once below
+        return as_dtype(np.abs(X), _out_dtype)
     except KernelValidationError:
         raise
     except CORE_ERRORS as exc:  # the compute core cannot take these inputs: report, don't crash
@@ -43,7 +47,9 @@ def abs_13(X):
     """Abs-13 (template unary)."""
     X, _t_T = check_type('Abs', 13, 'X', X, 'T', _TYPES_13_T, None)
     try:
-        return as_dtype(np.abs(X), X.dtype)
+        _out_dtype = X.dtype
+        X = widen(X)  # narrow floats in float32, rounded once below
+        return as_dtype(np.abs(X), _out_dtype)
     except KernelValidationError:
         raise
     except CORE_ERRORS as exc:  # the compute core cannot take these inputs: report, don't crash

@@ -20,7 +20,9 @@ def asin_7(input):
     """Asin-7 (same_as 22)."""
     input, _t_T = check_type('Asin', 7, 'input', input, 'T', _TYPES_7_T, None)
     try:
-        return as_dtype(np.arcsin(input), input.dtype)
+        _out_dtype = input.dtype
+        input = widen(input)  # narrow floats in float32, rounded once below
+        return as_dtype(np.arcsin(input), _out_dtype)
     except KernelValidationError:
         raise
     except CORE_ERRORS as exc:  # the compute core cannot take these inputs: report, don't crash
@@ -31,7 +33,9 @@ def asin_22(input):
     """Asin-22 (template unary)."""
     input, _t_T = check_type('Asin', 22, 'input', input, 'T', _TYPES_22_T, None)
     try:
-        return as_dtype(np.arcsin(input), input.dtype)
+        _out_dtype = input.dtype
+        input = widen(input)  # narrow floats in float32, rounded once below
+        return as_dtype(np.arcsin(input), _out_dtype)
     except KernelValidationError:
         raise
     except CORE_ERRORS as exc:  # the compute core cannot take these inputs: report, don't crash

@@ -25,6 +25,8 @@ _TYPES_25_U = frozenset(['tensor(uint8)', 'tensor(uint16)', 'tensor(uint32)', 't
 
 def attention_23(Q, K, V, attn_mask=None, past_key=None, past_value=None, *, qk_matmul_output_mode=0, softcap=0.0, softmax_precision=None, kv_num_heads=None, q_num_heads=None, scale=None, is_causal=0):
     """Attention-23 (same_as 25)."""
+    softcap = float_attribute(softcap)  # float32 in the model
+    scale = float_attribute(scale)  # float32 in the model
     Q, _t_T1 = check_type('Attention', 23, 'Q', Q, 'T1', _TYPES_23_T1, None)
     K, _t_T1 = check_type('Attention', 23, 'K', K, 'T1', _TYPES_23_T1, _t_T1)
     V, _t_T2 = check_type('Attention', 23, 'V', V, 'T2', _TYPES_23_T2, None)
@@ -52,6 +54,8 @@ def attention_23(Q, K, V, attn_mask=None, past_key=None, past_value=None, *, qk_
 
 def attention_24(Q, K, V, attn_mask=None, past_key=None, past_value=None, nonpad_kv_seqlen=None, *, qk_matmul_output_mode=0, softcap=0.0, softmax_precision=None, kv_num_heads=None, q_num_heads=None, scale=None, is_causal=0):
     """Attention-24 (same_as 25)."""
+    softcap = float_attribute(softcap)  # float32 in the model
+    scale = float_attribute(scale)  # float32 in the model
     Q, _t_T1 = check_type('Attention', 24, 'Q', Q, 'T1', _TYPES_24_T1, None)
     K, _t_T1 = check_type('Attention', 24, 'K', K, 'T1', _TYPES_24_T1, _t_T1)
     V, _t_T2 = check_type('Attention', 24, 'V', V, 'T2', _TYPES_24_T2, None)
@@ -83,6 +87,8 @@ def attention_24(Q, K, V, attn_mask=None, past_key=None, past_value=None, nonpad
 
 def attention_25(Q, K, V, attn_mask=None, past_key=None, past_value=None, nonpad_kv_seqlen=None, *, right_window_size=-1, left_window_size=-1, qk_matmul_output_mode=0, softcap=0.0, softmax_precision=None, kv_num_heads=None, q_num_heads=None, scale=None, is_causal=0):
     """Attention-25 (template call)."""
+    softcap = float_attribute(softcap)  # float32 in the model
+    scale = float_attribute(scale)  # float32 in the model
     Q, _t_T1 = check_type('Attention', 25, 'Q', Q, 'T1', _TYPES_25_T1, None)
     K, _t_T1 = check_type('Attention', 25, 'K', K, 'T1', _TYPES_25_T1, _t_T1)
     V, _t_T2 = check_type('Attention', 25, 'V', V, 'T2', _TYPES_25_T2, None)

@@ -25,6 +25,8 @@ _TYPES_15_T2 = frozenset(['tensor(float16)', 'tensor(float)', 'tensor(double)', 
 
 def batch_normalization_1(X, scale, B, mean, var, *, consumed_inputs=None, momentum=0.9, epsilon=1e-05, is_test=0, spatial=1):
     """BatchNormalization-1 (python)."""
+    momentum = float_attribute(momentum)  # float32 in the model
+    epsilon = float_attribute(epsilon)  # float32 in the model
     X, _t_T = check_type('BatchNormalization', 1, 'X', X, 'T', _TYPES_1_T, None)
     scale, _t_T = check_type('BatchNormalization', 1, 'scale', scale, 'T', _TYPES_1_T, _t_T)
     B, _t_T = check_type('BatchNormalization', 1, 'B', B, 'T', _TYPES_1_T, _t_T)
@@ -42,6 +44,8 @@ def batch_normalization_1(X, scale, B, mean, var, *, consumed_inputs=None, momen
 
 def batch_normalization_6(X, scale, B, mean, var, *, momentum=0.9, epsilon=1e-05, is_test=0, spatial=1):
     """BatchNormalization-6 (same_as 1)."""
+    momentum = float_attribute(momentum)  # float32 in the model
+    epsilon = float_attribute(epsilon)  # float32 in the model
     X, _t_T = check_type('BatchNormalization', 6, 'X', X, 'T', _TYPES_6_T, None)
     scale, _t_T = check_type('BatchNormalization', 6, 'scale', scale, 'T', _TYPES_6_T, _t_T)
     B, _t_T = check_type('BatchNormalization', 6, 'B', B, 'T', _TYPES_6_T, _t_T)
@@ -57,6 +61,8 @@ def batch_normalization_6(X, scale, B, mean, var, *, momentum=0.9, epsilon=1e-05
 
 def batch_normalization_7(X, scale, B, mean, var, *, momentum=0.9, epsilon=1e-05, spatial=1):
     """BatchNormalization-7 (same_as 1)."""
+    momentum = float_attribute(momentum)  # float32 in the model
+    epsilon = float_attribute(epsilon)  # float32 in the model
     X, _t_T = check_type('BatchNormalization', 7, 'X', X, 'T', _TYPES_7_T, None)
     scale, _t_T = check_type('BatchNormalization', 7, 'scale', scale, 'T', _TYPES_7_T, _t_T)
     B, _t_T = check_type('BatchNormalization', 7, 'B', B, 'T', _TYPES_7_T, _t_T)
@@ -72,6 +78,8 @@ def batch_normalization_7(X, scale, B, mean, var, *, momentum=0.9, epsilon=1e-05
 
 def batch_normalization_9(X, scale, B, mean, var, *, momentum=0.9, epsilon=1e-05):
     """BatchNormalization-9 (python)."""
+    momentum = float_attribute(momentum)  # float32 in the model
+    epsilon = float_attribute(epsilon)  # float32 in the model
     X, _t_T = check_type('BatchNormalization', 9, 'X', X, 'T', _TYPES_9_T, None)
     scale, _t_T = check_type('BatchNormalization', 9, 'scale', scale, 'T', _TYPES_9_T, _t_T)
     B, _t_T = check_type('BatchNormalization', 9, 'B', B, 'T', _TYPES_9_T, _t_T)
@@ -87,11 +95,17 @@ def batch_normalization_9(X, scale, B, mean, var, *, momentum=0.9, epsilon=1e-05
 
 def batch_normalization_14(X, scale, B, input_mean, input_var, *, training_mode=0, momentum=0.9, epsilon=1e-05):
     """BatchNormalization-14 (python)."""
+    momentum = float_attribute(momentum)  # float32 in the model
+    epsilon = float_attribute(epsilon)  # float32 in the model
     X, _t_T = check_type('BatchNormalization', 14, 'X', X, 'T', _TYPES_14_T, None)
     scale, _t_T = check_type('BatchNormalization', 14, 'scale', scale, 'T', _TYPES_14_T, _t_T)
     B, _t_T = check_type('BatchNormalization', 14, 'B', B, 'T', _TYPES_14_T, _t_T)
     input_mean, _t_U = check_type('BatchNormalization', 14, 'input_mean', input_mean, 'U', _TYPES_14_U, None)
     input_var, _t_U = check_type('BatchNormalization', 14, 'input_var', input_var, 'U', _TYPES_14_U, _t_U)
+    if not (X.ndim >= 1):
+        fail('BatchNormalization', 14, 'V1', 'X has rank >= 1: N x C x D1 x ... x Dn, or a 1-D input of size N (then C = 1).')
+    if not (all(t.shape == ((X.shape[1] if X.ndim >= 2 else 1),) for t in (scale, B, input_mean, input_var))):
+        fail('BatchNormalization', 14, 'V2', 'scale, B, input_mean and input_var are 1-D of size C, the channel count X.shape[1] (1 for a 1-D X).')
     try:
         return batch_norm(X, scale, B, input_mean, input_var, epsilon, momentum, training_mode)
     except KernelValidationError:
@@ -102,11 +116,17 @@ def batch_normalization_14(X, scale, B, input_mean, input_var, *, training_mode=
 
 def batch_normalization_15(X, scale, B, input_mean, input_var, *, training_mode=0, momentum=0.9, epsilon=1e-05):
     """BatchNormalization-15 (same_as 14)."""
+    momentum = float_attribute(momentum)  # float32 in the model
+    epsilon = float_attribute(epsilon)  # float32 in the model
     X, _t_T = check_type('BatchNormalization', 15, 'X', X, 'T', _TYPES_15_T, None)
     scale, _t_T1 = check_type('BatchNormalization', 15, 'scale', scale, 'T1', _TYPES_15_T1, None)
     B, _t_T1 = check_type('BatchNormalization', 15, 'B', B, 'T1', _TYPES_15_T1, _t_T1)
     input_mean, _t_T2 = check_type('BatchNormalization', 15, 'input_mean', input_mean, 'T2', _TYPES_15_T2, None)
     input_var, _t_T2 = check_type('BatchNormalization', 15, 'input_var', input_var, 'T2', _TYPES_15_T2, _t_T2)
+    if not (X.ndim >= 1):
+        fail('BatchNormalization', 15, 'V1', 'X has rank >= 1: N x C x D1 x ... x Dn, or a 1-D input of size N (then C = 1).')
+    if not (all(t.shape == ((X.shape[1] if X.ndim >= 2 else 1),) for t in (scale, B, input_mean, input_var))):
+        fail('BatchNormalization', 15, 'V2', 'scale, B, input_mean and input_var are 1-D of size C, the channel count X.shape[1] (1 for a 1-D X).')
     try:
         return batch_norm(X, scale, B, input_mean, input_var, epsilon, momentum, training_mode)
     except KernelValidationError:

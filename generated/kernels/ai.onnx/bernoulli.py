@@ -20,7 +20,10 @@ _TYPES_22_T2 = frozenset(['tensor(uint8)', 'tensor(uint16)', 'tensor(uint32)', '
 
 def bernoulli_15(input, *, dtype=None, seed=None):
     """Bernoulli-15 (same_as 22)."""
+    seed = float_attribute(seed)  # float32 in the model
     input, _t_T1 = check_type('Bernoulli', 15, 'input', input, 'T1', _TYPES_15_T1, None)
+    if not (bool(np.all((input >= 0) & (input <= 1)))):
+        fail('Bernoulli', 15, 'V1', 'Every value of input is a probability in [0, 1].')
     try:
         dt = input.dtype if dtype is None else onnx_dtype(dtype)
         return (rng(seed).uniform(0.0, 1.0, size=input.shape) < input).astype(dt)
@@ -32,7 +35,10 @@ def bernoulli_15(input, *, dtype=None, seed=None):
 
 def bernoulli_22(input, *, dtype=None, seed=None):
     """Bernoulli-22 (python)."""
+    seed = float_attribute(seed)  # float32 in the model
     input, _t_T1 = check_type('Bernoulli', 22, 'input', input, 'T1', _TYPES_22_T1, None)
+    if not (bool(np.all((input >= 0) & (input <= 1)))):
+        fail('Bernoulli', 22, 'V1', 'Every value of input is a probability in [0, 1].')
     try:
         dt = input.dtype if dtype is None else onnx_dtype(dtype)
         return (rng(seed).uniform(0.0, 1.0, size=input.shape) < input).astype(dt)

@@ -21,6 +21,10 @@ def bit_cast_26(input, *, to=None):
     input, _t_T1 = check_type('BitCast', 26, 'input', input, 'T1', _TYPES_26_T1, None)
     if to is None:
         fail('BitCast', 26, 'required-attribute:to', "attribute 'to' is required")
+    if not (0 < to <= len(ONNX_TO_NUMPY) and element_name(to) in ('uint8', 'uint16', 'uint32', 'uint64', 'int8', 'int16', 'int32', 'int64', 'bfloat16', 'float16', 'float', 'double', 'bool', 'complex64', 'complex128', 'float8e4m3fn', 'float8e4m3fnuz', 'float8e5m2', 'float8e5m2fnuz', 'uint4', 'int4', 'float4e2m1', 'float8e8m0', 'uint2', 'int2')):
+        fail('BitCast', 26, 'V1', 'to is the TensorProto DataType code of an element type T2 allows.')
+    if not ((4 if element_type(input) in ('int4', 'uint4', 'float4e2m1') else 2 if element_type(input) in ('int2', 'uint2') else input.dtype.itemsize * 8) == (4 if element_name(to) in ('int4', 'uint4', 'float4e2m1') else 2 if element_name(to) in ('int2', 'uint2') else onnx_dtype(to).itemsize * 8)):
+        fail('BitCast', 26, 'V2', "The type to names has the bit width of input's element type (4 bits for int4, uint4 and float4e2m1, 2 for int2 and uint2, the byte size otherwise).")
     try:
         dt = onnx_dtype(to)
         if dt.itemsize == input.dtype.itemsize:

@@ -19,7 +19,9 @@ def bitwise_not_18(X):
     """BitwiseNot-18 (template unary)."""
     X, _t_T = check_type('BitwiseNot', 18, 'X', X, 'T', _TYPES_18_T, None)
     try:
-        return as_dtype(np.invert(X), X.dtype)
+        _out_dtype = X.dtype
+        X = widen(X)  # narrow floats in float32, rounded once below
+        return as_dtype(np.invert(X), _out_dtype)
     except KernelValidationError:
         raise
     except CORE_ERRORS as exc:  # the compute core cannot take these inputs: report, don't crash

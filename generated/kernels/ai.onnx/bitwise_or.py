@@ -20,7 +20,9 @@ def bitwise_or_18(A, B):
     A, _t_T = check_type('BitwiseOr', 18, 'A', A, 'T', _TYPES_18_T, None)
     B, _t_T = check_type('BitwiseOr', 18, 'B', B, 'T', _TYPES_18_T, _t_T)
     try:
-        return as_dtype(np.bitwise_or(A, B), A.dtype)
+        _out_dtype = A.dtype
+        A, B = widen(A), widen(B)  # narrow floats in float32, rounded once below
+        return as_dtype(np.bitwise_or(A, B), _out_dtype)
     except KernelValidationError:
         raise
     except CORE_ERRORS as exc:  # the compute core cannot take these inputs: report, don't crash

@@ -39,6 +39,8 @@ def cast_1(input, *, to=None):
     input, _t_T1 = check_type('Cast', 1, 'input', input, 'T1', _TYPES_1_T1, None)
     if to is None:
         fail('Cast', 1, 'required-attribute:to', "attribute 'to' is required")
+    if not (element_name(to) in ('float16', 'float', 'double', 'int8', 'int16', 'int32', 'int64', 'uint8', 'uint16', 'uint32', 'uint64', 'bool')):
+        fail('Cast', 1, 'V1', "to is the TensorProto DataType name (such as 'FLOAT') of an element type T2 allows.")
     try:
         _target = element_name(to)
         return cast_to(input, _target, saturate=1, round_mode='up')
@@ -53,6 +55,8 @@ def cast_6(input, *, to=None):
     input, _t_T1 = check_type('Cast', 6, 'input', input, 'T1', _TYPES_6_T1, None)
     if to is None:
         fail('Cast', 6, 'required-attribute:to', "attribute 'to' is required")
+    if not (0 < to <= len(ONNX_TO_NUMPY) and element_name(to) in ('float16', 'float', 'double', 'int8', 'int16', 'int32', 'int64', 'uint8', 'uint16', 'uint32', 'uint64', 'bool')):
+        fail('Cast', 6, 'V1', 'to is the TensorProto DataType code of an element type T2 allows.')
     try:
         _target = element_name(to)
         return cast_to(input, _target, saturate=1, round_mode='up')
@@ -67,6 +71,8 @@ def cast_9(input, *, to=None):
     input, _t_T1 = check_type('Cast', 9, 'input', input, 'T1', _TYPES_9_T1, None)
     if to is None:
         fail('Cast', 9, 'required-attribute:to', "attribute 'to' is required")
+    if not (0 < to <= len(ONNX_TO_NUMPY) and element_name(to) in ('float16', 'float', 'double', 'int8', 'int16', 'int32', 'int64', 'uint8', 'uint16', 'uint32', 'uint64', 'bool', 'string')):
+        fail('Cast', 9, 'V1', 'to is the TensorProto DataType code of an element type T2 allows.')
     try:
         _target = element_name(to)
         return cast_to(input, _target, saturate=1, round_mode='up')
@@ -81,6 +87,8 @@ def cast_13(input, *, to=None):
     input, _t_T1 = check_type('Cast', 13, 'input', input, 'T1', _TYPES_13_T1, None)
     if to is None:
         fail('Cast', 13, 'required-attribute:to', "attribute 'to' is required")
+    if not (0 < to <= len(ONNX_TO_NUMPY) and element_name(to) in ('float16', 'float', 'double', 'int8', 'int16', 'int32', 'int64', 'uint8', 'uint16', 'uint32', 'uint64', 'bool', 'string', 'bfloat16')):
+        fail('Cast', 13, 'V1', 'to is the TensorProto DataType code of an element type T2 allows.')
     try:
         _target = element_name(to)
         return cast_to(input, _target, saturate=1, round_mode='up')
@@ -95,6 +103,8 @@ def cast_19(input, *, saturate=1, to=None):
     input, _t_T1 = check_type('Cast', 19, 'input', input, 'T1', _TYPES_19_T1, None)
     if to is None:
         fail('Cast', 19, 'required-attribute:to', "attribute 'to' is required")
+    if not (0 < to <= len(ONNX_TO_NUMPY) and element_name(to) in ('float16', 'float', 'double', 'int8', 'int16', 'int32', 'int64', 'uint8', 'uint16', 'uint32', 'uint64', 'bool', 'string', 'bfloat16', 'float8e4m3fn', 'float8e4m3fnuz', 'float8e5m2', 'float8e5m2fnuz')):
+        fail('Cast', 19, 'V1', 'to is the TensorProto DataType code of an element type T2 allows.')
     try:
         _target = element_name(to)
         return cast_to(input, _target, saturate=saturate, round_mode='up')
@@ -109,6 +119,8 @@ def cast_21(input, *, saturate=1, to=None):
     input, _t_T1 = check_type('Cast', 21, 'input', input, 'T1', _TYPES_21_T1, None)
     if to is None:
         fail('Cast', 21, 'required-attribute:to', "attribute 'to' is required")
+    if not (0 < to <= len(ONNX_TO_NUMPY) and element_name(to) in ('float16', 'float', 'double', 'int8', 'int16', 'int32', 'int64', 'uint8', 'uint16', 'uint32', 'uint64', 'bool', 'string', 'bfloat16', 'float8e4m3fn', 'float8e4m3fnuz', 'float8e5m2', 'float8e5m2fnuz', 'uint4', 'int4')):
+        fail('Cast', 21, 'V1', 'to is the TensorProto DataType code of an element type T2 allows.')
     try:
         _target = element_name(to)
         return cast_to(input, _target, saturate=saturate, round_mode='up')
@@ -123,6 +135,8 @@ def cast_23(input, *, saturate=1, to=None):
     input, _t_T1 = check_type('Cast', 23, 'input', input, 'T1', _TYPES_23_T1, None)
     if to is None:
         fail('Cast', 23, 'required-attribute:to', "attribute 'to' is required")
+    if not (0 < to <= len(ONNX_TO_NUMPY) and element_name(to) in ('uint8', 'uint16', 'uint32', 'uint64', 'int8', 'int16', 'int32', 'int64', 'bfloat16', 'float16', 'float', 'double', 'string', 'bool', 'float8e4m3fn', 'float8e4m3fnuz', 'float8e5m2', 'float8e5m2fnuz', 'uint4', 'int4', 'float4e2m1')):
+        fail('Cast', 23, 'V1', 'to is the TensorProto DataType code of an element type T2 allows.')
     try:
         _target = element_name(to)
         return cast_to(input, _target, saturate=saturate, round_mode='up')
@@ -139,6 +153,8 @@ def cast_24(input, *, round_mode='up', saturate=1, to=None):
         check_domain('Cast', 24, 'round_mode', round_mode, ('up', 'down', 'nearest'), None, None)
     if to is None:
         fail('Cast', 24, 'required-attribute:to', "attribute 'to' is required")
+    if not (0 < to <= len(ONNX_TO_NUMPY) and element_name(to) in ('uint8', 'uint16', 'uint32', 'uint64', 'int8', 'int16', 'int32', 'int64', 'bfloat16', 'float16', 'float', 'double', 'string', 'bool', 'float8e4m3fn', 'float8e4m3fnuz', 'float8e5m2', 'float8e5m2fnuz', 'uint4', 'int4', 'float4e2m1', 'float8e8m0')):
+        fail('Cast', 24, 'V1', 'to is the TensorProto DataType code of an element type T2 allows.')
     try:
         _target = element_name(to)
         return cast_to(input, _target, saturate=saturate, round_mode=round_mode)
@@ -155,6 +171,8 @@ def cast_25(input, *, round_mode='up', saturate=1, to=None):
         check_domain('Cast', 25, 'round_mode', round_mode, ('up', 'down', 'nearest'), None, None)
     if to is None:
         fail('Cast', 25, 'required-attribute:to', "attribute 'to' is required")
+    if not (0 < to <= len(ONNX_TO_NUMPY) and element_name(to) in ('uint8', 'uint16', 'uint32', 'uint64', 'int8', 'int16', 'int32', 'int64', 'bfloat16', 'float16', 'float', 'double', 'string', 'bool', 'float8e4m3fn', 'float8e4m3fnuz', 'float8e5m2', 'float8e5m2fnuz', 'uint4', 'int4', 'float4e2m1', 'float8e8m0', 'uint2', 'int2')):
+        fail('Cast', 25, 'V1', 'to is the TensorProto DataType code of an element type T2 allows.')
     try:
         _target = element_name(to)
         return cast_to(input, _target, saturate=saturate, round_mode=round_mode)
@@ -171,6 +189,8 @@ def cast_28(input, *, round_mode='up', saturate=1, to=None):
         check_domain('Cast', 28, 'round_mode', round_mode, ('up', 'down', 'nearest'), None, None)
     if to is None:
         fail('Cast', 28, 'required-attribute:to', "attribute 'to' is required")
+    if not (0 < to <= len(ONNX_TO_NUMPY) and element_name(to) in ('uint8', 'uint16', 'uint32', 'uint64', 'int8', 'int16', 'int32', 'int64', 'bfloat16', 'float16', 'float', 'double', 'string', 'bool', 'float8e4m3fn', 'float8e4m3fnuz', 'float8e5m2', 'float8e5m2fnuz', 'uint4', 'int4', 'float4e2m1', 'float8e8m0', 'uint2', 'int2', 'float6e2m3', 'float6e3m2')):
+        fail('Cast', 28, 'V1', 'to is the TensorProto DataType code of an element type T2 allows.')
     try:
         _target = element_name(to)
         return cast_to(input, _target, saturate=saturate, round_mode=round_mode)

@@ -21,7 +21,9 @@ def ceil_1(X, *, consumed_inputs=None):
     """Ceil-1 (same_as 13)."""
     X, _t_T = check_type('Ceil', 1, 'X', X, 'T', _TYPES_1_T, None)
     try:
-        return as_dtype(np.ceil(X), X.dtype)
+        _out_dtype = X.dtype
+        X = widen(X)  # narrow floats in float32, rounded once below
+        return as_dtype(np.ceil(X), _out_dtype)
     except KernelValidationError:
         raise
     except CORE_ERRORS as exc:  # the compute core cannot take these inputs: report, don't crash
@@ -32,7 +34,9 @@ def ceil_6(X):
     """Ceil-6 (same_as 13)."""
     X, _t_T = check_type('Ceil', 6, 'X', X, 'T', _TYPES_6_T, None)
     try:
-        return as_dtype(np.ceil(X), X.dtype)
+        _out_dtype = X.dtype
+        X = widen(X)  # narrow floats in float32, rounded once below
+        return as_dtype(np.ceil(X), _out_dtype)
     except KernelValidationError:
         raise
     except CORE_ERRORS as exc:  # the compute core cannot take these inputs: report, don't crash
@@ -43,7 +47,9 @@ def ceil_13(X):
     """Ceil-13 (template unary)."""
     X, _t_T = check_type('Ceil', 13, 'X', X, 'T', _TYPES_13_T, None)
     try:
-        return as_dtype(np.ceil(X), X.dtype)
+        _out_dtype = X.dtype
+        X = widen(X)  # narrow floats in float32, rounded once below
+        return as_dtype(np.ceil(X), _out_dtype)
     except KernelValidationError:
         raise
     except CORE_ERRORS as exc:  # the compute core cannot take these inputs: report, don't crash

@@ -18,9 +18,12 @@ _TYPES_28_T = frozenset(['tensor(bfloat16)', 'tensor(float16)', 'tensor(float)',
 
 def celu_12(X, *, alpha=1.0):
     """Celu-12 (same_as 28)."""
+    alpha = float_attribute(alpha)  # float32 in the model
     X, _t_T = check_type('Celu', 12, 'X', X, 'T', _TYPES_12_T, None)
     try:
-        return as_dtype(np.maximum(0, X) + np.minimum(0, alpha * (np.exp(X / alpha) - 1)), X.dtype)
+        _out_dtype = X.dtype
+        X = widen(X)  # narrow floats in float32, rounded once below
+        return as_dtype(np.maximum(0, X) + np.minimum(0, alpha * (np.exp(X / alpha) - 1)), _out_dtype)
     except KernelValidationError:
         raise
     except CORE_ERRORS as exc:  # the compute core cannot take these inputs: report, don't crash
@@ -29,9 +32,12 @@ def celu_12(X, *, alpha=1.0):
 
 def celu_28(X, *, alpha=1.0):
     """Celu-28 (template unary)."""
+    alpha = float_attribute(alpha)  # float32 in the model
     X, _t_T = check_type('Celu', 28, 'X', X, 'T', _TYPES_28_T, None)
     try:
-        return as_dtype(np.maximum(0, X) + np.minimum(0, alpha * (np.exp(X / alpha) - 1)), X.dtype)
+        _out_dtype = X.dtype
+        X = widen(X)  # narrow floats in float32, rounded once below
+        return as_dtype(np.maximum(0, X) + np.minimum(0, alpha * (np.exp(X / alpha) - 1)), _out_dtype)
     except KernelValidationError:
         raise
     except CORE_ERRORS as exc:  # the compute core cannot take these inputs: report, don't crash

@@ -21,6 +21,8 @@ _TYPES_13_T = frozenset(['tensor(uint8)', 'tensor(uint16)', 'tensor(uint32)', 't
 
 def clip_1(input, *, consumed_inputs=None, max=None, min=None):
     """Clip-1 (same_as 13)."""
+    max = float_attribute(max)  # float32 in the model
+    min = float_attribute(min)  # float32 in the model
     input, _t_T = check_type('Clip', 1, 'input', input, 'T', _TYPES_1_T, None)
     try:
         y = input
@@ -37,6 +39,8 @@ def clip_1(input, *, consumed_inputs=None, max=None, min=None):
 
 def clip_6(input, *, max=3.4028235e+38, min=-3.4028235e+38):
     """Clip-6 (same_as 13)."""
+    max = float_attribute(max)  # float32 in the model
+    min = float_attribute(min)  # float32 in the model
     input, _t_T = check_type('Clip', 6, 'input', input, 'T', _TYPES_6_T, None)
     try:
         y = input
@@ -58,6 +62,10 @@ def clip_11(input, min=None, max=None):
         min, _t_T = check_type('Clip', 11, 'min', min, 'T', _TYPES_11_T, _t_T)
     if max is not None:
         max, _t_T = check_type('Clip', 11, 'max', max, 'T', _TYPES_11_T, _t_T)
+    if not (min is None or np.ndim(min) == 0):
+        fail('Clip', 11, 'V1', 'min, when given, is a scalar (a tensor of empty shape).')
+    if not (max is None or np.ndim(max) == 0):
+        fail('Clip', 11, 'V2', 'max, when given, is a scalar (a tensor of empty shape).')
     try:
         y = input
         if min is not None:
@@ -78,6 +86,10 @@ def clip_12(input, min=None, max=None):
         min, _t_T = check_type('Clip', 12, 'min', min, 'T', _TYPES_12_T, _t_T)
     if max is not None:
         max, _t_T = check_type('Clip', 12, 'max', max, 'T', _TYPES_12_T, _t_T)
+    if not (min is None or np.ndim(min) == 0):
+        fail('Clip', 12, 'V1', 'min, when given, is a scalar (a tensor of empty shape).')
+    if not (max is None or np.ndim(max) == 0):
+        fail('Clip', 12, 'V2', 'max, when given, is a scalar (a tensor of empty shape).')
     try:
         y = input
         if min is not None:
@@ -98,6 +110,10 @@ def clip_13(input, min=None, max=None):
         min, _t_T = check_type('Clip', 13, 'min', min, 'T', _TYPES_13_T, _t_T)
     if max is not None:
         max, _t_T = check_type('Clip', 13, 'max', max, 'T', _TYPES_13_T, _t_T)
+    if not (min is None or np.ndim(min) == 0):
+        fail('Clip', 13, 'V1', 'min, when given, is a scalar (a tensor of empty shape).')
+    if not (max is None or np.ndim(max) == 0):
+        fail('Clip', 13, 'V2', 'max, when given, is a scalar (a tensor of empty shape).')
     try:
         y = input
         if min is not None:

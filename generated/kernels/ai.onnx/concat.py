@@ -65,6 +65,12 @@ def concat_11(inputs, *, axis=None):
         inputs[_i], _t_T = check_type('Concat', 11, 'inputs', _v, 'T', _TYPES_11_T, (_t_T if _i else None))
     if axis is None:
         fail('Concat', 11, 'required-attribute:axis', "attribute 'axis' is required")
+    if not (all(t.ndim == inputs[0].ndim for t in inputs)):
+        fail('Concat', 11, 'V1', 'All inputs have the same rank r.')
+    if not (-inputs[0].ndim <= axis < inputs[0].ndim):
+        fail('Concat', 11, 'V2', 'axis is in [-r, r-1].')
+    if not (all(t.shape[:axis % t.ndim] == inputs[0].shape[:axis % t.ndim] and t.shape[axis % t.ndim + 1:] == inputs[0].shape[axis % t.ndim + 1:] for t in inputs)):
+        fail('Concat', 11, 'V3', 'All inputs have the same shape except along axis.')
     try:
         return np.concatenate(inputs, axis=1 if axis is None else axis)
     except KernelValidationError:
@@ -84,6 +90,12 @@ def concat_13(inputs, *, axis=None):
         inputs[_i], _t_T = check_type('Concat', 13, 'inputs', _v, 'T', _TYPES_13_T, (_t_T if _i else None))
     if axis is None:
         fail('Concat', 13, 'required-attribute:axis', "attribute 'axis' is required")
+    if not (all(t.ndim == inputs[0].ndim for t in inputs)):
+        fail('Concat', 13, 'V1', 'All inputs have the same rank r.')
+    if not (-inputs[0].ndim <= axis < inputs[0].ndim):
+        fail('Concat', 13, 'V2', 'axis is in [-r, r-1].')
+    if not (all(t.shape[:axis % t.ndim] == inputs[0].shape[:axis % t.ndim] and t.shape[axis % t.ndim + 1:] == inputs[0].shape[axis % t.ndim + 1:] for t in inputs)):
+        fail('Concat', 13, 'V3', 'All inputs have the same shape except along axis.')
     try:
         return np.concatenate(inputs, axis=1 if axis is None else axis)
     except KernelValidationError:

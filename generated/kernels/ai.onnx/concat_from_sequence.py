@@ -21,6 +21,12 @@ def concat_from_sequence_11(input_sequence, *, new_axis=0, axis=None):
     input_sequence, _t_S = check_type('ConcatFromSequence', 11, 'input_sequence', input_sequence, 'S', _TYPES_11_S, None)
     if axis is None:
         fail('ConcatFromSequence', 11, 'required-attribute:axis', "attribute 'axis' is required")
+    if not (all(t.ndim == input_sequence[0].ndim for t in input_sequence)):
+        fail('ConcatFromSequence', 11, 'V1', 'All tensors in input_sequence have the same rank r.')
+    if not (not input_sequence or (-input_sequence[0].ndim - 1 <= axis <= input_sequence[0].ndim if new_axis else -input_sequence[0].ndim <= axis < input_sequence[0].ndim)):
+        fail('ConcatFromSequence', 11, 'V2', 'axis is in [-r, r-1], or in [-r-1, r] when new_axis is 1.')
+    if not (all(t.shape == input_sequence[0].shape if new_axis else (t.shape[:axis % t.ndim] == input_sequence[0].shape[:axis % t.ndim] and t.shape[axis % t.ndim + 1:] == input_sequence[0].shape[axis % t.ndim + 1:]) for t in input_sequence)):
+        fail('ConcatFromSequence', 11, 'V3', 'All tensors have the same shape except along axis; with new_axis = 1 (stacking) the same shape.')
     try:
         if new_axis:
             a = axis + input_sequence[0].ndim + 1 if axis < 0 else axis

@@ -63,6 +63,8 @@ def constant_11(*, sparse_value=None, value=None):
 
 def constant_12(*, value_strings=None, value_string=None, value_floats=None, value_float=None, value_ints=None, value_int=None, sparse_value=None, value=None):
     """Constant-12 (same_as 25)."""
+    value_floats = float_attribute(value_floats)  # float32 in the model
+    value_float = float_attribute(value_float)  # float32 in the model
     try:
         if value is not None:
             return value
@@ -90,6 +92,8 @@ def constant_12(*, value_strings=None, value_string=None, value_floats=None, val
 
 def constant_13(*, value_strings=None, value_string=None, value_floats=None, value_float=None, value_ints=None, value_int=None, sparse_value=None, value=None):
     """Constant-13 (same_as 25)."""
+    value_floats = float_attribute(value_floats)  # float32 in the model
+    value_float = float_attribute(value_float)  # float32 in the model
     try:
         if value is not None:
             return value
@@ -117,6 +121,8 @@ def constant_13(*, value_strings=None, value_string=None, value_floats=None, val
 
 def constant_19(*, value_strings=None, value_string=None, value_floats=None, value_float=None, value_ints=None, value_int=None, sparse_value=None, value=None):
     """Constant-19 (same_as 25)."""
+    value_floats = float_attribute(value_floats)  # float32 in the model
+    value_float = float_attribute(value_float)  # float32 in the model
     try:
         if value is not None:
             return value
@@ -144,6 +150,8 @@ def constant_19(*, value_strings=None, value_string=None, value_floats=None, val
 
 def constant_21(*, value_strings=None, value_string=None, value_floats=None, value_float=None, value_ints=None, value_int=None, sparse_value=None, value=None):
     """Constant-21 (same_as 25)."""
+    value_floats = float_attribute(value_floats)  # float32 in the model
+    value_float = float_attribute(value_float)  # float32 in the model
     try:
         if value is not None:
             return value
@@ -171,6 +179,8 @@ def constant_21(*, value_strings=None, value_string=None, value_floats=None, val
 
 def constant_23(*, value_strings=None, value_string=None, value_floats=None, value_float=None, value_ints=None, value_int=None, sparse_value=None, value=None):
     """Constant-23 (same_as 25)."""
+    value_floats = float_attribute(value_floats)  # float32 in the model
+    value_float = float_attribute(value_float)  # float32 in the model
     try:
         if value is not None:
             return value
@@ -198,6 +208,8 @@ def constant_23(*, value_strings=None, value_string=None, value_floats=None, val
 
 def constant_24(*, value_strings=None, value_string=None, value_floats=None, value_float=None, value_ints=None, value_int=None, sparse_value=None, value=None):
     """Constant-24 (same_as 25)."""
+    value_floats = float_attribute(value_floats)  # float32 in the model
+    value_float = float_attribute(value_float)  # float32 in the model
     try:
         if value is not None:
             return value
@@ -225,6 +237,8 @@ def constant_24(*, value_strings=None, value_string=None, value_floats=None, val
 
 def constant_25(*, value_strings=None, value_string=None, value_floats=None, value_float=None, value_ints=None, value_int=None, sparse_value=None, value=None):
     """Constant-25 (python)."""
+    value_floats = float_attribute(value_floats)  # float32 in the model
+    value_float = float_attribute(value_float)  # float32 in the model
     try:
         if value is not None:
             return value

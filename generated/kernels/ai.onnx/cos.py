@@ -20,7 +20,9 @@ def cos_7(input):
     """Cos-7 (same_as 22)."""
     input, _t_T = check_type('Cos', 7, 'input', input, 'T', _TYPES_7_T, None)
     try:
-        return as_dtype(np.cos(input), input.dtype)
+        _out_dtype = input.dtype
+        input = widen(input)  # narrow floats in float32, rounded once below
+        return as_dtype(np.cos(input), _out_dtype)
     except KernelValidationError:
         raise
     except CORE_ERRORS as exc:  # the compute core cannot take these inputs: report, don't crash
@@ -31,7 +33,9 @@ def cos_22(input):
     """Cos-22 (template unary)."""
     input, _t_T = check_type('Cos', 22, 'input', input, 'T', _TYPES_22_T, None)
     try:
-        return as_dtype(np.cos(input), input.dtype)
+        _out_dtype = input.dtype
+        input = widen(input)  # narrow floats in float32, rounded once below
+        return as_dtype(np.cos(input), _out_dtype)
     except KernelValidationError:
         raise
     except CORE_ERRORS as exc:  # the compute core cannot take these inputs: report, don't crash

@@ -20,7 +20,9 @@ def cosh_9(input):
     """Cosh-9 (same_as 22)."""
     input, _t_T = check_type('Cosh', 9, 'input', input, 'T', _TYPES_9_T, None)
     try:
-        return as_dtype(np.cosh(input), input.dtype)
+        _out_dtype = input.dtype
+        input = widen(input)  # narrow floats in float32, rounded once below
+        return as_dtype(np.cosh(input), _out_dtype)
     except KernelValidationError:
         raise
     except CORE_ERRORS as exc:  # the compute core cannot take these inputs: report, don't crash
@@ -31,7 +33,9 @@ def cosh_22(input):
     """Cosh-22 (template unary)."""
     input, _t_T = check_type('Cosh', 22, 'input', input, 'T', _TYPES_22_T, None)
     try:
-        return as_dtype(np.cosh(input), input.dtype)
+        _out_dtype = input.dtype
+        input = widen(input)  # narrow floats in float32, rounded once below
+        return as_dtype(np.cosh(input), _out_dtype)
     except KernelValidationError:
         raise
     except CORE_ERRORS as exc:  # the compute core cannot take these inputs: report, don't crash

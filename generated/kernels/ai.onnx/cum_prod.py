@@ -20,6 +20,10 @@ def cum_prod_26(x, axis, *, reverse=0, exclusive=0):
     """CumProd-26 (python)."""
     x, _t_T = check_type('CumProd', 26, 'x', x, 'T', _TYPES_26_T, None)
     axis, _t_T2 = check_type('CumProd', 26, 'axis', axis, 'T2', _TYPES_26_T2, None)
+    if not (np.ndim(axis) == 0):
+        fail('CumProd', 26, 'V1', 'axis is a scalar (a 0-D tensor).')
+    if not (-x.ndim <= int(axis) < x.ndim):
+        fail('CumProd', 26, 'V2', 'axis is in [-rank(x), rank(x)-1].')
     try:
         return cumulative(x, axis, exclusive, reverse, np.cumprod, 1)
     except KernelValidationError:

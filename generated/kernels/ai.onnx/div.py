@@ -30,7 +30,9 @@ def div_1(A, B, *, axis=None, consumed_inputs=None, broadcast=0):
             B = legacy_broadcast(A, B, axis)
         elif A.shape != B.shape:
             fail('Div', 1, 'broadcast', f'shapes {A.shape} and {B.shape} differ and broadcast=0')
-        return as_dtype(np.divide(A, B) if A.dtype.kind not in 'iu' else int_div(A, B), A.dtype)
+        _out_dtype = A.dtype
+        A, B = widen(A), widen(B)  # narrow floats in float32, rounded once below
+        return as_dtype(np.divide(A, B) if A.dtype.kind not in 'iu' else int_div(A, B), _out_dtype)
     except KernelValidationError:
         raise
     except CORE_ERRORS as exc:  # the compute core cannot take these inputs: report, don't crash
@@ -48,7 +50,9 @@ def div_6(A, B, *, axis=None, broadcast=0):
             B = legacy_broadcast(A, B, axis)
         elif A.shape != B.shape:
             fail('Div', 6, 'broadcast', f'shapes {A.shape} and {B.shape} differ and broadcast=0')
-        return as_dtype(np.divide(A, B) if A.dtype.kind not in 'iu' else int_div(A, B), A.dtype)
+        _out_dtype = A.dtype
+        A, B = widen(A), widen(B)  # narrow floats in float32, rounded once below
+        return as_dtype(np.divide(A, B) if A.dtype.kind not in 'iu' else int_div(A, B), _out_dtype)
     except KernelValidationError:
         raise
     except CORE_ERRORS as exc:  # the compute core cannot take these inputs: report, don't crash
@@ -62,7 +66,9 @@ def div_7(A, B):
     if not (not (np.asarray(B).dtype.kind in 'iu' and np.any(np.asarray(B) == 0))):
         fail('Div', 7, 'V1', 'For integer types B has no zero: integer division by zero is undefined.')
     try:
-        return as_dtype(np.divide(A, B) if A.dtype.kind not in 'iu' else int_div(A, B), A.dtype)
+        _out_dtype = A.dtype
+        A, B = widen(A), widen(B)  # narrow floats in float32, rounded once below
+        return as_dtype(np.divide(A, B) if A.dtype.kind not in 'iu' else int_div(A, B), _out_dtype)
     except KernelValidationError:
         raise
     except CORE_ERRORS as exc:  # the compute core cannot take these inputs: report, don't crash
@@ -76,7 +82,9 @@ def div_13(A, B):
     if not (not (np.asarray(B).dtype.kind in 'iu' and np.any(np.asarray(B) == 0))):
         fail('Div', 13, 'V1', 'For integer types B has no zero: integer division by zero is undefined.')
     try:
-        return as_dtype(np.divide(A, B) if A.dtype.kind not in 'iu' else int_div(A, B), A.dtype)
+        _out_dtype = A.dtype
+        A, B = widen(A), widen(B)  # narrow floats in float32, rounded once below
+        return as_dtype(np.divide(A, B) if A.dtype.kind not in 'iu' else int_div(A, B), _out_dtype)
     except KernelValidationError:
         raise
     except CORE_ERRORS as exc:  # the compute core cannot take these inputs: report, don't crash
@@ -90,7 +98,9 @@ def div_14(A, B):
     if not (not (np.asarray(B).dtype.kind in 'iu' and np.any(np.asarray(B) == 0))):
         fail('Div', 14, 'V1', 'For integer types B has no zero: integer division by zero is undefined.')
     try:
-        return as_dtype(np.divide(A, B) if A.dtype.kind not in 'iu' else int_div(A, B), A.dtype)
+        _out_dtype = A.dtype
+        A, B = widen(A), widen(B)  # narrow floats in float32, rounded once below
+        return as_dtype(np.divide(A, B) if A.dtype.kind not in 'iu' else int_div(A, B), _out_dtype)
     except KernelValidationError:
         raise
     except CORE_ERRORS as exc:  # the compute core cannot take these inputs: report, don't crash

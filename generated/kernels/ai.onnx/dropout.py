@@ -30,6 +30,7 @@ _TYPES_22_T2 = frozenset(['tensor(bool)'])
 
 def dropout_1(data, *, is_test=0, consumed_inputs=None, ratio=0.5):
     """Dropout-1 (python)."""
+    ratio = float_attribute(ratio)  # float32 in the model
     data, _t_T = check_type('Dropout', 1, 'data', data, 'T', _TYPES_1_T, None)
     try:
         return dropout_core(data, None, None, None)
@@ -41,6 +42,7 @@ def dropout_1(data, *, is_test=0, consumed_inputs=None, ratio=0.5):
 
 def dropout_6(data, *, is_test=0, ratio=0.5):
     """Dropout-6 (same_as 1)."""
+    ratio = float_attribute(ratio)  # float32 in the model
     data, _t_T = check_type('Dropout', 6, 'data', data, 'T', _TYPES_6_T, None)
     try:
         return dropout_core(data, None, None, None)
@@ -52,6 +54,7 @@ def dropout_6(data, *, is_test=0, ratio=0.5):
 
 def dropout_7(data, *, ratio=0.5):
     """Dropout-7 (python)."""
+    ratio = float_attribute(ratio)  # float32 in the model
     data, _t_T = check_type('Dropout', 7, 'data', data, 'T', _TYPES_7_T, None)
     try:
         return dropout_core(data, ratio, None, None)
@@ -63,6 +66,7 @@ def dropout_7(data, *, ratio=0.5):
 
 def dropout_10(data, *, ratio=0.5):
     """Dropout-10 (same_as 7)."""
+    ratio = float_attribute(ratio)  # float32 in the model
     data, _t_T = check_type('Dropout', 10, 'data', data, 'T', _TYPES_10_T, None)
     try:
         return dropout_core(data, ratio, None, None)

@@ -19,9 +19,12 @@ _TYPES_22_T = frozenset(['tensor(bfloat16)', 'tensor(float16)', 'tensor(float)',
 
 def elu_1(X, *, consumed_inputs=None, alpha=1.0):
     """Elu-1 (same_as 22)."""
+    alpha = float_attribute(alpha)  # float32 in the model
     X, _t_T = check_type('Elu', 1, 'X', X, 'T', _TYPES_1_T, None)
     try:
-        return as_dtype(np.where(X > 0, X, alpha * (np.exp(X) - 1)), X.dtype)
+        _out_dtype = X.dtype
+        X = widen(X)  # narrow floats in float32, rounded once below
+        return as_dtype(np.where(X > 0, X, alpha * (np.exp(X) - 1)), _out_dtype)
     except KernelValidationError:
         raise
     except CORE_ERRORS as exc:  # the compute core cannot take these inputs: report, don't crash
@@ -30,9 +33,12 @@ def elu_1(X, *, consumed_inputs=None, alpha=1.0):
 
 def elu_6(X, *, alpha=1.0):
     """Elu-6 (same_as 22)."""
+    alpha = float_attribute(alpha)  # float32 in the model
     X, _t_T = check_type('Elu', 6, 'X', X, 'T', _TYPES_6_T, None)
     try:
-        return as_dtype(np.where(X > 0, X, alpha * (np.exp(X) - 1)), X.dtype)
+        _out_dtype = X.dtype
+        X = widen(X)  # narrow floats in float32, rounded once below
+        return as_dtype(np.where(X > 0, X, alpha * (np.exp(X) - 1)), _out_dtype)
     except KernelValidationError:
         raise
     except CORE_ERRORS as exc:  # the compute core cannot take these inputs: report, don't crash
@@ -41,9 +47,12 @@ def elu_6(X, *, alpha=1.0):
 
 def elu_22(X, *, alpha=1.0):
     """Elu-22 (template unary)."""
+    alpha = float_attribute(alpha)  # float32 in the model
     X, _t_T = check_type('Elu', 22, 'X', X, 'T', _TYPES_22_T, None)
     try:
-        return as_dtype(np.where(X > 0, X, alpha * (np.exp(X) - 1)), X.dtype)
+        _out_dtype = X.dtype
+        X = widen(X)  # narrow floats in float32, rounded once below
+        return as_dtype(np.where(X > 0, X, alpha * (np.exp(X) - 1)), _out_dtype)
     except KernelValidationError:
         raise
     except CORE_ERRORS as exc:  # the compute core cannot take these inputs: report, don't crash

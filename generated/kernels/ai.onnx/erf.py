@@ -20,7 +20,9 @@ def erf_9(input):
     """Erf-9 (same_as 13)."""
     input, _t_T = check_type('Erf', 9, 'input', input, 'T', _TYPES_9_T, None)
     try:
-        return as_dtype(erf(input), input.dtype)
+        _out_dtype = input.dtype
+        input = widen(input)  # narrow floats in float32, rounded once below
+        return as_dtype(erf(input), _out_dtype)
     except KernelValidationError:
         raise
     except CORE_ERRORS as exc:  # the compute core cannot take these inputs: report, don't crash
@@ -31,7 +33,9 @@ def erf_13(input):
     """Erf-13 (template unary)."""
     input, _t_T = check_type('Erf', 13, 'input', input, 'T', _TYPES_13_T, None)
     try:
-        return as_dtype(erf(input), input.dtype)
+        _out_dtype = input.dtype
+        input = widen(input)  # narrow floats in float32, rounded once below
+        return as_dtype(erf(input), _out_dtype)
     except KernelValidationError:
         raise
     except CORE_ERRORS as exc:  # the compute core cannot take these inputs: report, don't crash

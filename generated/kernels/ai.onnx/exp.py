@@ -21,7 +21,9 @@ def exp_1(input, *, consumed_inputs=None):
     """Exp-1 (same_as 13)."""
     input, _t_T = check_type('Exp', 1, 'input', input, 'T', _TYPES_1_T, None)
     try:
-        return as_dtype(np.exp(input), input.dtype)
+        _out_dtype = input.dtype
+        input = widen(input)  # narrow floats in float32, rounded once below
+        return as_dtype(np.exp(input), _out_dtype)
     except KernelValidationError:
         raise
     except CORE_ERRORS as exc:  # the compute core cannot take these inputs: report, don't crash
@@ -32,7 +34,9 @@ def exp_6(input):
     """Exp-6 (same_as 13)."""
     input, _t_T = check_type('Exp', 6, 'input', input, 'T', _TYPES_6_T, None)
     try:
-        return as_dtype(np.exp(input), input.dtype)
+        _out_dtype = input.dtype
+        input = widen(input)  # narrow floats in float32, rounded once below
+        return as_dtype(np.exp(input), _out_dtype)
     except KernelValidationError:
         raise
     except CORE_ERRORS as exc:  # the compute core cannot take these inputs: report, don't crash
@@ -43,7 +47,9 @@ def exp_13(input):
     """Exp-13 (template unary)."""
     input, _t_T = check_type('Exp', 13, 'input', input, 'T', _TYPES_13_T, None)
     try:
-        return as_dtype(np.exp(input), input.dtype)
+        _out_dtype = input.dtype
+        input = widen(input)  # narrow floats in float32, rounded once below
+        return as_dtype(np.exp(input), _out_dtype)
     except KernelValidationError:
         raise
     except CORE_ERRORS as exc:  # the compute core cannot take these inputs: report, don't crash

@@ -21,6 +21,10 @@ _TYPES_22_T2 = frozenset(['tensor(uint8)', 'tensor(uint16)', 'tensor(uint32)', '
 def eye_like_9(input, *, dtype=None, k=0):
     """EyeLike-9 (same_as 22)."""
     input, _t_T1 = check_type('EyeLike', 9, 'input', input, 'T1', _TYPES_9_T1, None)
+    if not (input.ndim == 2):
+        fail('EyeLike', 9, 'V1', 'input has rank 2.')
+    if not (dtype is None or (0 < dtype <= len(ONNX_TO_NUMPY) and element_name(dtype) in ('float16', 'float', 'double', 'int8', 'int16', 'int32', 'int64', 'uint8', 'uint16', 'uint32', 'uint64', 'bool'))):
+        fail('EyeLike', 9, 'V2', 'dtype, when given, is the TensorProto DataType code of an element type T2 allows.')
     try:
         dt = input.dtype if dtype is None else onnx_dtype(dtype)
         return np.eye(input.shape[0], input.shape[1], k=k, dtype=dt)
@@ -33,6 +37,10 @@ def eye_like_9(input, *, dtype=None, k=0):
 def eye_like_22(input, *, dtype=None, k=0):
     """EyeLike-22 (python)."""
     input, _t_T1 = check_type('EyeLike', 22, 'input', input, 'T1', _TYPES_22_T1, None)
+    if not (input.ndim == 2):
+        fail('EyeLike', 22, 'V1', 'input has rank 2.')
+    if not (dtype is None or (0 < dtype <= len(ONNX_TO_NUMPY) and element_name(dtype) in ('uint8', 'uint16', 'uint32', 'uint64', 'int8', 'int16', 'int32', 'int64', 'bfloat16', 'float16', 'float', 'double', 'bool'))):
+        fail('EyeLike', 22, 'V2', 'dtype, when given, is the TensorProto DataType code of an element type T2 allows.')
     try:
         dt = input.dtype if dtype is None else onnx_dtype(dtype)
         return np.eye(input.shape[0], input.shape[1], k=k, dtype=dt)

@@ -21,10 +21,11 @@ def gelu_20(X, *, approximate='none'):
     if approximate is not None:
         check_domain('Gelu', 20, 'approximate', approximate, ('none', 'tanh'), None, None)
     try:
+        x = widen(X)  # float16 / bfloat16 in float32, rounded once
         if approximate == "tanh":
-            y = 0.5 * X * (1 + np.tanh(np.sqrt(2 / np.pi) * (X + 0.044715 * X ** 3)))
+            y = 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x ** 3)))
         else:
-            y = 0.5 * X * (1 + erf(X / np.sqrt(2).astype(X.dtype)))
+            y = 0.5 * x * (1 + erf(x / math.sqrt(2)))
         return as_dtype(y, X.dtype)
     except KernelValidationError:
         raise

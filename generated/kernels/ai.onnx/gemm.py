@@ -22,15 +22,24 @@ _TYPES_13_T = frozenset(['tensor(float16)', 'tensor(float)', 'tensor(double)', '
 
 def gemm_1(A, B, C, *, beta=1.0, broadcast=0, transB=0, alpha=1.0, transA=0):
     """Gemm-1 (same_as 13)."""
+    beta = float_attribute(beta)  # float32 in the model
+    alpha = float_attribute(alpha)  # float32 in the model
     A, _t_T = check_type('Gemm', 1, 'A', A, 'T', _TYPES_1_T, None)
     B, _t_T = check_type('Gemm', 1, 'B', B, 'T', _TYPES_1_T, _t_T)
     C, _t_T = check_type('Gemm', 1, 'C', C, 'T', _TYPES_1_T, _t_T)
+    if not (A.ndim == 2 and B.ndim == 2):
+        fail('Gemm', 1, 'V1', 'A and B are matrices (rank 2).')
+    if not ((A.shape[0] if transA else A.shape[1]) == (B.shape[1] if transB else B.shape[0])):
+        fail('Gemm', 1, 'V2', "The inner dimensions agree: A' is M x K and B' is K x N (A' = A, or its transpose when transA is non-zero; likewise B').")
+    if not (C.shape == ((A.shape[1] if transA else A.shape[0]), (B.shape[0] if transB else B.shape[1])) if not broadcast else C.ndim <= 2 and all(d in (1, e) for d, e in zip(C.shape[::-1], ((A.shape[1] if transA else A.shape[0]), (B.shape[0] if transB else B.shape[1]))[::-1]))):
+        fail('Gemm', 1, 'V3', 'C has shape (M, N); with broadcast non-zero it may instead broadcast to (M, N): rank <= 2 and each trailing dimension equal to that of (M, N) or 1.')
     try:
-        a = A.T if transA else A
-        b = B.T if transB else B
+        # float16 / bfloat16 in float32 (products, sums, alpha and beta as given), rounded once
+        a = widen(A.T if transA else A)
+        b = widen(B.T if transB else B)
         y = alpha * np.matmul(a, b)
         if C is not None:
-            y = y + beta * C
+            y = y + beta * widen(C)
         return as_dtype(y, A.dtype)
     except KernelValidationError:
         raise
@@ -40,15 +49,24 @@ def gemm_1(A, B, C, *, beta=1.0, broadcast=0, transB=0, alpha=1.0, transA=0):
 
 def gemm_6(A, B, C, *, beta=1.0, broadcast=0, transB=0, alpha=1.0, transA=0):
     """Gemm-6 (same_as 13)."""
+    beta = float_attribute(beta)  # float32 in the model
+    alpha = float_attribute(alpha)  # float32 in the model
     A, _t_T = check_type('Gemm', 6, 'A', A, 'T', _TYPES_6_T, None)
     B, _t_T = check_type('Gemm', 6, 'B', B, 'T', _TYPES_6_T, _t_T)
     C, _t_T = check_type('Gemm', 6, 'C', C, 'T', _TYPES_6_T, _t_T)
+    if not (A.ndim == 2 and B.ndim == 2):
+        fail('Gemm', 6, 'V1', 'A and B are matrices (rank 2).')
+    if not ((A.shape[0] if transA else A.shape[1]) == (B.shape[1] if transB else B.shape[0])):
+        fail('Gemm', 6, 'V2', "The inner dimensions agree: A' is M x K and B' is K x N (A' = A, or its transpose when transA is non-zero; likewise B').")
+    if not (C.shape == ((A.shape[1] if transA else A.shape[0]), (B.shape[0] if transB else B.shape[1])) if not broadcast else C.ndim <= 2 and all(d in (1, e) for d, e in zip(C.shape[::-1], ((A.shape[1] if transA else A.shape[0]), (B.shape[0] if transB else B.shape[1]))[::-1]))):
+        fail('Gemm', 6, 'V3', 'C has shape (M, N); with broadcast non-zero it may instead broadcast to (M, N): rank <= 2 and each trailing dimension equal to that of (M, N) or 1.')
     try:
-        a = A.T if transA else A
-        b = B.T if transB else B
+        # float16 / bfloat16 in float32 (products, sums, alpha and beta as given), rounded once
+        a = widen(A.T if transA else A)
+        b = widen(B.T if transB else B)
         y = alpha * np.matmul(a, b)
         if C is not None:
-            y = y + beta * C
+            y = y + beta * widen(C)
         return as_dtype(y, A.dtype)
     except KernelValidationError:
         raise
@@ -58,15 +76,24 @@ def gemm_6(A, B, C, *, beta=1.0, broadcast=0, transB=0, alpha=1.0, transA=0):
 
 def gemm_7(A, B, C, *, beta=1.0, transB=0, alpha=1.0, transA=0):
     """Gemm-7 (same_as 13)."""
+    beta = float_attribute(beta)  # float32 in the model
+    alpha = float_attribute(alpha)  # float32 in the model
     A, _t_T = check_type('Gemm', 7, 'A', A, 'T', _TYPES_7_T, None)
     B, _t_T = check_type('Gemm', 7, 'B', B, 'T', _TYPES_7_T, _t_T)
     C, _t_T = check_type('Gemm', 7, 'C', C, 'T', _TYPES_7_T, _t_T)
+    if not (A.ndim == 2 and B.ndim == 2):
+        fail('Gemm', 7, 'V1', 'A and B are matrices (rank 2).')
+    if not ((A.shape[0] if transA else A.shape[1]) == (B.shape[1] if transB else B.shape[0])):
+        fail('Gemm', 7, 'V2', "The inner dimensions agree: A' is M x K and B' is K x N (A' = A, or its transpose when transA is non-zero; likewise B').")
+    if not (C.ndim <= 2 and all(d in (1, e) for d, e in zip(C.shape[::-1], ((A.shape[1] if transA else A.shape[0]), (B.shape[0] if transB else B.shape[1]))[::-1]))):
+        fail('Gemm', 7, 'V3', 'C is unidirectionally broadcastable to (M, N): rank <= 2 and each trailing dimension equal to that of (M, N) or 1.')
     try:
-        a = A.T if transA else A
-        b = B.T if transB else B
+        # float16 / bfloat16 in float32 (products, sums, alpha and beta as given), rounded once
+        a = widen(A.T if transA else A)
+        b = widen(B.T if transB else B)
         y = alpha * np.matmul(a, b)
         if C is not None:
-            y = y + beta * C
+            y = y + beta * widen(C)
         return as_dtype(y, A.dtype)
     except KernelValidationError:
         raise
@@ -76,15 +103,24 @@ def gemm_7(A, B, C, *, beta=1.0, transB=0, alpha=1.0, transA=0):
 
 def gemm_9(A, B, C, *, beta=1.0, transB=0, alpha=1.0, transA=0):
     """Gemm-9 (same_as 13)."""
+    beta = float_attribute(beta)  # float32 in the model
+    alpha = float_attribute(alpha)  # float32 in the model
     A, _t_T = check_type('Gemm', 9, 'A', A, 'T', _TYPES_9_T, None)
     B, _t_T = check_type('Gemm', 9, 'B', B, 'T', _TYPES_9_T, _t_T)
     C, _t_T = check_type('Gemm', 9, 'C', C, 'T', _TYPES_9_T, _t_T)
+    if not (A.ndim == 2 and B.ndim == 2):
+        fail('Gemm', 9, 'V1', 'A and B are matrices (rank 2).')
+    if not ((A.shape[0] if transA else A.shape[1]) == (B.shape[1] if transB else B.shape[0])):
+        fail('Gemm', 9, 'V2', "The inner dimensions agree: A' is M x K and B' is K x N (A' = A, or its transpose when transA is non-zero; likewise B').")
+    if not (C.ndim <= 2 and all(d in (1, e) for d, e in zip(C.shape[::-1], ((A.shape[1] if transA else A.shape[0]), (B.shape[0] if transB else B.shape[1]))[::-1]))):
+        fail('Gemm', 9, 'V3', 'C is unidirectionally broadcastable to (M, N): rank <= 2 and each trailing dimension equal to that of (M, N) or 1.')
     try:
-        a = A.T if transA else A
-        b = B.T if transB else B
+        # float16 / bfloat16 in float32 (products, sums, alpha and beta as given), rounded once
+        a = widen(A.T if transA else A)
+        b = widen(B.T if transB else B)
         y = alpha * np.matmul(a, b)
         if C is not None:
-            y = y + beta * C
+            y = y + beta * widen(C)
         return as_dtype(y, A.dtype)
     except KernelValidationError:
         raise
@@ -94,16 +130,25 @@ def gemm_9(A, B, C, *, beta=1.0, transB=0, alpha=1.0, transA=0):
 
 def gemm_11(A, B, C=None, *, beta=1.0, transB=0, alpha=1.0, transA=0):
     """Gemm-11 (same_as 13)."""
+    beta = float_attribute(beta)  # float32 in the model
+    alpha = float_attribute(alpha)  # float32 in the model
     A, _t_T = check_type('Gemm', 11, 'A', A, 'T', _TYPES_11_T, None)
     B, _t_T = check_type('Gemm', 11, 'B', B, 'T', _TYPES_11_T, _t_T)
     if C is not None:
         C, _t_T = check_type('Gemm', 11, 'C', C, 'T', _TYPES_11_T, _t_T)
+    if not (A.ndim == 2 and B.ndim == 2):
+        fail('Gemm', 11, 'V1', 'A and B are matrices (rank 2).')
+    if not ((A.shape[0] if transA else A.shape[1]) == (B.shape[1] if transB else B.shape[0])):
+        fail('Gemm', 11, 'V2', "The inner dimensions agree: A' is M x K and B' is K x N (A' = A, or its transpose when transA is non-zero; likewise B').")
+    if not (C is None or (C.ndim <= 2 and all(d in (1, e) for d, e in zip(C.shape[::-1], ((A.shape[1] if transA else A.shape[0]), (B.shape[0] if transB else B.shape[1]))[::-1])))):
+        fail('Gemm', 11, 'V3', 'C, when given, is unidirectionally broadcastable to (M, N): rank <= 2 and each trailing dimension equal to that of (M, N) or 1.')
     try:
-        a = A.T if transA else A
-        b = B.T if transB else B
+        # float16 / bfloat16 in float32 (products, sums, alpha and beta as given), rounded once
+        a = widen(A.T if transA else A)
+        b = widen(B.T if transB else B)
         y = alpha * np.matmul(a, b)
         if C is not None:
-            y = y + beta * C
+            y = y + beta * widen(C)
         return as_dtype(y, A.dtype)
     except KernelValidationError:
         raise
@@ -113,16 +158,25 @@ def gemm_11(A, B, C=None, *, beta=1.0, transB=0, alpha=1.0, transA=0):
 
 def gemm_13(A, B, C=None, *, beta=1.0, transB=0, alpha=1.0, transA=0):
     """Gemm-13 (python)."""
+    beta = float_attribute(beta)  # float32 in the model
+    alpha = float_attribute(alpha)  # float32 in the model
     A, _t_T = check_type('Gemm', 13, 'A', A, 'T', _TYPES_13_T, None)
     B, _t_T = check_type('Gemm', 13, 'B', B, 'T', _TYPES_13_T, _t_T)
     if C is not None:
         C, _t_T = check_type('Gemm', 13, 'C', C, 'T', _TYPES_13_T, _t_T)
+    if not (A.ndim == 2 and B.ndim == 2):
+        fail('Gemm', 13, 'V1', 'A and B are matrices (rank 2).')
+    if not ((A.shape[0] if transA else A.shape[1]) == (B.shape[1] if transB else B.shape[0])):
+        fail('Gemm', 13, 'V2', "The inner dimensions agree: A' is M x K and B' is K x N (A' = A, or its transpose when transA is non-zero; likewise B').")
+    if not (C is None or (C.ndim <= 2 and all(d in (1, e) for d, e in zip(C.shape[::-1], ((A.shape[1] if transA else A.shape[0]), (B.shape[0] if transB else B.shape[1]))[::-1])))):
+        fail('Gemm', 13, 'V3', 'C, when given, is unidirectionally broadcastable to (M, N): rank <= 2 and each trailing dimension equal to that of (M, N) or 1.')
     try:
-        a = A.T if transA else A
-        b = B.T if transB else B
+        # float16 / bfloat16 in float32 (products, sums, alpha and beta as given), rounded once
+        a = widen(A.T if transA else A)
+        b = widen(B.T if transB else B)
         y = alpha * np.matmul(a, b)
         if C is not None:
-            y = y + beta * C
+            y = y + beta * widen(C)
         return as_dtype(y, A.dtype)
     except KernelValidationError:
         raise

@@ -19,12 +19,14 @@ _TYPES_22_T = frozenset(['tensor(bfloat16)', 'tensor(float16)', 'tensor(float)',
 
 def global_lp_pool_1(X, *, p=2.0):
     """GlobalLpPool-1 (python)."""
+    p = float_attribute(p)  # float32 in the model
     X, _t_T = check_type('GlobalLpPool', 1, 'X', X, 'T', _TYPES_1_T, None)
     if not (p != 0):
         fail('GlobalLpPool', 1, 'V1', 'p is not 0: the pooled value is the (1/p)-th power of the sum of |x|^p.')
     try:
         ax = tuple(range(2, X.ndim))
-        return as_dtype(np.power(np.sum(np.power(np.abs(X), p), axis=ax, keepdims=True), 1.0 / p), X.dtype)
+        x = widen(X)  # float16 / bfloat16 in float32 (powers overflow float16 early), rounded once
+        return as_dtype(np.power(np.sum(np.power(np.abs(x), p), axis=ax, keepdims=True), 1.0 / p), X.dtype)
     except KernelValidationError:
         raise
     except CORE_ERRORS as exc:  # the compute core cannot take these inputs: report, don't crash
@@ -38,7 +40,8 @@ def global_lp_pool_2(X, *, p=2):
         fail('GlobalLpPool', 2, 'V1', 'p is not 0: the pooled value is the (1/p)-th power of the sum of |x|^p.')
     try:
         ax = tuple(range(2, X.ndim))
-        return as_dtype(np.power(np.sum(np.power(np.abs(X), p), axis=ax, keepdims=True), 1.0 / p), X.dtype)
+        x = widen(X)  # float16 / bfloat16 in float32 (powers overflow float16 early), rounded once
+        return as_dtype(np.power(np.sum(np.power(np.abs(x), p), axis=ax, keepdims=True), 1.0 / p), X.dtype)
     except KernelValidationError:
         raise
     except CORE_ERRORS as exc:  # the compute core cannot take these inputs: report, don't crash
@@ -52,7 +55,8 @@ def global_lp_pool_22(X, *, p=2):
         fail('GlobalLpPool', 22, 'V1', 'p is not 0: the pooled value is the (1/p)-th power of the sum of |x|^p.')
     try:
         ax = tuple(range(2, X.ndim))
-        return as_dtype(np.power(np.sum(np.power(np.abs(X), p), axis=ax, keepdims=True), 1.0 / p), X.dtype)
+        x = widen(X)  # float16 / bfloat16 in float32 (powers overflow float16 early), rounded once
+        return as_dtype(np.power(np.sum(np.power(np.abs(x), p), axis=ax, keepdims=True), 1.0 / p), X.dtype)
     except KernelValidationError:
         raise
     except CORE_ERRORS as exc:  # the compute core cannot take these inputs: report, don't crash

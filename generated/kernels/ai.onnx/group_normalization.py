@@ -18,6 +18,7 @@ _TYPES_21_T = frozenset(['tensor(bfloat16)', 'tensor(float16)', 'tensor(float)',
 
 def group_normalization_18(X, scale, bias, *, num_groups=None, epsilon=1e-05):
     """GroupNormalization-18 (python)."""
+    epsilon = float_attribute(epsilon)  # float32 in the model
     X, _t_T = check_type('GroupNormalization', 18, 'X', X, 'T', _TYPES_18_T, None)
     scale, _t_T = check_type('GroupNormalization', 18, 'scale', scale, 'T', _TYPES_18_T, _t_T)
     bias, _t_T = check_type('GroupNormalization', 18, 'bias', bias, 'T', _TYPES_18_T, _t_T)
@@ -33,11 +34,18 @@ def group_normalization_18(X, scale, bias, *, num_groups=None, epsilon=1e-05):
 
 def group_normalization_21(X, scale, bias, *, stash_type=1, num_groups=None, epsilon=1e-05):
     """GroupNormalization-21 (python)."""
+    epsilon = float_attribute(epsilon)  # float32 in the model
     X, _t_T = check_type('GroupNormalization', 21, 'X', X, 'T', _TYPES_21_T, None)
     scale, _t_T = check_type('GroupNormalization', 21, 'scale', scale, 'T', _TYPES_21_T, _t_T)
     bias, _t_T = check_type('GroupNormalization', 21, 'bias', bias, 'T', _TYPES_21_T, _t_T)
     if num_groups is None:
         fail('GroupNormalization', 21, 'required-attribute:num_groups', "attribute 'num_groups' is required")
+    if not (X.ndim >= 2):
+        fail('GroupNormalization', 21, 'V1', 'X has rank >= 2: N x C x D1 x ... x Dn.')
+    if not (num_groups > 0 and X.shape[1] % num_groups == 0):
+        fail('GroupNormalization', 21, 'V2', 'num_groups divides the channel count C = X.shape[1], so that every group has as many channels.')
+    if not (scale.shape == (X.shape[1],) and bias.shape == (X.shape[1],)):
+        fail('GroupNormalization', 21, 'V3', 'scale and bias hold one value per channel: shape (C).')
     try:
         return group_norm(X, scale, bias, num_groups=num_groups, epsilon=epsilon, stash_type=stash_type)
     except KernelValidationError:

@@ -26,6 +26,9 @@ _TYPES_22_T1 = frozenset(['tensor(int32)'])
 
 def gru_1(X, W, R, B=None, sequence_lens=None, initial_h=None, *, clip=None, activation_beta=None, output_sequence=0, activation_alpha=None, hidden_size=None, direction='foward', activations=None):
     """GRU-1 (python)."""
+    clip = float_attribute(clip)  # float32 in the model
+    activation_beta = float_attribute(activation_beta)  # float32 in the model
+    activation_alpha = float_attribute(activation_alpha)  # float32 in the model
     X, _t_T = check_type('GRU', 1, 'X', X, 'T', _TYPES_1_T, None)
     W, _t_T = check_type('GRU', 1, 'W', W, 'T', _TYPES_1_T, _t_T)
     R, _t_T = check_type('GRU', 1, 'R', R, 'T', _TYPES_1_T, _t_T)
@@ -61,6 +64,9 @@ def gru_1(X, W, R, B=None, sequence_lens=None, initial_h=None, *, clip=None, act
 
 def gru_3(X, W, R, B=None, sequence_lens=None, initial_h=None, *, clip=None, activation_beta=None, output_sequence=0, activation_alpha=None, hidden_size=None, direction='forward', linear_before_reset=0, activations=None):
     """GRU-3 (python)."""
+    clip = float_attribute(clip)  # float32 in the model
+    activation_beta = float_attribute(activation_beta)  # float32 in the model
+    activation_alpha = float_attribute(activation_alpha)  # float32 in the model
     X, _t_T = check_type('GRU', 3, 'X', X, 'T', _TYPES_3_T, None)
     W, _t_T = check_type('GRU', 3, 'W', W, 'T', _TYPES_3_T, _t_T)
     R, _t_T = check_type('GRU', 3, 'R', R, 'T', _TYPES_3_T, _t_T)
@@ -98,6 +104,9 @@ def gru_3(X, W, R, B=None, sequence_lens=None, initial_h=None, *, clip=None, act
 
 def gru_7(X, W, R, B=None, sequence_lens=None, initial_h=None, *, clip=None, activation_beta=None, activation_alpha=None, hidden_size=None, direction='forward', linear_before_reset=0, activations=None):
     """GRU-7 (python)."""
+    clip = float_attribute(clip)  # float32 in the model
+    activation_beta = float_attribute(activation_beta)  # float32 in the model
+    activation_alpha = float_attribute(activation_alpha)  # float32 in the model
     X, _t_T = check_type('GRU', 7, 'X', X, 'T', _TYPES_7_T, None)
     W, _t_T = check_type('GRU', 7, 'W', W, 'T', _TYPES_7_T, _t_T)
     R, _t_T = check_type('GRU', 7, 'R', R, 'T', _TYPES_7_T, _t_T)
@@ -135,6 +144,9 @@ def gru_7(X, W, R, B=None, sequence_lens=None, initial_h=None, *, clip=None, act
 
 def gru_14(X, W, R, B=None, sequence_lens=None, initial_h=None, *, clip=None, activation_beta=None, activation_alpha=None, hidden_size=None, layout=0, direction='forward', linear_before_reset=0, activations=None):
     """GRU-14 (same_as 22)."""
+    clip = float_attribute(clip)  # float32 in the model
+    activation_beta = float_attribute(activation_beta)  # float32 in the model
+    activation_alpha = float_attribute(activation_alpha)  # float32 in the model
     X, _t_T = check_type('GRU', 14, 'X', X, 'T', _TYPES_14_T, None)
     W, _t_T = check_type('GRU', 14, 'W', W, 'T', _TYPES_14_T, _t_T)
     R, _t_T = check_type('GRU', 14, 'R', R, 'T', _TYPES_14_T, _t_T)
@@ -172,6 +184,9 @@ def gru_14(X, W, R, B=None, sequence_lens=None, initial_h=None, *, clip=None, ac
 
 def gru_22(X, W, R, B=None, sequence_lens=None, initial_h=None, *, clip=None, activation_beta=None, activation_alpha=None, hidden_size=None, layout=0, direction='forward', linear_before_reset=0, activations=None):
     """GRU-22 (python)."""
+    clip = float_attribute(clip)  # float32 in the model
+    activation_beta = float_attribute(activation_beta)  # float32 in the model
+    activation_alpha = float_attribute(activation_alpha)  # float32 in the model
     X, _t_T = check_type('GRU', 22, 'X', X, 'T', _TYPES_22_T, None)
     W, _t_T = check_type('GRU', 22, 'W', W, 'T', _TYPES_22_T, _t_T)
     R, _t_T = check_type('GRU', 22, 'R', R, 'T', _TYPES_22_T, _t_T)

@@ -22,7 +22,7 @@ def hann_window_17(size, *, periodic=1, output_datatype=1):
     if not (np.ndim(size) == 0 and int(size) >= 0):
         fail('HannWindow', 17, 'V1', 'size is a scalar: the window length, not negative.')
     try:
-        return window(size, periodic, output_datatype, (0.5, 0.5))
+        return window(size, periodic, output_datatype, ("1/2", "1/2", "0"))  # A0, A1, A2 exactly
     except KernelValidationError:
         raise
     except CORE_ERRORS as exc:  # the compute core cannot take these inputs: report, don't crash

@@ -19,9 +19,13 @@ _TYPES_22_T = frozenset(['tensor(bfloat16)', 'tensor(float16)', 'tensor(float)',
 
 def hard_sigmoid_1(X, *, consumed_inputs=None, beta=0.5, alpha=0.2):
     """HardSigmoid-1 (same_as 22)."""
+    beta = float_attribute(beta)  # float32 in the model
+    alpha = float_attribute(alpha)  # float32 in the model
     X, _t_T = check_type('HardSigmoid', 1, 'X', X, 'T', _TYPES_1_T, None)
     try:
-        return as_dtype(np.clip(alpha * X + beta, 0, 1), X.dtype)
+        _out_dtype = X.dtype
+        X = widen(X)  # narrow floats in float32, rounded once below
+        return as_dtype(np.clip(alpha * X + beta, 0, 1), _out_dtype)
     except KernelValidationError:
         raise
     except CORE_ERRORS as exc:  # the compute core cannot take these inputs: report, don't crash
@@ -30,9 +34,13 @@ def hard_sigmoid_1(X, *, consumed_inputs=None, beta=0.5, alpha=0.2):
 
 def hard_sigmoid_6(X, *, beta=0.5, alpha=0.2):
     """HardSigmoid-6 (same_as 22)."""
+    beta = float_attribute(beta)  # float32 in the model
+    alpha = float_attribute(alpha)  # float32 in the model
     X, _t_T = check_type('HardSigmoid', 6, 'X', X, 'T', _TYPES_6_T, None)
     try:
-        return as_dtype(np.clip(alpha * X + beta, 0, 1), X.dtype)
+        _out_dtype = X.dtype
+        X = widen(X)  # narrow floats in float32, rounded once below
+        return as_dtype(np.clip(alpha * X + beta, 0, 1), _out_dtype)
     except KernelValidationError:
         raise
     except CORE_ERRORS as exc:  # the compute core cannot take these inputs: report, don't crash
@@ -41,9 +49,13 @@ def hard_sigmoid_6(X, *, beta=0.5, alpha=0.2):
 
 def hard_sigmoid_22(X, *, beta=0.5, alpha=0.2):
     """HardSigmoid-22 (template unary)."""
+    beta = float_attribute(beta)  # float32 in the model
+    alpha = float_attribute(alpha)  # float32 in the model
     X, _t_T = check_type('HardSigmoid', 22, 'X', X, 'T', _TYPES_22_T, None)
     try:
-        return as_dtype(np.clip(alpha * X + beta, 0, 1), X.dtype)
+        _out_dtype = X.dtype
+        X = widen(X)  # narrow floats in float32, rounded once below
+        return as_dtype(np.clip(alpha * X + beta, 0, 1), _out_dtype)
     except KernelValidationError:
         raise
     except CORE_ERRORS as exc:  # the compute core cannot take these inputs: report, don't crash

@@ -20,7 +20,9 @@ def hard_swish_14(X):
     """HardSwish-14 (same_as 22)."""
     X, _t_T = check_type('HardSwish', 14, 'X', X, 'T', _TYPES_14_T, None)
     try:
-        return as_dtype(X * np.clip(X / 6 + 0.5, 0, 1), X.dtype)
+        _out_dtype = X.dtype
+        X = widen(X)  # narrow floats in float32, rounded once below
+        return as_dtype(X * np.clip(X / 6 + 0.5, 0, 1), _out_dtype)
     except KernelValidationError:
         raise
     except CORE_ERRORS as exc:  # the compute core cannot take these inputs: report, don't crash
@@ -31,7 +33,9 @@ def hard_swish_22(X):
     """HardSwish-22 (template unary)."""
     X, _t_T = check_type('HardSwish', 22, 'X', X, 'T', _TYPES_22_T, None)
     try:
-        return as_dtype(X * np.clip(X / 6 + 0.5, 0, 1), X.dtype)
+        _out_dtype = X.dtype
+        X = widen(X)  # narrow floats in float32, rounded once below
+        return as_dtype(X * np.clip(X / 6 + 0.5, 0, 1), _out_dtype)
     except KernelValidationError:
         raise
     except CORE_ERRORS as exc:  # the compute core cannot take these inputs: report, don't crash

@@ -58,7 +58,10 @@ def identity_14(input):
 
 def identity_16(input):
     """Identity-16 (same_as 25)."""
-    input, _t_V = check_type('Identity', 16, 'input', input, 'V', _TYPES_16_V, None)
+    if input is not None:
+        input, _t_V = check_type('Identity', 16, 'input', input, 'V', _TYPES_16_V, None)
+    else:
+        _t_V = None
     try:
         return input
     except KernelValidationError:
@@ -69,7 +72,10 @@ def identity_16(input):
 
 def identity_19(input):
     """Identity-19 (same_as 25)."""
-    input, _t_V = check_type('Identity', 19, 'input', input, 'V', _TYPES_19_V, None)
+    if input is not None:
+        input, _t_V = check_type('Identity', 19, 'input', input, 'V', _TYPES_19_V, None)
+    else:
+        _t_V = None
     try:
         return input
     except KernelValidationError:
@@ -80,7 +86,10 @@ def identity_19(input):
 
 def identity_21(input):
     """Identity-21 (same_as 25)."""
-    input, _t_V = check_type('Identity', 21, 'input', input, 'V', _TYPES_21_V, None)
+    if input is not None:
+        input, _t_V = check_type('Identity', 21, 'input', input, 'V', _TYPES_21_V, None)
+    else:
+        _t_V = None
     try:
         return input
     except KernelValidationError:
@@ -91,7 +100,10 @@ def identity_21(input):
 
 def identity_23(input):
     """Identity-23 (same_as 25)."""
-    input, _t_V = check_type('Identity', 23, 'input', input, 'V', _TYPES_23_V, None)
+    if input is not None:
+        input, _t_V = check_type('Identity', 23, 'input', input, 'V', _TYPES_23_V, None)
+    else:
+        _t_V = None
     try:
         return input
     except KernelValidationError:
@@ -102,7 +114,10 @@ def identity_23(input):
 
 def identity_24(input):
     """Identity-24 (same_as 25)."""
-    input, _t_V = check_type('Identity', 24, 'input', input, 'V', _TYPES_24_V, None)
+    if input is not None:
+        input, _t_V = check_type('Identity', 24, 'input', input, 'V', _TYPES_24_V, None)
+    else:
+        _t_V = None
     try:
         return input
     except KernelValidationError:
@@ -113,7 +128,10 @@ def identity_24(input):
 
 def identity_25(input):
     """Identity-25 (python)."""
-    input, _t_V = check_type('Identity', 25, 'input', input, 'V', _TYPES_25_V, None)
+    if input is not None:
+        input, _t_V = check_type('Identity', 25, 'input', input, 'V', _TYPES_25_V, None)
+    else:
+        _t_V = None
     try:
         return input
     except KernelValidationError:

@@ -19,15 +19,17 @@ _TYPES_22_T = frozenset(['tensor(bfloat16)', 'tensor(float16)', 'tensor(float)',
 
 def instance_normalization_1(input, scale, B, *, epsilon=1e-05, consumed_inputs=None):
     """InstanceNormalization-1 (same_as 22)."""
+    epsilon = float_attribute(epsilon)  # float32 in the model
     input, _t_T = check_type('InstanceNormalization', 1, 'input', input, 'T', _TYPES_1_T, None)
     scale, _t_T = check_type('InstanceNormalization', 1, 'scale', scale, 'T', _TYPES_1_T, _t_T)
     B, _t_T = check_type('InstanceNormalization', 1, 'B', B, 'T', _TYPES_1_T, _t_T)
     try:
+        x = widen(input)  # float16 / bfloat16 in float32, rounded once
         ax = tuple(range(2, input.ndim))
-        mean = np.mean(input, axis=ax, keepdims=True)
-        var = np.var(input, axis=ax, keepdims=True)
+        mean = np.mean(x, axis=ax, keepdims=True)
+        var = np.var(x, axis=ax, keepdims=True)
         shape = (1, -1) + (1,) * (input.ndim - 2)
-        y = (input - mean) / np.sqrt(var + epsilon) * scale.reshape(shape) + B.reshape(shape)
+        y = (x - mean) / np.sqrt(var + epsilon) * widen(scale).reshape(shape) + widen(B).reshape(shape)
         return as_dtype(y, input.dtype)
     except KernelValidationError:
         raise
@@ -37,15 +39,17 @@ def instance_normalization_1(input, scale, B, *, epsilon=1e-05, consumed_inputs=
 
 def instance_normalization_6(input, scale, B, *, epsilon=1e-05):
     """InstanceNormalization-6 (same_as 22)."""
+    epsilon = float_attribute(epsilon)  # float32 in the model
     input, _t_T = check_type('InstanceNormalization', 6, 'input', input, 'T', _TYPES_6_T, None)
     scale, _t_T = check_type('InstanceNormalization', 6, 'scale', scale, 'T', _TYPES_6_T, _t_T)
     B, _t_T = check_type('InstanceNormalization', 6, 'B', B, 'T', _TYPES_6_T, _t_T)
     try:
+        x = widen(input)  # float16 / bfloat16 in float32, rounded once
         ax = tuple(range(2, input.ndim))
-        mean = np.mean(input, axis=ax, keepdims=True)
-        var = np.var(input, axis=ax, keepdims=True)
+        mean = np.mean(x, axis=ax, keepdims=True)
+        var = np.var(x, axis=ax, keepdims=True)
         shape = (1, -1) + (1,) * (input.ndim - 2)
-        y = (input - mean) / np.sqrt(var + epsilon) * scale.reshape(shape) + B.reshape(shape)
+        y = (x - mean) / np.sqrt(var + epsilon) * widen(scale).reshape(shape) + widen(B).reshape(shape)
         return as_dtype(y, input.dtype)
     except KernelValidationError:
         raise
@@ -55,15 +59,17 @@ def instance_normalization_6(input, scale, B, *, epsilon=1e-05):
 
 def instance_normalization_22(input, scale, B, *, epsilon=1e-05):
     """InstanceNormalization-22 (python)."""
+    epsilon = float_attribute(epsilon)  # float32 in the model
     input, _t_T = check_type('InstanceNormalization', 22, 'input', input, 'T', _TYPES_22_T, None)
     scale, _t_T = check_type('InstanceNormalization', 22, 'scale', scale, 'T', _TYPES_22_T, _t_T)
     B, _t_T = check_type('InstanceNormalization', 22, 'B', B, 'T', _TYPES_22_T, _t_T)
     try:
+        x = widen(input)  # float16 / bfloat16 in float32, rounded once
         ax = tuple(range(2, input.ndim))
-        mean = np.mean(input, axis=ax, keepdims=True)
-        var = np.var(input, axis=ax, keepdims=True)
+        mean = np.mean(x, axis=ax, keepdims=True)
+        var = np.var(x, axis=ax, keepdims=True)
         shape = (1, -1) + (1,) * (input.ndim - 2)
-        y = (input - mean) / np.sqrt(var + epsilon) * scale.reshape(shape) + B.reshape(shape)
+        y = (x - mean) / np.sqrt(var + epsilon) * widen(scale).reshape(shape) + widen(B).reshape(shape)
         return as_dtype(y, input.dtype)
     except KernelValidationError:
         raise

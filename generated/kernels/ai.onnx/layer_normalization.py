@@ -18,10 +18,17 @@ _TYPES_17_U = frozenset(['tensor(float)', 'tensor(bfloat16)'])
 
 def layer_normalization_17(X, Scale, B=None, *, stash_type=1, epsilon=1e-05, axis=-1):
     """LayerNormalization-17 (template call)."""
+    epsilon = float_attribute(epsilon)  # float32 in the model
     X, _t_T = check_type('LayerNormalization', 17, 'X', X, 'T', _TYPES_17_T, None)
     Scale, _t_T = check_type('LayerNormalization', 17, 'Scale', Scale, 'T', _TYPES_17_T, _t_T)
     if B is not None:
         B, _t_T = check_type('LayerNormalization', 17, 'B', B, 'T', _TYPES_17_T, _t_T)
+    if not (-X.ndim <= axis < X.ndim):
+        fail('LayerNormalization', 17, 'V1', 'axis is in [-r, r), r = rank(X).')
+    if not (Scale.ndim <= X.ndim and all(d in (1, e) for d, e in zip(Scale.shape[::-1], X.shape[::-1]))):
+        fail('LayerNormalization', 17, 'V2', "Scale is unidirectionally broadcastable to X: rank <= rank(X) and each trailing dimension equal to X's or 1.")
+    if not (B is None or (B.ndim <= X.ndim and all(d in (1, e) for d, e in zip(B.shape[::-1], X.shape[::-1])))):
+        fail('LayerNormalization', 17, 'V3', "B, when given, is unidirectionally broadcastable to X: rank <= rank(X) and each trailing dimension equal to X's or 1.")
     try:
         return layer_norm(X, Scale, B, stash_type=stash_type, epsilon=epsilon, axis=axis)
     except KernelValidationError:

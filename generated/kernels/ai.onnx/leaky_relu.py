@@ -19,9 +19,12 @@ _TYPES_16_T = frozenset(['tensor(bfloat16)', 'tensor(float16)', 'tensor(float)',
 
 def leaky_relu_1(X, *, consumed_inputs=None, alpha=0.01):
     """LeakyRelu-1 (same_as 16)."""
+    alpha = float_attribute(alpha)  # float32 in the model
     X, _t_T = check_type('LeakyRelu', 1, 'X', X, 'T', _TYPES_1_T, None)
     try:
-        return as_dtype(np.where(X >= 0, X, X * alpha), X.dtype)
+        _out_dtype = X.dtype
+        X = widen(X)  # narrow floats in float32, rounded once below
+        return as_dtype(np.where(X >= 0, X, X * alpha), _out_dtype)
     except KernelValidationError:
         raise
     except CORE_ERRORS as exc:  # the compute core cannot take these inputs: report, don't crash
@@ -30,9 +33,12 @@ def leaky_relu_1(X, *, consumed_inputs=None, alpha=0.01):
 
 def leaky_relu_6(X, *, alpha=0.01):
     """LeakyRelu-6 (same_as 16)."""
+    alpha = float_attribute(alpha)  # float32 in the model
     X, _t_T = check_type('LeakyRelu', 6, 'X', X, 'T', _TYPES_6_T, None)
     try:
-        return as_dtype(np.where(X >= 0, X, X * alpha), X.dtype)
+        _out_dtype = X.dtype
+        X = widen(X)  # narrow floats in float32, rounded once below
+        return as_dtype(np.where(X >= 0, X, X * alpha), _out_dtype)
     except KernelValidationError:
         raise
     except CORE_ERRORS as exc:  # the compute core cannot take these inputs: report, don't crash
@@ -41,9 +47,12 @@ def leaky_relu_6(X, *, alpha=0.01):
 
 def leaky_relu_16(X, *, alpha=0.01):
     """LeakyRelu-16 (template unary)."""
+    alpha = float_attribute(alpha)  # float32 in the model
     X, _t_T = check_type('LeakyRelu', 16, 'X', X, 'T', _TYPES_16_T, None)
     try:
-        return as_dtype(np.where(X >= 0, X, X * alpha), X.dtype)
+        _out_dtype = X.dtype
+        X = widen(X)  # narrow floats in float32, rounded once below
+        return as_dtype(np.where(X >= 0, X, X * alpha), _out_dtype)
     except KernelValidationError:
         raise
     except CORE_ERRORS as exc:  # the compute core cannot take these inputs: report, don't crash

@@ -18,6 +18,7 @@ _TYPES_27_S = frozenset(['tensor(float16)', 'tensor(bfloat16)', 'tensor(float)']
 
 def linear_attention_27(query, key, value, past_state=None, decay=None, beta=None, *, chunk_size=64, kv_num_heads=None, q_num_heads=None, scale=0.0, update_rule='gated_delta'):
     """LinearAttention-27 (template call)."""
+    scale = float_attribute(scale)  # float32 in the model
     query, _t_T = check_type('LinearAttention', 27, 'query', query, 'T', _TYPES_27_T, None)
     key, _t_T = check_type('LinearAttention', 27, 'key', key, 'T', _TYPES_27_T, _t_T)
     value, _t_T = check_type('LinearAttention', 27, 'value', value, 'T', _TYPES_27_T, _t_T)

@@ -21,7 +21,9 @@ def log_1(input, *, consumed_inputs=None):
     """Log-1 (same_as 13)."""
     input, _t_T = check_type('Log', 1, 'input', input, 'T', _TYPES_1_T, None)
     try:
-        return as_dtype(np.log(input), input.dtype)
+        _out_dtype = input.dtype
+        input = widen(input)  # narrow floats in float32, rounded once below
+        return as_dtype(np.log(input), _out_dtype)
     except KernelValidationError:
         raise
     except CORE_ERRORS as exc:  # the compute core cannot take these inputs: report, don't crash
@@ -32,7 +34,9 @@ def log_6(input):
     """Log-6 (same_as 13)."""
     input, _t_T = check_type('Log', 6, 'input', input, 'T', _TYPES_6_T, None)
     try:
-        return as_dtype(np.log(input), input.dtype)
+        _out_dtype = input.dtype
+        input = widen(input)  # narrow floats in float32, rounded once below
+        return as_dtype(np.log(input), _out_dtype)
     except KernelValidationError:
         raise
     except CORE_ERRORS as exc:  # the compute core cannot take these inputs: report, don't crash
@@ -43,7 +47,9 @@ def log_13(input):
     """Log-13 (template unary)."""
     input, _t_T = check_type('Log', 13, 'input', input, 'T', _TYPES_13_T, None)
     try:
-        return as_dtype(np.log(input), input.dtype)
+        _out_dtype = input.dtype
+        input = widen(input)  # narrow floats in float32, rounded once below
+        return as_dtype(np.log(input), _out_dtype)
     except KernelValidationError:
         raise
     except CORE_ERRORS as exc:  # the compute core cannot take these inputs: report, don't crash

@@ -20,11 +20,12 @@ def lp_normalization_1(input, *, p=2, axis=-1):
     """LpNormalization-1 (same_as 22)."""
     input, _t_T = check_type('LpNormalization', 1, 'input', input, 'T', _TYPES_1_T, None)
     try:
+        x = widen(input)  # float16 / bfloat16 in float32 (squares overflow float16 past 256), rounded once
         if p == 1:
-            norm = np.sum(np.abs(input), axis=axis, keepdims=True)
+            norm = np.sum(np.abs(x), axis=axis, keepdims=True)
         else:
-            norm = np.sqrt(np.sum(np.square(input), axis=axis, keepdims=True))
-        return as_dtype(np.where(norm == 0, 0, input / np.where(norm == 0, 1, norm)), input.dtype)
+            norm = np.sqrt(np.sum(np.square(x), axis=axis, keepdims=True))
+        return as_dtype(np.where(norm == 0, 0, x / np.where(norm == 0, 1, norm)), input.dtype)
     except KernelValidationError:
         raise
     except CORE_ERRORS as exc:  # the compute core cannot take these inputs: report, don't crash
@@ -35,11 +36,12 @@ def lp_normalization_22(input, *, p=2, axis=-1):
     """LpNormalization-22 (python)."""
     input, _t_T = check_type('LpNormalization', 22, 'input', input, 'T', _TYPES_22_T, None)
     try:
+        x = widen(input)  # float16 / bfloat16 in float32 (squares overflow float16 past 256), rounded once
         if p == 1:
-            norm = np.sum(np.abs(input), axis=axis, keepdims=True)
+            norm = np.sum(np.abs(x), axis=axis, keepdims=True)
         else:
-            norm = np.sqrt(np.sum(np.square(input), axis=axis, keepdims=True))
-        return as_dtype(np.where(norm == 0, 0, input / np.where(norm == 0, 1, norm)), input.dtype)
+            norm = np.sqrt(np.sum(np.square(x), axis=axis, keepdims=True))
+        return as_dtype(np.where(norm == 0, 0, x / np.where(norm == 0, 1, norm)), input.dtype)
     except KernelValidationError:
         raise
     except CORE_ERRORS as exc:  # the compute core cannot take these inputs: report, don't crash

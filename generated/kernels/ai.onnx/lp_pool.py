@@ -21,6 +21,7 @@ _TYPES_22_T = frozenset(['tensor(bfloat16)', 'tensor(float16)', 'tensor(float)',
 
 def lp_pool_1(X, *, p=2.0, pads=None, auto_pad='NOTSET', strides=None, kernel_shape=None):
     """LpPool-1 (python)."""
+    p = float_attribute(p)  # float32 in the model
     X, _t_T = check_type('LpPool', 1, 'X', X, 'T', _TYPES_1_T, None)
     if auto_pad is not None:
         check_domain('LpPool', 1, 'auto_pad', auto_pad, ('NOTSET', 'SAME_UPPER', 'SAME_LOWER', 'VALID'), None, None)

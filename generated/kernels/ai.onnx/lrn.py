@@ -18,18 +18,22 @@ _TYPES_13_T = frozenset(['tensor(float16)', 'tensor(float)', 'tensor(double)', '
 
 def lrn_1(X, *, bias=1.0, beta=0.75, alpha=0.0001, size=None):
     """LRN-1 (same_as 13)."""
+    bias = float_attribute(bias)  # float32 in the model
+    beta = float_attribute(beta)  # float32 in the model
+    alpha = float_attribute(alpha)  # float32 in the model
     X, _t_T = check_type('LRN', 1, 'X', X, 'T', _TYPES_1_T, None)
     if size is None:
         fail('LRN', 1, 'required-attribute:size', "attribute 'size' is required")
     try:
         c = X.shape[1]
-        sq = np.square(X)
-        acc = np.zeros_like(X)
+        x = widen(X)  # float16 / bfloat16 in float32 (squares overflow float16 past 256), rounded once
+        sq = np.square(x)
+        acc = np.zeros_like(x)
         lo, hi = (size - 1) // 2, -(-(size - 1) // 2)
         for ch in range(c):
             a, b = max(0, ch - lo), min(c - 1, ch + hi)
             acc[:, ch] = np.sum(sq[:, a:b + 1], axis=1)
-        return as_dtype(X / (bias + alpha / size * acc) ** beta, X.dtype)
+        return as_dtype(x / (bias + alpha / size * acc) ** beta, X.dtype)
     except KernelValidationError:
         raise
     except CORE_ERRORS as exc:  # the compute core cannot take these inputs: report, don't crash
@@ -38,18 +42,22 @@ def lrn_1(X, *, bias=1.0, beta=0.75, alpha=0.0001, size=None):
 
 def lrn_13(X, *, bias=1.0, beta=0.75, alpha=0.0001, size=None):
     """LRN-13 (python)."""
+    bias = float_attribute(bias)  # float32 in the model
+    beta = float_attribute(beta)  # float32 in the model
+    alpha = float_attribute(alpha)  # float32 in the model
     X, _t_T = check_type('LRN', 13, 'X', X, 'T', _TYPES_13_T, None)
     if size is None:
         fail('LRN', 13, 'required-attribute:size', "attribute 'size' is required")
     try:
         c = X.shape[1]
-        sq = np.square(X)
-        acc = np.zeros_like(X)
+        x = widen(X)  # float16 / bfloat16 in float32 (squares overflow float16 past 256), rounded once
+        sq = np.square(x)
+        acc = np.zeros_like(x)
         lo, hi = (size - 1) // 2, -(-(size - 1) // 2)
         for ch in range(c):
             a, b = max(0, ch - lo), min(c - 1, ch + hi)
             acc[:, ch] = np.sum(sq[:, a:b + 1], axis=1)
-        return as_dtype(X / (bias + alpha / size * acc) ** beta, X.dtype)
+        return as_dtype(x / (bias + alpha / size * acc) ** beta, X.dtype)
     except KernelValidationError:
         raise
     except CORE_ERRORS as exc:  # the compute core cannot take these inputs: report, don't crash

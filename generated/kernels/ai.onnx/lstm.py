@@ -24,6 +24,9 @@ _TYPES_22_T1 = frozenset(['tensor(int32)'])
 
 def lstm_1(X, W, R, B=None, sequence_lens=None, initial_h=None, initial_c=None, P=None, *, clip=None, activation_beta=None, output_sequence=0, activation_alpha=None, hidden_size=None, direction='forward', input_forget=0, activations=None):
     """LSTM-1 (python)."""
+    clip = float_attribute(clip)  # float32 in the model
+    activation_beta = float_attribute(activation_beta)  # float32 in the model
+    activation_alpha = float_attribute(activation_alpha)  # float32 in the model
     X, _t_T = check_type('LSTM', 1, 'X', X, 'T', _TYPES_1_T, None)
     W, _t_T = check_type('LSTM', 1, 'W', W, 'T', _TYPES_1_T, _t_T)
     R, _t_T = check_type('LSTM', 1, 'R', R, 'T', _TYPES_1_T, _t_T)
@@ -69,6 +72,9 @@ def lstm_1(X, W, R, B=None, sequence_lens=None, initial_h=None, initial_c=None, 
 
 def lstm_7(X, W, R, B=None, sequence_lens=None, initial_h=None, initial_c=None, P=None, *, clip=None, activation_beta=None, activation_alpha=None, hidden_size=None, direction='forward', input_forget=0, activations=None):
     """LSTM-7 (python)."""
+    clip = float_attribute(clip)  # float32 in the model
+    activation_beta = float_attribute(activation_beta)  # float32 in the model
+    activation_alpha = float_attribute(activation_alpha)  # float32 in the model
     X, _t_T = check_type('LSTM', 7, 'X', X, 'T', _TYPES_7_T, None)
     W, _t_T = check_type('LSTM', 7, 'W', W, 'T', _TYPES_7_T, _t_T)
     R, _t_T = check_type('LSTM', 7, 'R', R, 'T', _TYPES_7_T, _t_T)
@@ -114,6 +120,9 @@ def lstm_7(X, W, R, B=None, sequence_lens=None, initial_h=None, initial_c=None, 
 
 def lstm_14(X, W, R, B=None, sequence_lens=None, initial_h=None, initial_c=None, P=None, *, clip=None, activation_beta=None, activation_alpha=None, hidden_size=None, direction='forward', input_forget=0, layout=0, activations=None):
     """LSTM-14 (same_as 22)."""
+    clip = float_attribute(clip)  # float32 in the model
+    activation_beta = float_attribute(activation_beta)  # float32 in the model
+    activation_alpha = float_attribute(activation_alpha)  # float32 in the model
     X, _t_T = check_type('LSTM', 14, 'X', X, 'T', _TYPES_14_T, None)
     W, _t_T = check_type('LSTM', 14, 'W', W, 'T', _TYPES_14_T, _t_T)
     R, _t_T = check_type('LSTM', 14, 'R', R, 'T', _TYPES_14_T, _t_T)
@@ -159,6 +168,9 @@ def lstm_14(X, W, R, B=None, sequence_lens=None, initial_h=None, initial_c=None,
 
 def lstm_22(X, W, R, B=None, sequence_lens=None, initial_h=None, initial_c=None, P=None, *, clip=None, activation_beta=None, activation_alpha=None, hidden_size=None, direction='forward', input_forget=0, layout=0, activations=None):
     """LSTM-22 (python)."""
+    clip = float_attribute(clip)  # float32 in the model
+    activation_beta = float_attribute(activation_beta)  # float32 in the model
+    activation_alpha = float_attribute(activation_alpha)  # float32 in the model
     X, _t_T = check_type('LSTM', 22, 'X', X, 'T', _TYPES_22_T, None)
     W, _t_T = check_type('LSTM', 22, 'W', W, 'T', _TYPES_22_T, _t_T)
     R, _t_T = check_type('LSTM', 22, 'R', R, 'T', _TYPES_22_T, _t_T)

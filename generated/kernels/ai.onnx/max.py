@@ -28,10 +28,12 @@ def max_1(data_0, *, consumed_inputs=None):
         if _v is None:
             continue
         data_0[_i], _t_T = check_type('Max', 1, 'data_0', _v, 'T', _TYPES_1_T, (_t_T if _i else None))
+    if not (all(t.shape == data_0[0].shape for t in data_0)):
+        fail('Max', 1, 'V1', 'All inputs have the same shape.')
     try:
-        _acc = data_0[0]
+        _acc = widen(data_0[0])
         for _v in data_0[1:]:
-            _acc = np.maximum(_acc, _v)
+            _acc = np.maximum(_acc, widen(_v))
         return as_dtype(_acc, data_0[0].dtype)
     except KernelValidationError:
         raise
@@ -48,10 +50,12 @@ def max_6(data_0):
         if _v is None:
             continue
         data_0[_i], _t_T = check_type('Max', 6, 'data_0', _v, 'T', _TYPES_6_T, (_t_T if _i else None))
+    if not (all(t.shape == data_0[0].shape for t in data_0)):
+        fail('Max', 6, 'V1', 'All inputs have the same shape.')
     try:
-        _acc = data_0[0]
+        _acc = widen(data_0[0])
         for _v in data_0[1:]:
-            _acc = np.maximum(_acc, _v)
+            _acc = np.maximum(_acc, widen(_v))
         return as_dtype(_acc, data_0[0].dtype)
     except KernelValidationError:
         raise
@@ -68,10 +72,12 @@ def max_8(data_0):
         if _v is None:
             continue
         data_0[_i], _t_T = check_type('Max', 8, 'data_0', _v, 'T', _TYPES_8_T, (_t_T if _i else None))
+    if not (all(len({t.shape[t.ndim - i] for t in data_0 if t.ndim >= i} - {1}) <= 1 for i in range(1, max(t.ndim for t in data_0) + 1))):
+        fail('Max', 8, 'V1', 'The inputs broadcast together NumPy style: aligned from the right, the sizes each dimension takes across the inputs are all equal or 1.')
     try:
-        _acc = data_0[0]
+        _acc = widen(data_0[0])
         for _v in data_0[1:]:
-            _acc = np.maximum(_acc, _v)
+            _acc = np.maximum(_acc, widen(_v))
         return as_dtype(_acc, data_0[0].dtype)
     except KernelValidationError:
         raise
@@ -88,10 +94,12 @@ def max_12(data_0):
         if _v is None:
             continue
         data_0[_i], _t_T = check_type('Max', 12, 'data_0', _v, 'T', _TYPES_12_T, (_t_T if _i else None))
+    if not (all(len({t.shape[t.ndim - i] for t in data_0 if t.ndim >= i} - {1}) <= 1 for i in range(1, max(t.ndim for t in data_0) + 1))):
+        fail('Max', 12, 'V1', 'The inputs broadcast together NumPy style: aligned from the right, the sizes each dimension takes across the inputs are all equal or 1.')
     try:
-        _acc = data_0[0]
+        _acc = widen(data_0[0])
         for _v in data_0[1:]:
-            _acc = np.maximum(_acc, _v)
+            _acc = np.maximum(_acc, widen(_v))
         return as_dtype(_acc, data_0[0].dtype)
     except KernelValidationError:
         raise
@@ -108,10 +116,12 @@ def max_13(data_0):
         if _v is None:
             continue
         data_0[_i], _t_T = check_type('Max', 13, 'data_0', _v, 'T', _TYPES_13_T, (_t_T if _i else None))
+    if not (all(len({t.shape[t.ndim - i] for t in data_0 if t.ndim >= i} - {1}) <= 1 for i in range(1, max(t.ndim for t in data_0) + 1))):
+        fail('Max', 13, 'V1', 'The inputs broadcast together NumPy style: aligned from the right, the sizes each dimension takes across the inputs are all equal or 1.')
     try:
-        _acc = data_0[0]
+        _acc = widen(data_0[0])
         for _v in data_0[1:]:
-            _acc = np.maximum(_acc, _v)
+            _acc = np.maximum(_acc, widen(_v))
         return as_dtype(_acc, data_0[0].dtype)
     except KernelValidationError:
         raise

@@ -18,6 +18,7 @@ _TYPES_22_T = frozenset(['tensor(bfloat16)', 'tensor(float16)', 'tensor(float)',
 
 def max_roi_pool_1(X, rois, *, spatial_scale=1.0, pooled_shape=None):
     """MaxRoiPool-1 (same_as 22)."""
+    spatial_scale = float_attribute(spatial_scale)  # float32 in the model
     X, _t_T = check_type('MaxRoiPool', 1, 'X', X, 'T', _TYPES_1_T, None)
     rois, _t_T = check_type('MaxRoiPool', 1, 'rois', rois, 'T', _TYPES_1_T, _t_T)
     if pooled_shape is None:
@@ -40,6 +41,7 @@ def max_roi_pool_1(X, rois, *, spatial_scale=1.0, pooled_shape=None):
 
 def max_roi_pool_22(X, rois, *, spatial_scale=1.0, pooled_shape=None):
     """MaxRoiPool-22 (template call)."""
+    spatial_scale = float_attribute(spatial_scale)  # float32 in the model
     X, _t_T = check_type('MaxRoiPool', 22, 'X', X, 'T', _TYPES_22_T, None)
     rois, _t_T = check_type('MaxRoiPool', 22, 'rois', rois, 'T', _TYPES_22_T, _t_T)
     if pooled_shape is None:

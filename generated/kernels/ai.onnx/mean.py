@@ -27,10 +27,12 @@ def mean_1(data_0, *, consumed_inputs=None):
         if _v is None:
             continue
         data_0[_i], _t_T = check_type('Mean', 1, 'data_0', _v, 'T', _TYPES_1_T, (_t_T if _i else None))
+    if not (all(t.shape == data_0[0].shape for t in data_0)):
+        fail('Mean', 1, 'V1', 'All inputs have the same shape.')
     try:
-        _acc = data_0[0]
+        _acc = widen(data_0[0])
         for _v in data_0[1:]:
-            _acc = np.add(_acc, _v)
+            _acc = np.add(_acc, widen(_v))
         _acc = _acc / len(data_0)
         return as_dtype(_acc, data_0[0].dtype)
     except KernelValidationError:
@@ -48,10 +50,12 @@ def mean_6(data_0):
         if _v is None:
             continue
         data_0[_i], _t_T = check_type('Mean', 6, 'data_0', _v, 'T', _TYPES_6_T, (_t_T if _i else None))
+    if not (all(t.shape == data_0[0].shape for t in data_0)):
+        fail('Mean', 6, 'V1', 'All inputs have the same shape.')
     try:
-        _acc = data_0[0]
+        _acc = widen(data_0[0])
         for _v in data_0[1:]:
-            _acc = np.add(_acc, _v)
+            _acc = np.add(_acc, widen(_v))
         _acc = _acc / len(data_0)
         return as_dtype(_acc, data_0[0].dtype)
     except KernelValidationError:
@@ -69,10 +73,12 @@ def mean_8(data_0):
         if _v is None:
             continue
         data_0[_i], _t_T = check_type('Mean', 8, 'data_0', _v, 'T', _TYPES_8_T, (_t_T if _i else None))
+    if not (all(len({t.shape[t.ndim - i] for t in data_0 if t.ndim >= i} - {1}) <= 1 for i in range(1, max(t.ndim for t in data_0) + 1))):
+        fail('Mean', 8, 'V1', 'The inputs broadcast together NumPy style: aligned from the right, the sizes each dimension takes across the inputs are all equal or 1.')
     try:
-        _acc = data_0[0]
+        _acc = widen(data_0[0])
         for _v in data_0[1:]:
-            _acc = np.add(_acc, _v)
+            _acc = np.add(_acc, widen(_v))
         _acc = _acc / len(data_0)
         return as_dtype(_acc, data_0[0].dtype)
     except KernelValidationError:
@@ -90,10 +96,12 @@ def mean_13(data_0):
         if _v is None:
             continue
         data_0[_i], _t_T = check_type('Mean', 13, 'data_0', _v, 'T', _TYPES_13_T, (_t_T if _i else None))
+    if not (all(len({t.shape[t.ndim - i] for t in data_0 if t.ndim >= i} - {1}) <= 1 for i in range(1, max(t.ndim for t in data_0) + 1))):
+        fail('Mean', 13, 'V1', 'The inputs broadcast together NumPy style: aligned from the right, the sizes each dimension takes across the inputs are all equal or 1.')
     try:
-        _acc = data_0[0]
+        _acc = widen(data_0[0])
         for _v in data_0[1:]:
-            _acc = np.add(_acc, _v)
+            _acc = np.add(_acc, widen(_v))
         _acc = _acc / len(data_0)
         return as_dtype(_acc, data_0[0].dtype)
     except KernelValidationError:

@@ -23,9 +23,12 @@ def mean_variance_normalization_9(X, *, axes=[0, 2, 3]):
         fail('MeanVarianceNormalization', 9, 'C1', "X is float. The type constraint also lists other float types, but ONNX's function body adds float constants (Exponent, Epsilon) to X, so it is well typed only for float and onnx's own inference refuses a model of any other type.")
     try:
         ax = tuple(int(a) for a in axes)
-        mean = np.mean(X, axis=ax, keepdims=True)
-        var = np.mean(np.square(X - mean), axis=ax, keepdims=True)
-        return as_dtype((X - mean) / np.sqrt(var + 1e-9), X.dtype)
+        x = widen(X)  # float16 / bfloat16 in float32, rounded once
+        mean = np.mean(x, axis=ax, keepdims=True)
+        var = np.mean(np.square(x - mean), axis=ax, keepdims=True)
+        # the body's guard: "Processed_STD = Add (STD, Epsilon)", float {1e-09} added to the
+        # standard deviation (not to the variance), so distinct values normalise to +-1
+        return as_dtype((x - mean) / (np.sqrt(var) + np.float32(1e-9)), X.dtype)
     except KernelValidationError:
         raise
     except CORE_ERRORS as exc:  # the compute core cannot take these inputs: report, don't crash
@@ -39,9 +42,12 @@ def mean_variance_normalization_13(X, *, axes=[0, 2, 3]):
         fail('MeanVarianceNormalization', 13, 'C1', "X is float. The type constraint also lists other float types, but ONNX's function body adds float constants (Exponent, Epsilon) to X, so it is well typed only for float and onnx's own inference refuses a model of any other type.")
     try:
         ax = tuple(int(a) for a in axes)
-        mean = np.mean(X, axis=ax, keepdims=True)
-        var = np.mean(np.square(X - mean), axis=ax, keepdims=True)
-        return as_dtype((X - mean) / np.sqrt(var + 1e-9), X.dtype)
+        x = widen(X)  # float16 / bfloat16 in float32, rounded once
+        mean = np.mean(x, axis=ax, keepdims=True)
+        var = np.mean(np.square(x - mean), axis=ax, keepdims=True)
+        # the body's guard: "Processed_STD = Add (STD, Epsilon)", float {1e-09} added to the
+        # standard deviation (not to the variance), so distinct values normalise to +-1
+        return as_dtype((x - mean) / (np.sqrt(var) + np.float32(1e-9)), X.dtype)
     except KernelValidationError:
         raise
     except CORE_ERRORS as exc:  # the compute core cannot take these inputs: report, don't crash

@@ -24,6 +24,8 @@ def mel_weight_matrix_17(num_mel_bins, dft_length, sample_rate, lower_edge_hertz
     sample_rate, _t_T1 = check_type('MelWeightMatrix', 17, 'sample_rate', sample_rate, 'T1', _TYPES_17_T1, _t_T1)
     lower_edge_hertz, _t_T2 = check_type('MelWeightMatrix', 17, 'lower_edge_hertz', lower_edge_hertz, 'T2', _TYPES_17_T2, None)
     upper_edge_hertz, _t_T2 = check_type('MelWeightMatrix', 17, 'upper_edge_hertz', upper_edge_hertz, 'T2', _TYPES_17_T2, _t_T2)
+    if not (0 < output_datatype <= len(ONNX_TO_NUMPY) and element_name(output_datatype) in ('uint8', 'uint16', 'uint32', 'uint64', 'int8', 'int16', 'int32', 'int64', 'float16', 'float', 'double', 'bfloat16')):
+        fail('MelWeightMatrix', 17, 'V1', 'output_datatype is the TensorProto DataType code of an element type T3 allows.')
     try:
         return mel_weight_matrix(num_mel_bins, dft_length, sample_rate, lower_edge_hertz, upper_edge_hertz, output_datatype=output_datatype)
     except KernelValidationError:

@@ -20,7 +20,9 @@ def mish_18(X):
     """Mish-18 (same_as 22)."""
     X, _t_T = check_type('Mish', 18, 'X', X, 'T', _TYPES_18_T, None)
     try:
-        return as_dtype(X * np.tanh(np.logaddexp(0, X)), X.dtype)
+        _out_dtype = X.dtype
+        X = widen(X)  # narrow floats in float32, rounded once below
+        return as_dtype(X * np.tanh(np.logaddexp(0, X)), _out_dtype)
     except KernelValidationError:
         raise
     except CORE_ERRORS as exc:  # the compute core cannot take these inputs: report, don't crash
@@ -31,7 +33,9 @@ def mish_22(X):
     """Mish-22 (template unary)."""
     X, _t_T = check_type('Mish', 22, 'X', X, 'T', _TYPES_22_T, None)
     try:
-        return as_dtype(X * np.tanh(np.logaddexp(0, X)), X.dtype)
+        _out_dtype = X.dtype
+        X = widen(X)  # narrow floats in float32, rounded once below
+        return as_dtype(X * np.tanh(np.logaddexp(0, X)), _out_dtype)
     except KernelValidationError:
         raise
     except CORE_ERRORS as exc:  # the compute core cannot take these inputs: report, don't crash

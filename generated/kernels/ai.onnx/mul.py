@@ -23,12 +23,18 @@ def mul_1(A, B, *, axis=None, consumed_inputs=None, broadcast=0):
     """Mul-1 (same_as 14)."""
     A, _t_T = check_type('Mul', 1, 'A', A, 'T', _TYPES_1_T, None)
     B, _t_T = check_type('Mul', 1, 'B', B, 'T', _TYPES_1_T, _t_T)
+    if not (broadcast != 0 or A.shape == B.shape):
+        fail('Mul', 1, 'V1', 'With broadcast = 0 (the default) B has exactly the shape of A.')
+    if not (broadcast == 0 or (B.size == 1 and B.ndim <= A.ndim) or (tuple(A.shape[A.ndim - B.ndim:]) == B.shape if axis is None else 0 <= axis <= A.ndim - B.ndim and tuple(A.shape[axis:axis + B.ndim]) == B.shape)):
+        fail('Mul', 1, 'V2', "With broadcast = 1, B has one element (and rank <= rank(A)) or its shape is a contiguous run of A's dimensions: starting at axis when axis is given, else A's trailing dimensions (no dimension of 1 is expanded).")
     try:
         if broadcast:
             B = legacy_broadcast(A, B, axis)
         elif A.shape != B.shape:
             fail('Mul', 1, 'broadcast', f'shapes {A.shape} and {B.shape} differ and broadcast=0')
-        return as_dtype(np.multiply(A, B), A.dtype)
+        _out_dtype = A.dtype
+        A, B = widen(A), widen(B)  # narrow floats in float32, rounded once below
+        return as_dtype(np.multiply(A, B), _out_dtype)
     except KernelValidationError:
         raise
     except CORE_ERRORS as exc:  # the compute core cannot take these inputs: report, don't crash
@@ -39,12 +45,18 @@ def mul_6(A, B, *, axis=None, broadcast=0):
     """Mul-6 (same_as 14)."""
     A, _t_T = check_type('Mul', 6, 'A', A, 'T', _TYPES_6_T, None)
     B, _t_T = check_type('Mul', 6, 'B', B, 'T', _TYPES_6_T, _t_T)
+    if not (broadcast != 0 or A.shape == B.shape):
+        fail('Mul', 6, 'V1', 'With broadcast = 0 (the default) B has exactly the shape of A.')
+    if not (broadcast == 0 or (B.size == 1 and B.ndim <= A.ndim) or (tuple(A.shape[A.ndim - B.ndim:]) == B.shape if axis is None else 0 <= axis <= A.ndim - B.ndim and tuple(A.shape[axis:axis + B.ndim]) == B.shape)):
+        fail('Mul', 6, 'V2', "With broadcast = 1, B has one element (and rank <= rank(A)) or its shape is a contiguous run of A's dimensions: starting at axis when axis is given, else A's trailing dimensions (no dimension of 1 is expanded).")
     try:
         if broadcast:
             B = legacy_broadcast(A, B, axis)
         elif A.shape != B.shape:
             fail('Mul', 6, 'broadcast', f'shapes {A.shape} and {B.shape} differ and broadcast=0')
-        return as_dtype(np.multiply(A, B), A.dtype)
+        _out_dtype = A.dtype
+        A, B = widen(A), widen(B)  # narrow floats in float32, rounded once below
+        return as_dtype(np.multiply(A, B), _out_dtype)
     except KernelValidationError:
         raise
     except CORE_ERRORS as exc:  # the compute core cannot take these inputs: report, don't crash
@@ -56,7 +68,9 @@ def mul_7(A, B):
     A, _t_T = check_type('Mul', 7, 'A', A, 'T', _TYPES_7_T, None)
     B, _t_T = check_type('Mul', 7, 'B', B, 'T', _TYPES_7_T, _t_T)
     try:
-        return as_dtype(np.multiply(A, B), A.dtype)
+        _out_dtype = A.dtype
+        A, B = widen(A), widen(B)  # narrow floats in float32, rounded once below
+        return as_dtype(np.multiply(A, B), _out_dtype)
     except KernelValidationError:
         raise
     except CORE_ERRORS as exc:  # the compute core cannot take these inputs: report, don't crash
@@ -68,7 +82,9 @@ def mul_13(A, B):
     A, _t_T = check_type('Mul', 13, 'A', A, 'T', _TYPES_13_T, None)
     B, _t_T = check_type('Mul', 13, 'B', B, 'T', _TYPES_13_T, _t_T)
     try:
-        return as_dtype(np.multiply(A, B), A.dtype)
+        _out_dtype = A.dtype
+        A, B = widen(A), widen(B)  # narrow floats in float32, rounded once below
+        return as_dtype(np.multiply(A, B), _out_dtype)
     except KernelValidationError:
         raise
     except CORE_ERRORS as exc:  # the compute core cannot take these inputs: report, don't crash
@@ -80,7 +96,9 @@ def mul_14(A, B):
     A, _t_T = check_type('Mul', 14, 'A', A, 'T', _TYPES_14_T, None)
     B, _t_T = check_type('Mul', 14, 'B', B, 'T', _TYPES_14_T, _t_T)
     try:
-        return as_dtype(np.multiply(A, B), A.dtype)
+        _out_dtype = A.dtype
+        A, B = widen(A), widen(B)  # narrow floats in float32, rounded once below
+        return as_dtype(np.multiply(A, B), _out_dtype)
     except KernelValidationError:
         raise
     except CORE_ERRORS as exc:  # the compute core cannot take these inputs: report, don't crash

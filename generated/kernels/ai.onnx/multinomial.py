@@ -20,6 +20,7 @@ _TYPES_22_T2 = frozenset(['tensor(int32)', 'tensor(int64)'])
 
 def multinomial_7(input, *, dtype=6, seed=None, sample_size=1):
     """Multinomial-7 (same_as 22)."""
+    seed = float_attribute(seed)  # float32 in the model
     input, _t_T1 = check_type('Multinomial', 7, 'input', input, 'T1', _TYPES_7_T1, None)
     try:
         g = rng(seed)
@@ -34,6 +35,7 @@ def multinomial_7(input, *, dtype=6, seed=None, sample_size=1):
 
 def multinomial_22(input, *, dtype=6, seed=None, sample_size=1):
     """Multinomial-22 (python)."""
+    seed = float_attribute(seed)  # float32 in the model
     input, _t_T1 = check_type('Multinomial', 22, 'input', input, 'T1', _TYPES_22_T1, None)
     try:
         g = rng(seed)

@@ -22,7 +22,12 @@ _TYPES_28_V = frozenset(['tensor(uint8)', 'tensor(uint16)', 'tensor(uint32)', 't
 
 def optional_get_element_15(input):
     """OptionalGetElement-15 (same_as 28)."""
-    input, _t_O = check_type('OptionalGetElement', 15, 'input', input, 'O', _TYPES_15_O, None)
+    if input is not None:
+        input, _t_O = check_type('OptionalGetElement', 15, 'input', input, 'O', _TYPES_15_O, None)
+    else:
+        _t_O = None
+    if not (input is not None):
+        fail('OptionalGetElement', 15, 'V1', 'The input holds an element (for an empty optional ONNX leaves the behavior undefined).')
     try:
         return input
     except KernelValidationError:
@@ -33,7 +38,12 @@ def optional_get_element_15(input):
 
 def optional_get_element_18(input):
     """OptionalGetElement-18 (same_as 28)."""
-    input, _t_O = check_type('OptionalGetElement', 18, 'input', input, 'O', _TYPES_18_O, None)
+    if input is not None:
+        input, _t_O = check_type('OptionalGetElement', 18, 'input', input, 'O', _TYPES_18_O, None)
+    else:
+        _t_O = None
+    if not (input is not None):
+        fail('OptionalGetElement', 18, 'V1', 'The input holds an element (for an empty optional ONNX leaves the behavior undefined).')
     try:
         return input
     except KernelValidationError:
@@ -44,7 +54,12 @@ def optional_get_element_18(input):
 
 def optional_get_element_28(input):
     """OptionalGetElement-28 (python)."""
-    input, _t_O = check_type('OptionalGetElement', 28, 'input', input, 'O', _TYPES_28_O, None)
+    if input is not None:
+        input, _t_O = check_type('OptionalGetElement', 28, 'input', input, 'O', _TYPES_28_O, None)
+    else:
+        _t_O = None
+    if not (input is not None):
+        fail('OptionalGetElement', 28, 'V1', 'The input holds an element (for an empty optional ONNX leaves the behavior undefined).')
     try:
         return input
     except KernelValidationError:

@@ -22,7 +22,10 @@ _TYPES_28_B = frozenset(['tensor(bool)'])
 
 def optional_has_element_15(input):
     """OptionalHasElement-15 (same_as 28)."""
-    input, _t_O = check_type('OptionalHasElement', 15, 'input', input, 'O', _TYPES_15_O, None)
+    if input is not None:
+        input, _t_O = check_type('OptionalHasElement', 15, 'input', input, 'O', _TYPES_15_O, None)
+    else:
+        _t_O = None
     try:
         return np.array(input is not None)
     except KernelValidationError:

@@ -24,7 +24,9 @@ def p_relu_1(X, slope, *, consumed_inputs=None):
     X, _t_T = check_type('PRelu', 1, 'X', X, 'T', _TYPES_1_T, None)
     slope, _t_T = check_type('PRelu', 1, 'slope', slope, 'T', _TYPES_1_T, _t_T)
     try:
-        return as_dtype(np.where(X < 0, X * slope, X), X.dtype)
+        _out_dtype = X.dtype
+        X, slope = widen(X), widen(slope)  # narrow floats in float32, rounded once below
+        return as_dtype(np.where(X < 0, X * slope, X), _out_dtype)
     except KernelValidationError:
         raise
     except CORE_ERRORS as exc:  # the compute core cannot take these inputs: report, don't crash
@@ -36,7 +38,9 @@ def p_relu_6(X, slope):
     X, _t_T = check_type('PRelu', 6, 'X', X, 'T', _TYPES_6_T, None)
     slope, _t_T = check_type('PRelu', 6, 'slope', slope, 'T', _TYPES_6_T, _t_T)
     try:
-        return as_dtype(np.where(X < 0, X * slope, X), X.dtype)
+        _out_dtype = X.dtype
+        X, slope = widen(X), widen(slope)  # narrow floats in float32, rounded once below
+        return as_dtype(np.where(X < 0, X * slope, X), _out_dtype)
     except KernelValidationError:
         raise
     except CORE_ERRORS as exc:  # the compute core cannot take these inputs: report, don't crash
@@ -47,8 +51,12 @@ def p_relu_7(X, slope):
     """PRelu-7 (same_as 16)."""
     X, _t_T = check_type('PRelu', 7, 'X', X, 'T', _TYPES_7_T, None)
     slope, _t_T = check_type('PRelu', 7, 'slope', slope, 'T', _TYPES_7_T, _t_T)
+    if not (slope.ndim <= X.ndim and all(d in (1, e) for d, e in zip(slope.shape[::-1], X.shape[::-1]))):
+        fail('PRelu', 7, 'V1', "slope is unidirectionally broadcastable to X: rank <= rank(X) and each trailing dimension equal to X's or 1.")
     try:
-        return as_dtype(np.where(X < 0, X * slope, X), X.dtype)
+        _out_dtype = X.dtype
+        X, slope = widen(X), widen(slope)  # narrow floats in float32, rounded once below
+        return as_dtype(np.where(X < 0, X * slope, X), _out_dtype)
     except KernelValidationError:
         raise
     except CORE_ERRORS as exc:  # the compute core cannot take these inputs: report, don't crash
@@ -59,8 +67,12 @@ def p_relu_9(X, slope):
     """PRelu-9 (same_as 16)."""
     X, _t_T = check_type('PRelu', 9, 'X', X, 'T', _TYPES_9_T, None)
     slope, _t_T = check_type('PRelu', 9, 'slope', slope, 'T', _TYPES_9_T, _t_T)
+    if not (slope.ndim <= X.ndim and all(d in (1, e) for d, e in zip(slope.shape[::-1], X.shape[::-1]))):
+        fail('PRelu', 9, 'V1', "slope is unidirectionally broadcastable to X: rank <= rank(X) and each trailing dimension equal to X's or 1.")
     try:
-        return as_dtype(np.where(X < 0, X * slope, X), X.dtype)
+        _out_dtype = X.dtype
+        X, slope = widen(X), widen(slope)  # narrow floats in float32, rounded once below
+        return as_dtype(np.where(X < 0, X * slope, X), _out_dtype)
     except KernelValidationError:
         raise
     except CORE_ERRORS as exc:  # the compute core cannot take these inputs: report, don't crash
@@ -71,8 +83,12 @@ def p_relu_16(X, slope):
     """PRelu-16 (template binary)."""
     X, _t_T = check_type('PRelu', 16, 'X', X, 'T', _TYPES_16_T, None)
     slope, _t_T = check_type('PRelu', 16, 'slope', slope, 'T', _TYPES_16_T, _t_T)
+    if not (slope.ndim <= X.ndim and all(d in (1, e) for d, e in zip(slope.shape[::-1], X.shape[::-1]))):
+        fail('PRelu', 16, 'V1', "slope is unidirectionally broadcastable to X: rank <= rank(X) and each trailing dimension equal to X's or 1.")
     try:
-        return as_dtype(np.where(X < 0, X * slope, X), X.dtype)
+        _out_dtype = X.dtype
+        X, slope = widen(X), widen(slope)  # narrow floats in float32, rounded once below
+        return as_dtype(np.where(X < 0, X * slope, X), _out_dtype)
     except KernelValidationError:
         raise
     except CORE_ERRORS as exc:  # the compute core cannot take these inputs: report, don't crash

@@ -32,6 +32,7 @@ _TYPES_25_Tind = frozenset(['tensor(int32)', 'tensor(int64)'])
 
 def pad_1(data, *, value=0.0, mode='constant', paddings=None):
     """Pad-1 (python)."""
+    value = float_attribute(value)  # float32 in the model
     data, _t_T = check_type('Pad', 1, 'data', data, 'T', _TYPES_1_T, None)
     if mode is not None:
         check_domain('Pad', 1, 'mode', mode, ('constant', 'reflect', 'edge'), None, None)
@@ -51,6 +52,7 @@ def pad_1(data, *, value=0.0, mode='constant', paddings=None):
 
 def pad_2(data, *, value=0.0, mode='constant', pads=None):
     """Pad-2 (python)."""
+    value = float_attribute(value)  # float32 in the model
     data, _t_T = check_type('Pad', 2, 'data', data, 'T', _TYPES_2_T, None)
     if mode is not None:
         check_domain('Pad', 2, 'mode', mode, ('constant', 'reflect', 'edge'), None, None)

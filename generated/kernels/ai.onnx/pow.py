@@ -26,12 +26,18 @@ def pow_1(X, Y, *, axis=None, broadcast=0):
     """Pow-1 (same_as 15)."""
     X, _t_T = check_type('Pow', 1, 'X', X, 'T', _TYPES_1_T, None)
     Y, _t_T = check_type('Pow', 1, 'Y', Y, 'T', _TYPES_1_T, _t_T)
+    if not (broadcast != 0 or X.shape == Y.shape):
+        fail('Pow', 1, 'V1', 'With broadcast = 0 (the default) Y has exactly the shape of X.')
+    if not (broadcast == 0 or (Y.size == 1 and Y.ndim <= X.ndim) or (tuple(X.shape[X.ndim - Y.ndim:]) == Y.shape if axis is None else 0 <= axis <= X.ndim - Y.ndim and tuple(X.shape[axis:axis + Y.ndim]) == Y.shape)):
+        fail('Pow', 1, 'V2', "With broadcast = 1, Y has one element (and rank <= rank(X)) or its shape is a contiguous run of X's dimensions: starting at axis when axis is given, else X's trailing dimensions (no dimension of 1 is expanded).")
     try:
         if broadcast:
             Y = legacy_broadcast(X, Y, axis)
         elif X.shape != Y.shape:
             fail('Pow', 1, 'broadcast', f'shapes {X.shape} and {Y.shape} differ and broadcast=0')
-        return as_dtype(int_pow(X, Y) if X.dtype.kind in 'iu' else np.power(X, Y), X.dtype)
+        _out_dtype = X.dtype
+        X, Y = widen(X), widen(Y)  # narrow floats in float32, rounded once below
+        return as_dtype(int_pow(X, Y) if X.dtype.kind in 'iu' else np.power(X, Y), _out_dtype)
     except KernelValidationError:
         raise
     except CORE_ERRORS as exc:  # the compute core cannot take these inputs: report, don't crash
@@ -43,7 +49,9 @@ def pow_7(X, Y):
     X, _t_T = check_type('Pow', 7, 'X', X, 'T', _TYPES_7_T, None)
     Y, _t_T = check_type('Pow', 7, 'Y', Y, 'T', _TYPES_7_T, _t_T)
     try:
-        return as_dtype(int_pow(X, Y) if X.dtype.kind in 'iu' else np.power(X, Y), X.dtype)
+        _out_dtype = X.dtype
+        X, Y = widen(X), widen(Y)  # narrow floats in float32, rounded once below
+        return as_dtype(int_pow(X, Y) if X.dtype.kind in 'iu' else np.power(X, Y), _out_dtype)
     except KernelValidationError:
         raise
     except CORE_ERRORS as exc:  # the compute core cannot take these inputs: report, don't crash
@@ -55,7 +63,9 @@ def pow_12(X, Y):
     X, _t_T = check_type('Pow', 12, 'X', X, 'T', _TYPES_12_T, None)
     Y, _t_T1 = check_type('Pow', 12, 'Y', Y, 'T1', _TYPES_12_T1, None)
     try:
-        return as_dtype(int_pow(X, Y) if X.dtype.kind in 'iu' else np.power(X, Y), X.dtype)
+        _out_dtype = X.dtype
+        X, Y = widen(X), widen(Y)  # narrow floats in float32, rounded once below
+        return as_dtype(int_pow(X, Y) if X.dtype.kind in 'iu' else np.power(X, Y), _out_dtype)
     except KernelValidationError:
         raise
     except CORE_ERRORS as exc:  # the compute core cannot take these inputs: report, don't crash
@@ -67,7 +77,9 @@ def pow_13(X, Y):
     X, _t_T = check_type('Pow', 13, 'X', X, 'T', _TYPES_13_T, None)
     Y, _t_T1 = check_type('Pow', 13, 'Y', Y, 'T1', _TYPES_13_T1, None)
     try:
-        return as_dtype(int_pow(X, Y) if X.dtype.kind in 'iu' else np.power(X, Y), X.dtype)
+        _out_dtype = X.dtype
+        X, Y = widen(X), widen(Y)  # narrow floats in float32, rounded once below
+        return as_dtype(int_pow(X, Y) if X.dtype.kind in 'iu' else np.power(X, Y), _out_dtype)
     except KernelValidationError:
         raise
     except CORE_ERRORS as exc:  # the compute core cannot take these inputs: report, don't crash
@@ -79,7 +91,9 @@ def pow_15(X, Y):
     X, _t_T = check_type('Pow', 15, 'X', X, 'T', _TYPES_15_T, None)
     Y, _t_T1 = check_type('Pow', 15, 'Y', Y, 'T1', _TYPES_15_T1, None)
     try:
-        return as_dtype(int_pow(X, Y) if X.dtype.kind in 'iu' else np.power(X, Y), X.dtype)
+        _out_dtype = X.dtype
+        X, Y = widen(X), widen(Y)  # narrow floats in float32, rounded once below
+        return as_dtype(int_pow(X, Y) if X.dtype.kind in 'iu' else np.power(X, Y), _out_dtype)
     except KernelValidationError:
         raise
     except CORE_ERRORS as exc:  # the compute core cannot take these inputs: report, don't crash

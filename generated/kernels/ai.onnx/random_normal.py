@@ -18,6 +18,9 @@ _TYPES_22_T = frozenset(['tensor(bfloat16)', 'tensor(float16)', 'tensor(float)',
 
 def random_normal_1(*, shape=None, dtype=1, seed=None, scale=1.0, mean=0.0):
     """RandomNormal-1 (same_as 22)."""
+    seed = float_attribute(seed)  # float32 in the model
+    scale = float_attribute(scale)  # float32 in the model
+    mean = float_attribute(mean)  # float32 in the model
     if shape is None:
         fail('RandomNormal', 1, 'required-attribute:shape', "attribute 'shape' is required")
     try:
@@ -30,6 +33,9 @@ def random_normal_1(*, shape=None, dtype=1, seed=None, scale=1.0, mean=0.0):
 
 def random_normal_22(*, shape=None, dtype=1, seed=None, scale=1.0, mean=0.0):
     """RandomNormal-22 (python)."""
+    seed = float_attribute(seed)  # float32 in the model
+    scale = float_attribute(scale)  # float32 in the model
+    mean = float_attribute(mean)  # float32 in the model
     if shape is None:
         fail('RandomNormal', 22, 'required-attribute:shape', "attribute 'shape' is required")
     try:

@@ -20,7 +20,14 @@ _TYPES_22_T2 = frozenset(['tensor(bfloat16)', 'tensor(float16)', 'tensor(float)'
 
 def random_normal_like_1(input, *, dtype=None, seed=None, scale=1.0, mean=0.0):
     """RandomNormalLike-1 (same_as 22)."""
+    seed = float_attribute(seed)  # float32 in the model
+    scale = float_attribute(scale)  # float32 in the model
+    mean = float_attribute(mean)  # float32 in the model
     input, _t_T1 = check_type('RandomNormalLike', 1, 'input', input, 'T1', _TYPES_1_T1, None)
+    if not (dtype is None or (0 < dtype <= len(ONNX_TO_NUMPY) and element_name(dtype) in ('float16', 'float', 'double'))):
+        fail('RandomNormalLike', 1, 'V1', 'dtype, when given, is the TensorProto DataType code of an element type T2 allows.')
+    if not (dtype is not None or element_type(input) in ('float16', 'float', 'double')):
+        fail('RandomNormalLike', 1, 'V2', "Without dtype the output takes input's element type, so T2 must allow it.")
     try:
         dt = input.dtype if dtype is None else onnx_dtype(dtype)
         return rng(seed).normal(mean, scale, size=input.shape).astype(dt)
@@ -32,7 +39,14 @@ def random_normal_like_1(input, *, dtype=None, seed=None, scale=1.0, mean=0.0):
 
 def random_normal_like_22(input, *, dtype=None, seed=None, scale=1.0, mean=0.0):
     """RandomNormalLike-22 (python)."""
+    seed = float_attribute(seed)  # float32 in the model
+    scale = float_attribute(scale)  # float32 in the model
+    mean = float_attribute(mean)  # float32 in the model
     input, _t_T1 = check_type('RandomNormalLike', 22, 'input', input, 'T1', _TYPES_22_T1, None)
+    if not (dtype is None or (0 < dtype <= len(ONNX_TO_NUMPY) and element_name(dtype) in ('bfloat16', 'float16', 'float', 'double'))):
+        fail('RandomNormalLike', 22, 'V1', 'dtype, when given, is the TensorProto DataType code of an element type T2 allows.')
+    if not (dtype is not None or element_type(input) in ('bfloat16', 'float16', 'float', 'double')):
+        fail('RandomNormalLike', 22, 'V2', "Without dtype the output takes input's element type, so T2 must allow it.")
     try:
         dt = input.dtype if dtype is None else onnx_dtype(dtype)
         return rng(seed).normal(mean, scale, size=input.shape).astype(dt)

@@ -18,6 +18,9 @@ _TYPES_22_T = frozenset(['tensor(bfloat16)', 'tensor(float16)', 'tensor(float)',
 
 def random_uniform_1(*, shape=None, dtype=1, seed=None, high=1.0, low=0.0):
     """RandomUniform-1 (same_as 22)."""
+    seed = float_attribute(seed)  # float32 in the model
+    high = float_attribute(high)  # float32 in the model
+    low = float_attribute(low)  # float32 in the model
     if shape is None:
         fail('RandomUniform', 1, 'required-attribute:shape', "attribute 'shape' is required")
     try:
@@ -30,6 +33,9 @@ def random_uniform_1(*, shape=None, dtype=1, seed=None, high=1.0, low=0.0):
 
 def random_uniform_22(*, shape=None, dtype=1, seed=None, high=1.0, low=0.0):
     """RandomUniform-22 (python)."""
+    seed = float_attribute(seed)  # float32 in the model
+    high = float_attribute(high)  # float32 in the model
+    low = float_attribute(low)  # float32 in the model
     if shape is None:
         fail('RandomUniform', 22, 'required-attribute:shape', "attribute 'shape' is required")
     try:

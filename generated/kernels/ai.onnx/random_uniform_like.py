@@ -20,7 +20,14 @@ _TYPES_22_T2 = frozenset(['tensor(bfloat16)', 'tensor(float16)', 'tensor(float)'
 
 def random_uniform_like_1(input, *, dtype=None, seed=None, high=1.0, low=0.0):
     """RandomUniformLike-1 (same_as 22)."""
+    seed = float_attribute(seed)  # float32 in the model
+    high = float_attribute(high)  # float32 in the model
+    low = float_attribute(low)  # float32 in the model
     input, _t_T1 = check_type('RandomUniformLike', 1, 'input', input, 'T1', _TYPES_1_T1, None)
+    if not (dtype is None or (0 < dtype <= len(ONNX_TO_NUMPY) and element_name(dtype) in ('float16', 'float', 'double'))):
+        fail('RandomUniformLike', 1, 'V1', 'dtype, when given, is the TensorProto DataType code of an element type T2 allows.')
+    if not (dtype is not None or element_type(input) in ('float16', 'float', 'double')):
+        fail('RandomUniformLike', 1, 'V2', "Without dtype the output takes input's element type, so T2 must allow it.")
     try:
         dt = input.dtype if dtype is None else onnx_dtype(dtype)
         return rng(seed).uniform(low, high, size=input.shape).astype(dt)
@@ -32,7 +39,14 @@ def random_uniform_like_1(input, *, dtype=None, seed=None, high=1.0, low=0.0):
 
 def random_uniform_like_22(input, *, dtype=None, seed=None, high=1.0, low=0.0):
     """RandomUniformLike-22 (python)."""
+    seed = float_attribute(seed)  # float32 in the model
+    high = float_attribute(high)  # float32 in the model
+    low = float_attribute(low)  # float32 in the model
     input, _t_T1 = check_type('RandomUniformLike', 22, 'input', input, 'T1', _TYPES_22_T1, None)
+    if not (dtype is None or (0 < dtype <= len(ONNX_TO_NUMPY) and element_name(dtype) in ('bfloat16', 'float16', 'float', 'double'))):
+        fail('RandomUniformLike', 22, 'V1', 'dtype, when given, is the TensorProto DataType code of an element type T2 allows.')
+    if not (dtype is not None or element_type(input) in ('bfloat16', 'float16', 'float', 'double')):
+        fail('RandomUniformLike', 22, 'V2', "Without dtype the output takes input's element type, so T2 must allow it.")
     try:
         dt = input.dtype if dtype is None else onnx_dtype(dtype)
         return rng(seed).uniform(low, high, size=input.shape).astype(dt)

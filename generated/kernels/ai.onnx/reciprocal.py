@@ -21,7 +21,9 @@ def reciprocal_1(X, *, consumed_inputs=None):
     """Reciprocal-1 (same_as 13)."""
     X, _t_T = check_type('Reciprocal', 1, 'X', X, 'T', _TYPES_1_T, None)
     try:
-        return as_dtype(np.reciprocal(X), X.dtype)
+        _out_dtype = X.dtype
+        X = widen(X)  # narrow floats in float32, rounded once below
+        return as_dtype(np.reciprocal(X), _out_dtype)
     except KernelValidationError:
         raise
     except CORE_ERRORS as exc:  # the compute core cannot take these inputs: report, don't crash
@@ -32,7 +34,9 @@ def reciprocal_6(X):
     """Reciprocal-6 (same_as 13)."""
     X, _t_T = check_type('Reciprocal', 6, 'X', X, 'T', _TYPES_6_T, None)
     try:
-        return as_dtype(np.reciprocal(X), X.dtype)
+        _out_dtype = X.dtype
+        X = widen(X)  # narrow floats in float32, rounded once below
+        return as_dtype(np.reciprocal(X), _out_dtype)
     except KernelValidationError:
         raise
     except CORE_ERRORS as exc:  # the compute core cannot take these inputs: report, don't crash
@@ -43,7 +47,9 @@ def reciprocal_13(X):
     """Reciprocal-13 (template unary)."""
     X, _t_T = check_type('Reciprocal', 13, 'X', X, 'T', _TYPES_13_T, None)
     try:
-        return as_dtype(np.reciprocal(X), X.dtype)
+        _out_dtype = X.dtype
+        X = widen(X)  # narrow floats in float32, rounded once below
+        return as_dtype(np.reciprocal(X), _out_dtype)
     except KernelValidationError:
         raise
     except CORE_ERRORS as exc:  # the compute core cannot take these inputs: report, don't crash

@@ -26,7 +26,7 @@ def reduce_mean_1(data, *, keepdims=1, axes=None):
     if not (axes is None or all(0 <= a < data.ndim for a in axes)):
         fail('ReduceMean', 1, 'V2', 'axes name dimensions of data: within [0, r-1].')
     try:
-        return reduce_float64(data, axes, keepdims, 0, np.mean, pre=None, post=None, empty=None)
+        return reduce_float64(data, axes, keepdims, 0, reduce_mean, pre=None, post=None, empty=None)
     except KernelValidationError:
         raise
     except CORE_ERRORS as exc:  # the compute core cannot take these inputs: report, don't crash
@@ -41,7 +41,7 @@ def reduce_mean_11(data, *, keepdims=1, axes=None):
     if not (axes is None or all(-data.ndim <= a < data.ndim for a in axes)):
         fail('ReduceMean', 11, 'V2', 'axes are within [-r, r-1].')
     try:
-        return reduce_float64(data, axes, keepdims, 0, np.mean, pre=None, post=None, empty=None)
+        return reduce_float64(data, axes, keepdims, 0, reduce_mean, pre=None, post=None, empty=None)
     except KernelValidationError:
         raise
     except CORE_ERRORS as exc:  # the compute core cannot take these inputs: report, don't crash
@@ -56,7 +56,7 @@ def reduce_mean_13(data, *, axes=None, keepdims=1):
     if not (axes is None or all(-data.ndim <= a < data.ndim for a in axes)):
         fail('ReduceMean', 13, 'V2', 'axes are within [-r, r-1].')
     try:
-        return reduce_float64(data, axes, keepdims, 0, np.mean, pre=None, post=None, empty=None)
+        return reduce_float64(data, axes, keepdims, 0, reduce_mean, pre=None, post=None, empty=None)
     except KernelValidationError:
         raise
     except CORE_ERRORS as exc:  # the compute core cannot take these inputs: report, don't crash
@@ -73,7 +73,7 @@ def reduce_mean_18(data, axes=None, *, noop_with_empty_axes=0, keepdims=1):
     if not (axes is None or (axes.ndim == 1 and all(-data.ndim <= int(a) < data.ndim for a in np.ravel(axes)))):
         fail('ReduceMean', 18, 'V2', 'axes is 1-D, each axis within [-r, r-1].')
     try:
-        return reduce_float64(data, axes, keepdims, noop_with_empty_axes, np.mean, pre=None, post=None, empty=None)
+        return reduce_float64(data, axes, keepdims, noop_with_empty_axes, reduce_mean, pre=None, post=None, empty=None)
     except KernelValidationError:
         raise
     except CORE_ERRORS as exc:  # the compute core cannot take these inputs: report, don't crash

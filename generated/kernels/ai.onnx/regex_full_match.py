@@ -19,6 +19,8 @@ _TYPES_20_T2 = frozenset(['tensor(bool)'])
 def regex_full_match_20(X, *, pattern=None):
     """RegexFullMatch-20 (python)."""
     X, _t_T1 = check_type('RegexFullMatch', 20, 'X', X, 'T1', _TYPES_20_T1, None)
+    if not (pattern is not None):
+        fail('RegexFullMatch', 20, 'V1', 'pattern is given: a regular expression in RE2 syntax (the syntax itself is checked when the kernel compiles it, not by this rule).')
     try:
         import re
         rx = re.compile(pattern)

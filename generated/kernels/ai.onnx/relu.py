@@ -22,7 +22,9 @@ def relu_1(X, *, consumed_inputs=None):
     """Relu-1 (same_as 14)."""
     X, _t_T = check_type('Relu', 1, 'X', X, 'T', _TYPES_1_T, None)
     try:
-        return as_dtype(np.maximum(X, 0), X.dtype)
+        _out_dtype = X.dtype
+        X = widen(X)  # narrow floats in float32, rounded once below
+        return as_dtype(np.maximum(X, 0), _out_dtype)
     except KernelValidationError:
         raise
     except CORE_ERRORS as exc:  # the compute core cannot take these inputs: report, don't crash
@@ -33,7 +35,9 @@ def relu_6(X):
     """Relu-6 (same_as 14)."""
     X, _t_T = check_type('Relu', 6, 'X', X, 'T', _TYPES_6_T, None)
     try:
-        return as_dtype(np.maximum(X, 0), X.dtype)
+        _out_dtype = X.dtype
+        X = widen(X)  # narrow floats in float32, rounded once below
+        return as_dtype(np.maximum(X, 0), _out_dtype)
     except KernelValidationError:
         raise
     except CORE_ERRORS as exc:  # the compute core cannot take these inputs: report, don't crash
@@ -44,7 +48,9 @@ def relu_13(X):
     """Relu-13 (same_as 14)."""
     X, _t_T = check_type('Relu', 13, 'X', X, 'T', _TYPES_13_T, None)
     try:
-        return as_dtype(np.maximum(X, 0), X.dtype)
+        _out_dtype = X.dtype
+        X = widen(X)  # narrow floats in float32, rounded once below
+        return as_dtype(np.maximum(X, 0), _out_dtype)
     except KernelValidationError:
         raise
     except CORE_ERRORS as exc:  # the compute core cannot take these inputs: report, don't crash
@@ -55,7 +61,9 @@ def relu_14(X):
     """Relu-14 (template unary)."""
     X, _t_T = check_type('Relu', 14, 'X', X, 'T', _TYPES_14_T, None)
     try:
-        return as_dtype(np.maximum(X, 0), X.dtype)
+        _out_dtype = X.dtype
+        X = widen(X)  # narrow floats in float32, rounded once below
+        return as_dtype(np.maximum(X, 0), _out_dtype)
     except KernelValidationError:
         raise
     except CORE_ERRORS as exc:  # the compute core cannot take these inputs: report, don't crash

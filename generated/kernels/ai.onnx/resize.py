@@ -43,6 +43,8 @@ def resize_10(X, scales, *, mode='nearest'):
 
 def resize_11(X, roi, scales, sizes=None, *, extrapolation_value=0.0, exclude_outside=0, nearest_mode='round_prefer_floor', coordinate_transformation_mode='half_pixel', cubic_coeff_a=-0.75, mode='nearest'):
     """Resize-11 (python)."""
+    extrapolation_value = float_attribute(extrapolation_value)  # float32 in the model
+    cubic_coeff_a = float_attribute(cubic_coeff_a)  # float32 in the model
     X, _t_T1 = check_type('Resize', 11, 'X', X, 'T1', _TYPES_11_T1, None)
     roi, _t_T2 = check_type('Resize', 11, 'roi', roi, 'T2', _TYPES_11_T2, None)
     scales, _ = check_type('Resize', 11, 'scales', scales, 'tensor(float)', frozenset({'tensor(float)'}), None)
@@ -78,6 +80,8 @@ def resize_11(X, roi, scales, sizes=None, *, extrapolation_value=0.0, exclude_ou
 
 def resize_13(X, roi=None, scales=None, sizes=None, *, extrapolation_value=0.0, exclude_outside=0, nearest_mode='round_prefer_floor', coordinate_transformation_mode='half_pixel', cubic_coeff_a=-0.75, mode='nearest'):
     """Resize-13 (same_as 11)."""
+    extrapolation_value = float_attribute(extrapolation_value)  # float32 in the model
+    cubic_coeff_a = float_attribute(cubic_coeff_a)  # float32 in the model
     X, _t_T1 = check_type('Resize', 13, 'X', X, 'T1', _TYPES_13_T1, None)
     if roi is not None:
         roi, _t_T2 = check_type('Resize', 13, 'roi', roi, 'T2', _TYPES_13_T2, None)
@@ -117,6 +121,8 @@ def resize_13(X, roi=None, scales=None, sizes=None, *, extrapolation_value=0.0, 
 
 def resize_18(X, roi=None, scales=None, sizes=None, *, keep_aspect_ratio_policy='stretch', axes=None, antialias=0, extrapolation_value=0.0, exclude_outside=0, nearest_mode='round_prefer_floor', coordinate_transformation_mode='half_pixel', cubic_coeff_a=-0.75, mode='nearest'):
     """Resize-18 (python)."""
+    extrapolation_value = float_attribute(extrapolation_value)  # float32 in the model
+    cubic_coeff_a = float_attribute(cubic_coeff_a)  # float32 in the model
     X, _t_T1 = check_type('Resize', 18, 'X', X, 'T1', _TYPES_18_T1, None)
     if roi is not None:
         roi, _t_T2 = check_type('Resize', 18, 'roi', roi, 'T2', _TYPES_18_T2, None)
@@ -160,6 +166,8 @@ def resize_18(X, roi=None, scales=None, sizes=None, *, keep_aspect_ratio_policy=
 
 def resize_19(X, roi=None, scales=None, sizes=None, *, keep_aspect_ratio_policy='stretch', axes=None, antialias=0, extrapolation_value=0.0, exclude_outside=0, nearest_mode='round_prefer_floor', coordinate_transformation_mode='half_pixel', cubic_coeff_a=-0.75, mode='nearest'):
     """Resize-19 (same_as 18)."""
+    extrapolation_value = float_attribute(extrapolation_value)  # float32 in the model
+    cubic_coeff_a = float_attribute(cubic_coeff_a)  # float32 in the model
     X, _t_T1 = check_type('Resize', 19, 'X', X, 'T1', _TYPES_19_T1, None)
     if roi is not None:
         roi, _t_T2 = check_type('Resize', 19, 'roi', roi, 'T2', _TYPES_19_T2, None)

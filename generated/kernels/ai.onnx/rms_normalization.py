@@ -18,10 +18,15 @@ _TYPES_23_V = frozenset(['tensor(float16)', 'tensor(float)', 'tensor(double)', '
 
 def rms_normalization_23(X, scale, *, stash_type=1, epsilon=1e-05, axis=-1):
     """RMSNormalization-23 (template call)."""
+    epsilon = float_attribute(epsilon)  # float32 in the model
     X, _t_T = check_type('RMSNormalization', 23, 'X', X, 'T', _TYPES_23_T, None)
     scale, _t_V = check_type('RMSNormalization', 23, 'scale', scale, 'V', _TYPES_23_V, None)
     if not (X.dtype == scale.dtype):
         fail('RMSNormalization', 23, 'C1', "scale (and so Y) has the type of X. The schema lets V differ from T, but ONNX's function body computes Y in X's type, so onnx's own inference refuses every model where they differ.")
+    if not (-X.ndim <= axis < X.ndim):
+        fail('RMSNormalization', 23, 'V1', 'axis is in [-r, r), r = rank(X).')
+    if not (scale.ndim <= X.ndim and all(d in (1, e) for d, e in zip(scale.shape[::-1], X.shape[::-1]))):
+        fail('RMSNormalization', 23, 'V2', "scale is unidirectionally broadcastable to X: rank <= rank(X) and each trailing dimension equal to X's or 1.")
     try:
         return rms_norm(X, scale, stash_type=stash_type, epsilon=epsilon, axis=axis)
     except KernelValidationError:

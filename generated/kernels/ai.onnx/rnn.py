@@ -24,6 +24,9 @@ _TYPES_22_T1 = frozenset(['tensor(int32)'])
 
 def rnn_1(X, W, R, B=None, sequence_lens=None, initial_h=None, *, clip=None, activation_beta=None, output_sequence=0, activation_alpha=None, hidden_size=None, direction='forward', activations=['Tanh', 'Tanh']):
     """RNN-1 (python)."""
+    clip = float_attribute(clip)  # float32 in the model
+    activation_beta = float_attribute(activation_beta)  # float32 in the model
+    activation_alpha = float_attribute(activation_alpha)  # float32 in the model
     X, _t_T = check_type('RNN', 1, 'X', X, 'T', _TYPES_1_T, None)
     W, _t_T = check_type('RNN', 1, 'W', W, 'T', _TYPES_1_T, _t_T)
     R, _t_T = check_type('RNN', 1, 'R', R, 'T', _TYPES_1_T, _t_T)
@@ -61,6 +64,9 @@ def rnn_1(X, W, R, B=None, sequence_lens=None, initial_h=None, *, clip=None, act
 
 def rnn_7(X, W, R, B=None, sequence_lens=None, initial_h=None, *, clip=None, activation_beta=None, activation_alpha=None, hidden_size=None, direction='forward', activations=['Tanh', 'Tanh']):
     """RNN-7 (python)."""
+    clip = float_attribute(clip)  # float32 in the model
+    activation_beta = float_attribute(activation_beta)  # float32 in the model
+    activation_alpha = float_attribute(activation_alpha)  # float32 in the model
     X, _t_T = check_type('RNN', 7, 'X', X, 'T', _TYPES_7_T, None)
     W, _t_T = check_type('RNN', 7, 'W', W, 'T', _TYPES_7_T, _t_T)
     R, _t_T = check_type('RNN', 7, 'R', R, 'T', _TYPES_7_T, _t_T)
@@ -98,6 +104,9 @@ def rnn_7(X, W, R, B=None, sequence_lens=None, initial_h=None, *, clip=None, act
 
 def rnn_14(X, W, R, B=None, sequence_lens=None, initial_h=None, *, clip=None, activation_beta=None, activation_alpha=None, hidden_size=None, layout=0, direction='forward', activations=['Tanh', 'Tanh']):
     """RNN-14 (same_as 22)."""
+    clip = float_attribute(clip)  # float32 in the model
+    activation_beta = float_attribute(activation_beta)  # float32 in the model
+    activation_alpha = float_attribute(activation_alpha)  # float32 in the model
     X, _t_T = check_type('RNN', 14, 'X', X, 'T', _TYPES_14_T, None)
     W, _t_T = check_type('RNN', 14, 'W', W, 'T', _TYPES_14_T, _t_T)
     R, _t_T = check_type('RNN', 14, 'R', R, 'T', _TYPES_14_T, _t_T)
@@ -135,6 +144,9 @@ def rnn_14(X, W, R, B=None, sequence_lens=None, initial_h=None, *, clip=None, ac
 
 def rnn_22(X, W, R, B=None, sequence_lens=None, initial_h=None, *, clip=None, activation_beta=None, activation_alpha=None, hidden_size=None, layout=0, direction='forward', activations=['Tanh', 'Tanh']):
     """RNN-22 (python)."""
+    clip = float_attribute(clip)  # float32 in the model
+    activation_beta = float_attribute(activation_beta)  # float32 in the model
+    activation_alpha = float_attribute(activation_alpha)  # float32 in the model
     X, _t_T = check_type('RNN', 22, 'X', X, 'T', _TYPES_22_T, None)
     W, _t_T = check_type('RNN', 22, 'W', W, 'T', _TYPES_22_T, _t_T)
     R, _t_T = check_type('RNN', 22, 'R', R, 'T', _TYPES_22_T, _t_T)

@@ -22,6 +22,7 @@ _TYPES_22_T2 = frozenset(['tensor(int64)'])
 
 def roi_align_10(X, rois, batch_indices, *, mode='avg', output_height=1, sampling_ratio=0, output_width=1, spatial_scale=1.0):
     """RoiAlign-10 (python)."""
+    spatial_scale = float_attribute(spatial_scale)  # float32 in the model
     X, _t_T1 = check_type('RoiAlign', 10, 'X', X, 'T1', _TYPES_10_T1, None)
     rois, _t_T1 = check_type('RoiAlign', 10, 'rois', rois, 'T1', _TYPES_10_T1, _t_T1)
     batch_indices, _t_T2 = check_type('RoiAlign', 10, 'batch_indices', batch_indices, 'T2', _TYPES_10_T2, None)
@@ -43,6 +44,7 @@ def roi_align_10(X, rois, batch_indices, *, mode='avg', output_height=1, samplin
 
 def roi_align_16(X, rois, batch_indices, *, coordinate_transformation_mode='half_pixel', mode='avg', output_height=1, sampling_ratio=0, output_width=1, spatial_scale=1.0):
     """RoiAlign-16 (python)."""
+    spatial_scale = float_attribute(spatial_scale)  # float32 in the model
     X, _t_T1 = check_type('RoiAlign', 16, 'X', X, 'T1', _TYPES_16_T1, None)
     rois, _t_T1 = check_type('RoiAlign', 16, 'rois', rois, 'T1', _TYPES_16_T1, _t_T1)
     batch_indices, _t_T2 = check_type('RoiAlign', 16, 'batch_indices', batch_indices, 'T2', _TYPES_16_T2, None)
@@ -66,6 +68,7 @@ def roi_align_16(X, rois, batch_indices, *, coordinate_transformation_mode='half
 
 def roi_align_22(X, rois, batch_indices, *, coordinate_transformation_mode='half_pixel', mode='avg', output_height=1, sampling_ratio=0, output_width=1, spatial_scale=1.0):
     """RoiAlign-22 (same_as 16)."""
+    spatial_scale = float_attribute(spatial_scale)  # float32 in the model
     X, _t_T1 = check_type('RoiAlign', 22, 'X', X, 'T1', _TYPES_22_T1, None)
     rois, _t_T1 = check_type('RoiAlign', 22, 'rois', rois, 'T1', _TYPES_22_T1, _t_T1)
     batch_indices, _t_T2 = check_type('RoiAlign', 22, 'batch_indices', batch_indices, 'T2', _TYPES_22_T2, None)

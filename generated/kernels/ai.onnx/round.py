@@ -20,7 +20,9 @@ def round_11(X):
     """Round-11 (same_as 22)."""
     X, _t_T = check_type('Round', 11, 'X', X, 'T', _TYPES_11_T, None)
     try:
-        return as_dtype(np.round(X), X.dtype)
+        _out_dtype = X.dtype
+        X = widen(X)  # narrow floats in float32, rounded once below
+        return as_dtype(np.round(X), _out_dtype)
     except KernelValidationError:
         raise
     except CORE_ERRORS as exc:  # the compute core cannot take these inputs: report, don't crash
@@ -31,7 +33,9 @@ def round_22(X):
     """Round-22 (template unary)."""
     X, _t_T = check_type('Round', 22, 'X', X, 'T', _TYPES_22_T, None)
     try:
-        return as_dtype(np.round(X), X.dtype)
+        _out_dtype = X.dtype
+        X = widen(X)  # narrow floats in float32, rounded once below
+        return as_dtype(np.round(X), _out_dtype)
     except KernelValidationError:
         raise
     except CORE_ERRORS as exc:  # the compute core cannot take these inputs: report, don't crash

@@ -19,9 +19,13 @@ _TYPES_22_T = frozenset(['tensor(bfloat16)', 'tensor(float16)', 'tensor(float)',
 
 def selu_1(X, *, consumed_inputs=None, gamma=1.0507, alpha=1.6732):
     """Selu-1 (same_as 22)."""
+    gamma = float_attribute(gamma)  # float32 in the model
+    alpha = float_attribute(alpha)  # float32 in the model
     X, _t_T = check_type('Selu', 1, 'X', X, 'T', _TYPES_1_T, None)
     try:
-        return as_dtype(gamma * np.where(X > 0, X, alpha * (np.exp(X) - 1)), X.dtype)
+        _out_dtype = X.dtype
+        X = widen(X)  # narrow floats in float32, rounded once below
+        return as_dtype(gamma * np.where(X > 0, X, alpha * (np.exp(X) - 1)), _out_dtype)
     except KernelValidationError:
         raise
     except CORE_ERRORS as exc:  # the compute core cannot take these inputs: report, don't crash
@@ -30,9 +34,13 @@ def selu_1(X, *, consumed_inputs=None, gamma=1.0507, alpha=1.6732):
 
 def selu_6(X, *, gamma=1.050701, alpha=1.6732632):
     """Selu-6 (same_as 22)."""
+    gamma = float_attribute(gamma)  # float32 in the model
+    alpha = float_attribute(alpha)  # float32 in the model
     X, _t_T = check_type('Selu', 6, 'X', X, 'T', _TYPES_6_T, None)
     try:
-        return as_dtype(gamma * np.where(X > 0, X, alpha * (np.exp(X) - 1)), X.dtype)
+        _out_dtype = X.dtype
+        X = widen(X)  # narrow floats in float32, rounded once below
+        return as_dtype(gamma * np.where(X > 0, X, alpha * (np.exp(X) - 1)), _out_dtype)
     except KernelValidationError:
         raise
     except CORE_ERRORS as exc:  # the compute core cannot take these inputs: report, don't crash
@@ -41,9 +49,13 @@ def selu_6(X, *, gamma=1.050701, alpha=1.6732632):
 
 def selu_22(X, *, gamma=1.050701, alpha=1.6732632):
     """Selu-22 (template unary)."""
+    gamma = float_attribute(gamma)  # float32 in the model
+    alpha = float_attribute(alpha)  # float32 in the model
     X, _t_T = check_type('Selu', 22, 'X', X, 'T', _TYPES_22_T, None)
     try:
-        return as_dtype(gamma * np.where(X > 0, X, alpha * (np.exp(X) - 1)), X.dtype)
+        _out_dtype = X.dtype
+        X = widen(X)  # narrow floats in float32, rounded once below
+        return as_dtype(gamma * np.where(X > 0, X, alpha * (np.exp(X) - 1)), _out_dtype)
     except KernelValidationError:
         raise
     except CORE_ERRORS as exc:  # the compute core cannot take these inputs: report, don't crash

@@ -21,6 +21,10 @@ def sequence_at_11(input_sequence, position):
     """SequenceAt-11 (python)."""
     input_sequence, _t_S = check_type('SequenceAt', 11, 'input_sequence', input_sequence, 'S', _TYPES_11_S, None)
     position, _t_I = check_type('SequenceAt', 11, 'position', position, 'I', _TYPES_11_I, None)
+    if not (np.ndim(position) == 0):
+        fail('SequenceAt', 11, 'V1', 'position is a scalar (a tensor of empty shape).')
+    if not (-len(input_sequence) <= int(position) < len(input_sequence)):
+        fail('SequenceAt', 11, 'V2', 'position is in [-n, n-1], n = the number of tensors in input_sequence.')
     try:
         return input_sequence[int(np.asarray(position).reshape(-1)[0])]
     except KernelValidationError:

@@ -25,6 +25,8 @@ def sequence_construct_11(inputs):
         if _v is None:
             continue
         inputs[_i], _t_T = check_type('SequenceConstruct', 11, 'inputs', _v, 'T', _TYPES_11_T, (_t_T if _i else None))
+    if not (all(t.dtype == inputs[0].dtype for t in inputs)):
+        fail('SequenceConstruct', 11, 'V1', 'All inputs have the same element type.')
     try:
         return list(inputs)
     except KernelValidationError:

@@ -23,6 +23,10 @@ def sequence_erase_11(input_sequence, position=None):
         position, _t_I = check_type('SequenceErase', 11, 'position', position, 'I', _TYPES_11_I, None)
     else:
         _t_I = None
+    if not (position is None or np.ndim(position) == 0):
+        fail('SequenceErase', 11, 'V1', 'position, when given, is a scalar (a tensor of empty shape).')
+    if not (-len(input_sequence) <= (-1 if position is None else int(position)) < len(input_sequence)):
+        fail('SequenceErase', 11, 'V2', 'position (by default the last tensor, -1) is in [-n, n-1], n = the number of tensors in input_sequence.')
     try:
         out = list(input_sequence)
         pos = -1 if position is None else int(np.asarray(position).reshape(-1)[0])

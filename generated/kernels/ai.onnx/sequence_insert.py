@@ -25,13 +25,21 @@ def sequence_insert_11(input_sequence, tensor, position=None):
         position, _t_I = check_type('SequenceInsert', 11, 'position', position, 'I', _TYPES_11_I, None)
     else:
         _t_I = None
+    if not (len(input_sequence) == 0 or tensor.dtype == input_sequence[0].dtype):
+        fail('SequenceInsert', 11, 'V1', 'tensor has the element type of the tensors in input_sequence.')
+    if not (position is None or np.size(position) == 1):
+        fail('SequenceInsert', 11, 'V2', "position, when given, holds one value: ONNX asks for a scalar, and onnx's own test passes a 1-element 1-D tensor.")
+    if not (position is None or -len(input_sequence) <= int(np.ravel(position)[0]) <= len(input_sequence)):
+        fail('SequenceInsert', 11, 'V3', 'position is in [-n, n], n = the number of tensors in input_sequence.')
     try:
         out = list(input_sequence)
         if position is None:
             out.append(tensor)
         else:
             pos = int(np.asarray(position).reshape(-1)[0])
-            out.insert(pos + len(out) + 1 if pos < 0 else pos, tensor)
+            # counted from the back as in SequenceAt and SequenceErase: -1 is where the last tensor
+            # is, so it goes before it (onnxruntime and onnx.reference insert there too)
+            out.insert(pos + len(out) if pos < 0 else pos, tensor)
         return out
     except KernelValidationError:
         raise

@@ -17,9 +17,13 @@ _TYPES_9_T = frozenset(['tensor(uint8)', 'tensor(uint16)', 'tensor(uint32)', 'te
 
 def shrink_9(input, *, bias=0.0, lambd=0.5):
     """Shrink-9 (template unary)."""
+    bias = float_attribute(bias)  # float32 in the model
+    lambd = float_attribute(lambd)  # float32 in the model
     input, _t_T = check_type('Shrink', 9, 'input', input, 'T', _TYPES_9_T, None)
     try:
-        return as_dtype(np.where(input < -lambd, input + bias, np.where(input > lambd, input - bias, 0)), input.dtype)
+        _out_dtype = input.dtype
+        input = widen(input)  # narrow floats in float32, rounded once below
+        return as_dtype(shrink(input, lambd, bias), _out_dtype)
     except KernelValidationError:
         raise
     except CORE_ERRORS as exc:  # the compute core cannot take these inputs: report, don't crash

@@ -20,7 +20,9 @@ def sinh_9(input):
     """Sinh-9 (same_as 22)."""
     input, _t_T = check_type('Sinh', 9, 'input', input, 'T', _TYPES_9_T, None)
     try:
-        return as_dtype(np.sinh(input), input.dtype)
+        _out_dtype = input.dtype
+        input = widen(input)  # narrow floats in float32, rounded once below
+        return as_dtype(np.sinh(input), _out_dtype)
     except KernelValidationError:
         raise
     except CORE_ERRORS as exc:  # the compute core cannot take these inputs: report, don't crash
@@ -31,7 +33,9 @@ def sinh_22(input):
     """Sinh-22 (template unary)."""
     input, _t_T = check_type('Sinh', 22, 'input', input, 'T', _TYPES_22_T, None)
     try:
-        return as_dtype(np.sinh(input), input.dtype)
+        _out_dtype = input.dtype
+        input = widen(input)  # narrow floats in float32, rounded once below
+        return as_dtype(np.sinh(input), _out_dtype)
     except KernelValidationError:
         raise
     except CORE_ERRORS as exc:  # the compute core cannot take these inputs: report, don't crash

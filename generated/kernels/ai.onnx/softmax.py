@@ -20,6 +20,8 @@ _TYPES_13_T = frozenset(['tensor(float16)', 'tensor(float)', 'tensor(double)', '
 def softmax_1(input, *, axis=1):
     """Softmax-1 (python)."""
     input, _t_T = check_type('Softmax', 1, 'input', input, 'T', _TYPES_1_T, None)
+    if not (0 <= axis < input.ndim):
+        fail('Softmax', 1, 'V1', 'axis names a dimension of input, 0 <= axis < r = rank(input): the dimensions before it form the rows (N) of the 2-D view and the rest its columns (D).')
     try:
         return softmax_2d(input, axis, softmax)
     except KernelValidationError:
@@ -31,6 +33,8 @@ def softmax_1(input, *, axis=1):
 def softmax_11(input, *, axis=1):
     """Softmax-11 (same_as 1)."""
     input, _t_T = check_type('Softmax', 11, 'input', input, 'T', _TYPES_11_T, None)
+    if not (-input.ndim <= axis < input.ndim):
+        fail('Softmax', 11, 'V1', 'axis is in [-r, r-1], r = rank(input): the dimensions before axis form the rows (N) of the 2-D view and the rest its columns (D).')
     try:
         return softmax_2d(input, axis, softmax)
     except KernelValidationError:

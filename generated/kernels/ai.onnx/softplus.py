@@ -20,7 +20,9 @@ def softplus_1(X):
     """Softplus-1 (same_as 22)."""
     X, _t_T = check_type('Softplus', 1, 'X', X, 'T', _TYPES_1_T, None)
     try:
-        return as_dtype(np.logaddexp(0, X), X.dtype)
+        _out_dtype = X.dtype
+        X = widen(X)  # narrow floats in float32, rounded once below
+        return as_dtype(np.logaddexp(0, X), _out_dtype)
     except KernelValidationError:
         raise
     except CORE_ERRORS as exc:  # the compute core cannot take these inputs: report, don't crash
@@ -31,7 +33,9 @@ def softplus_22(X):
     """Softplus-22 (template unary)."""
     X, _t_T = check_type('Softplus', 22, 'X', X, 'T', _TYPES_22_T, None)
     try:
-        return as_dtype(np.logaddexp(0, X), X.dtype)
+        _out_dtype = X.dtype
+        X = widen(X)  # narrow floats in float32, rounded once below
+        return as_dtype(np.logaddexp(0, X), _out_dtype)
     except KernelValidationError:
         raise
     except CORE_ERRORS as exc:  # the compute core cannot take these inputs: report, don't crash

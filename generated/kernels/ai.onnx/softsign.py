@@ -20,7 +20,9 @@ def softsign_1(input):
     """Softsign-1 (same_as 22)."""
     input, _t_T = check_type('Softsign', 1, 'input', input, 'T', _TYPES_1_T, None)
     try:
-        return as_dtype(input / (1 + np.abs(input)), input.dtype)
+        _out_dtype = input.dtype
+        input = widen(input)  # narrow floats in float32, rounded once below
+        return as_dtype(input / (1 + np.abs(input)), _out_dtype)
     except KernelValidationError:
         raise
     except CORE_ERRORS as exc:  # the compute core cannot take these inputs: report, don't crash
@@ -31,7 +33,9 @@ def softsign_22(input):
     """Softsign-22 (template unary)."""
     input, _t_T = check_type('Softsign', 22, 'input', input, 'T', _TYPES_22_T, None)
     try:
-        return as_dtype(input / (1 + np.abs(input)), input.dtype)
+        _out_dtype = input.dtype
+        input = widen(input)  # narrow floats in float32, rounded once below
+        return as_dtype(input / (1 + np.abs(input)), _out_dtype)
     except KernelValidationError:
         raise
     except CORE_ERRORS as exc:  # the compute core cannot take these inputs: report, don't crash

@@ -27,10 +27,18 @@ def split_to_sequence_11(input, split=None, *, keepdims=1, axis=0):
         split, _t_I = check_type('SplitToSequence', 11, 'split', split, 'I', _TYPES_11_I, None)
     else:
         _t_I = None
+    if not (-input.ndim <= axis < input.ndim):
+        fail('SplitToSequence', 11, 'V1', 'axis is in [-rank, rank-1].')
+    if not (split is None or np.ndim(split) <= 1):
+        fail('SplitToSequence', 11, 'V2', 'split, when given, is a scalar or a 1-D tensor.')
+    if not (split is None or (int(split) > 0 if np.ndim(split) == 0 else all(int(s) >= 0 for s in split))):
+        fail('SplitToSequence', 11, 'V3', 'A scalar split is positive (the size of every chunk but the last); the lengths in a 1-D split are >= 0.')
+    if not (split is None or np.ndim(split) == 0 or int(np.sum(split)) == input.shape[axis]):
+        fail('SplitToSequence', 11, 'V4', 'A 1-D split sums to the length of input along axis.')
     try:
         a = axis + input.ndim if axis < 0 else axis
-        if split is None:
-            parts = np.split(input, input.shape[a], axis=a)
+        if split is None:  # chunks of 1: none at all along an empty axis
+            parts = np.split(input, input.shape[a], axis=a) if input.shape[a] else []
             return list(parts) if keepdims else [np.squeeze(p, axis=a) for p in parts]
         s = np.asarray(split)
         if s.ndim == 0:
@@ -52,10 +60,18 @@ def split_to_sequence_24(input, split=None, *, keepdims=1, axis=0):
         split, _t_I = check_type('SplitToSequence', 24, 'split', split, 'I', _TYPES_24_I, None)
     else:
         _t_I = None
+    if not (-input.ndim <= axis < input.ndim):
+        fail('SplitToSequence', 24, 'V1', 'axis is in [-rank, rank-1].')
+    if not (split is None or np.ndim(split) <= 1):
+        fail('SplitToSequence', 24, 'V2', 'split, when given, is a scalar or a 1-D tensor.')
+    if not (split is None or (int(split) > 0 if np.ndim(split) == 0 else all(int(s) >= 0 for s in split))):
+        fail('SplitToSequence', 24, 'V3', 'A scalar split is positive (the size of every chunk but the last); the lengths in a 1-D split are >= 0.')
+    if not (split is None or np.ndim(split) == 0 or int(np.sum(split)) == input.shape[axis]):
+        fail('SplitToSequence', 24, 'V4', 'A 1-D split sums to the length of input along axis.')
     try:
         a = axis + input.ndim if axis < 0 else axis
-        if split is None:
-            parts = np.split(input, input.shape[a], axis=a)
+        if split is None:  # chunks of 1: none at all along an empty axis
+            parts = np.split(input, input.shape[a], axis=a) if input.shape[a] else []
             return list(parts) if keepdims else [np.squeeze(p, axis=a) for p in parts]
         s = np.asarray(split)
         if s.ndim == 0:

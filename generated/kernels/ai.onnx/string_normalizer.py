@@ -19,6 +19,8 @@ def string_normalizer_10(X, *, stopwords=None, locale=None, is_case_sensitive=0,
     X, _ = check_type('StringNormalizer', 10, 'X', X, 'tensor(string)', frozenset({'tensor(string)'}), None)
     if case_change_action is not None:
         check_domain('StringNormalizer', 10, 'case_change_action', case_change_action, ('LOWER', 'UPPER', 'NONE'), None, None)
+    if not (X.ndim == 1 or (X.ndim == 2 and X.shape[0] == 1)):
+        fail('StringNormalizer', 10, 'V1', 'X has shape [C] or [1, C].')
     try:
         return string_normalizer(X, case_change_action, is_case_sensitive, stopwords, locale)
     except KernelValidationError:

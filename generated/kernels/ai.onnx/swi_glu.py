@@ -17,10 +17,14 @@ _TYPES_28_T = frozenset(['tensor(bfloat16)', 'tensor(float16)', 'tensor(float)',
 
 def swi_glu_28(A, B, *, alpha=1.0):
     """SwiGLU-28 (python)."""
+    alpha = float_attribute(alpha)  # float32 in the model
     A, _t_T = check_type('SwiGLU', 28, 'A', A, 'T', _TYPES_28_T, None)
     B, _t_T = check_type('SwiGLU', 28, 'B', B, 'T', _TYPES_28_T, _t_T)
+    if not (A.shape == B.shape):
+        fail('SwiGLU', 28, 'V1', 'A and B have identical shapes (no broadcasting).')
     try:
-        return as_dtype(A / (1 + np.exp(-alpha * A)) * B, A.dtype)
+        a, b = widen(A), widen(B)  # float16 / bfloat16 in float32, rounded once
+        return as_dtype(a * sigmoid(alpha * a) * b, A.dtype)
     except KernelValidationError:
         raise
     except CORE_ERRORS as exc:  # the compute core cannot take these inputs: report, don't crash

@@ -17,9 +17,12 @@ _TYPES_24_T = frozenset(['tensor(float16)', 'tensor(float)', 'tensor(bfloat16)',
 
 def swish_24(X, *, alpha=1.0):
     """Swish-24 (template unary)."""
+    alpha = float_attribute(alpha)  # float32 in the model
     X, _t_T = check_type('Swish', 24, 'X', X, 'T', _TYPES_24_T, None)
     try:
-        return as_dtype(X / (1 + np.exp(-alpha * X)), X.dtype)
+        _out_dtype = X.dtype
+        X = widen(X)  # narrow floats in float32, rounded once below
+        return as_dtype(X * sigmoid(alpha * X), _out_dtype)
     except KernelValidationError:
         raise
     except CORE_ERRORS as exc:  # the compute core cannot take these inputs: report, don't crash

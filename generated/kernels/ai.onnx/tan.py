@@ -20,7 +20,9 @@ def tan_7(input):
     """Tan-7 (same_as 22)."""
     input, _t_T = check_type('Tan', 7, 'input', input, 'T', _TYPES_7_T, None)
     try:
-        return as_dtype(np.tan(input), input.dtype)
+        _out_dtype = input.dtype
+        input = widen(input)  # narrow floats in float32, rounded once below
+        return as_dtype(np.tan(input), _out_dtype)
     except KernelValidationError:
         raise
     except CORE_ERRORS as exc:  # the compute core cannot take these inputs: report, don't crash
@@ -31,7 +33,9 @@ def tan_22(input):
     """Tan-22 (template unary)."""
     input, _t_T = check_type('Tan', 22, 'input', input, 'T', _TYPES_22_T, None)
     try:
-        return as_dtype(np.tan(input), input.dtype)
+        _out_dtype = input.dtype
+        input = widen(input)  # narrow floats in float32, rounded once below
+        return as_dtype(np.tan(input), _out_dtype)
     except KernelValidationError:
         raise
     except CORE_ERRORS as exc:  # the compute core cannot take these inputs: report, don't crash

@@ -21,7 +21,9 @@ def tanh_1(input, *, consumed_inputs=None):
     """Tanh-1 (same_as 13)."""
     input, _t_T = check_type('Tanh', 1, 'input', input, 'T', _TYPES_1_T, None)
     try:
-        return as_dtype(np.tanh(input), input.dtype)
+        _out_dtype = input.dtype
+        input = widen(input)  # narrow floats in float32, rounded once below
+        return as_dtype(np.tanh(input), _out_dtype)
     except KernelValidationError:
         raise
     except CORE_ERRORS as exc:  # the compute core cannot take these inputs: report, don't crash
@@ -32,7 +34,9 @@ def tanh_6(input):
     """Tanh-6 (same_as 13)."""
     input, _t_T = check_type('Tanh', 6, 'input', input, 'T', _TYPES_6_T, None)
     try:
-        return as_dtype(np.tanh(input), input.dtype)
+        _out_dtype = input.dtype
+        input = widen(input)  # narrow floats in float32, rounded once below
+        return as_dtype(np.tanh(input), _out_dtype)
     except KernelValidationError:
         raise
     except CORE_ERRORS as exc:  # the compute core cannot take these inputs: report, don't crash
@@ -43,7 +47,9 @@ def tanh_13(input):
     """Tanh-13 (template unary)."""
     input, _t_T = check_type('Tanh', 13, 'input', input, 'T', _TYPES_13_T, None)
     try:
-        return as_dtype(np.tanh(input), input.dtype)
+        _out_dtype = input.dtype
+        input = widen(input)  # narrow floats in float32, rounded once below
+        return as_dtype(np.tanh(input), _out_dtype)
     except KernelValidationError:
         raise
     except CORE_ERRORS as exc:  # the compute core cannot take these inputs: report, don't crash

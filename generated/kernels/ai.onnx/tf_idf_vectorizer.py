@@ -18,6 +18,7 @@ _TYPES_9_T1 = frozenset(['tensor(float)'])
 
 def tf_idf_vectorizer_9(X, *, mode=None, ngram_indexes=None, weights=None, ngram_counts=None, pool_int64s=None, pool_strings=None, max_skip_count=None, min_gram_length=None, max_gram_length=None):
     """TfIdfVectorizer-9 (python)."""
+    weights = float_attribute(weights)  # float32 in the model
     X, _t_T = check_type('TfIdfVectorizer', 9, 'X', X, 'T', _TYPES_9_T, None)
     if mode is None:
         fail('TfIdfVectorizer', 9, 'required-attribute:mode', "attribute 'mode' is required")
@@ -33,6 +34,14 @@ def tf_idf_vectorizer_9(X, *, mode=None, ngram_indexes=None, weights=None, ngram
         fail('TfIdfVectorizer', 9, 'required-attribute:min_gram_length', "attribute 'min_gram_length' is required")
     if max_gram_length is None:
         fail('TfIdfVectorizer', 9, 'required-attribute:max_gram_length', "attribute 'max_gram_length' is required")
+    if not (X.ndim in (1, 2)):
+        fail('TfIdfVectorizer', 9, 'V1', 'X is 1-D [C] or 2-D [N, C].')
+    if not ((pool_int64s is None) != (pool_strings is None)):
+        fail('TfIdfVectorizer', 9, 'V2', 'Exactly one of pool_int64s and pool_strings is set.')
+    if not ((element_type(X) == 'string') == (pool_strings is not None)):
+        fail('TfIdfVectorizer', 9, 'V3', 'X is a string tensor with pool_strings and an integer tensor with pool_int64s.')
+    if not (weights is None or len(weights) == len(ngram_indexes)):
+        fail('TfIdfVectorizer', 9, 'V4', 'weights, when given, holds one weight per entry of ngram_indexes.')
     try:
         return tfidf_vectorizer(X, max_gram_length=max_gram_length, max_skip_count=max_skip_count, min_gram_length=min_gram_length, mode=mode, ngram_counts=ngram_counts, ngram_indexes=ngram_indexes, pool_int64s=pool_int64s, pool_strings=pool_strings, weights=weights)
     except KernelValidationError:

@@ -18,9 +18,12 @@ _TYPES_22_T = frozenset(['tensor(bfloat16)', 'tensor(float16)', 'tensor(float)',
 
 def thresholded_relu_10(X, *, alpha=1.0):
     """ThresholdedRelu-10 (same_as 22)."""
+    alpha = float_attribute(alpha)  # float32 in the model
     X, _t_T = check_type('ThresholdedRelu', 10, 'X', X, 'T', _TYPES_10_T, None)
     try:
-        return as_dtype(np.where(X > alpha, X, 0), X.dtype)
+        _out_dtype = X.dtype
+        X = widen(X)  # narrow floats in float32, rounded once below
+        return as_dtype(np.where(X > alpha, X, 0), _out_dtype)
     except KernelValidationError:
         raise
     except CORE_ERRORS as exc:  # the compute core cannot take these inputs: report, don't crash
@@ -29,9 +32,12 @@ def thresholded_relu_10(X, *, alpha=1.0):
 
 def thresholded_relu_22(X, *, alpha=1.0):
     """ThresholdedRelu-22 (template unary)."""
+    alpha = float_attribute(alpha)  # float32 in the model
     X, _t_T = check_type('ThresholdedRelu', 22, 'X', X, 'T', _TYPES_22_T, None)
     try:
-        return as_dtype(np.where(X > alpha, X, 0), X.dtype)
+        _out_dtype = X.dtype
+        X = widen(X)  # narrow floats in float32, rounded once below
+        return as_dtype(np.where(X > alpha, X, 0), _out_dtype)
     except KernelValidationError:
         raise
     except CORE_ERRORS as exc:  # the compute core cannot take these inputs: report, don't crash

@@ -20,6 +20,8 @@ _TYPES_10_T = frozenset(['tensor(uint8)', 'tensor(uint16)', 'tensor(uint32)', 't
 
 def upsample_1(X, *, mode='nearest', height_scale=None, width_scale=None):
     """Upsample-1 (python)."""
+    height_scale = float_attribute(height_scale)  # float32 in the model
+    width_scale = float_attribute(width_scale)  # float32 in the model
     X, _t_T = check_type('Upsample', 1, 'X', X, 'T', _TYPES_1_T, None)
     if mode is not None:
         check_domain('Upsample', 1, 'mode', mode, ('nearest', 'bilinear'), None, None)
@@ -42,6 +44,7 @@ def upsample_1(X, *, mode='nearest', height_scale=None, width_scale=None):
 
 def upsample_7(X, *, mode='nearest', scales=None):
     """Upsample-7 (python)."""
+    scales = float_attribute(scales)  # float32 in the model
     X, _t_T = check_type('Upsample', 7, 'X', X, 'T', _TYPES_7_T, None)
     if mode is not None:
         check_domain('Upsample', 7, 'mode', mode, ('nearest', 'linear'), None, None)

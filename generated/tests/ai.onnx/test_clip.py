@@ -83,7 +83,7 @@ V11_TYPE_IDS = ['float16', 'float', 'double']
 
 def clip_11_calls(types, initializers=True, siblings=0):
     """Cases of Clip-11 with its type parameters bound by ``types``: built valid by
-    construction by opkit's case generator."""
+    construction by opkit's case generator (family hook: elementwise)."""
     return cases(SPEC, V11, types=types, initializers=initializers, siblings=siblings)
 
 
@@ -117,7 +117,7 @@ V12_TYPE_IDS = ['uint8', 'uint16', 'uint32', 'uint64', 'int8', 'int16', 'int32',
 
 def clip_12_calls(types, initializers=True, siblings=0):
     """Cases of Clip-12 with its type parameters bound by ``types``: built valid by
-    construction by opkit's case generator."""
+    construction by opkit's case generator (family hook: elementwise)."""
     return cases(SPEC, V12, types=types, initializers=initializers, siblings=siblings)
 
 
@@ -152,7 +152,7 @@ V13_TYPE_IDS = ['uint8', 'uint16', 'uint32', 'uint64', 'int8', 'int16', 'int32',
 
 def clip_13_calls(types, initializers=True, siblings=0):
     """Cases of Clip-13 with its type parameters bound by ``types``: built valid by
-    construction by opkit's case generator."""
+    construction by opkit's case generator (family hook: elementwise)."""
     return cases(SPEC, V13, types=types, initializers=initializers, siblings=siblings)
 
 

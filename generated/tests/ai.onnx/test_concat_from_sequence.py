@@ -22,13 +22,28 @@ SPEC = harness.load_op('ai.onnx', 'ConcatFromSequence')
 
 V11 = SPEC.version(11)
 V11_TYPES = [
+    {'S': 'seq(tensor(uint8))', 'T': 'tensor(uint8)'},
+    {'S': 'seq(tensor(uint16))', 'T': 'tensor(uint16)'},
+    {'S': 'seq(tensor(uint32))', 'T': 'tensor(uint32)'},
+    {'S': 'seq(tensor(uint64))', 'T': 'tensor(uint64)'},
+    {'S': 'seq(tensor(int8))', 'T': 'tensor(int8)'},
+    {'S': 'seq(tensor(int16))', 'T': 'tensor(int16)'},
+    {'S': 'seq(tensor(int32))', 'T': 'tensor(int32)'},
+    {'S': 'seq(tensor(int64))', 'T': 'tensor(int64)'},
+    {'S': 'seq(tensor(float16))', 'T': 'tensor(float16)'},
+    {'S': 'seq(tensor(float))', 'T': 'tensor(float)'},
+    {'S': 'seq(tensor(double))', 'T': 'tensor(double)'},
+    {'S': 'seq(tensor(string))', 'T': 'tensor(string)'},
+    {'S': 'seq(tensor(bool))', 'T': 'tensor(bool)'},
+    {'S': 'seq(tensor(complex64))', 'T': 'tensor(complex64)'},
+    {'S': 'seq(tensor(complex128))', 'T': 'tensor(complex128)'},
 ]
-V11_TYPE_IDS = []
+V11_TYPE_IDS = ['seq(tensor(uint8))-uint8', 'seq(tensor(uint16))-uint16', 'seq(tensor(uint32))-uint32', 'seq(tensor(uint64))-uint64', 'seq(tensor(int8))-int8', 'seq(tensor(int16))-int16', 'seq(tensor(int32))-int32', 'seq(tensor(int64))-int64', 'seq(tensor(float16))-float16', 'seq(tensor(float))-float', 'seq(tensor(double))-double', 'seq(tensor(string))-string', 'seq(tensor(bool))-bool', 'seq(tensor(complex64))-complex64', 'seq(tensor(complex128))-complex128']
 
 
 def concat_from_sequence_11_calls(types, initializers=True, siblings=0):
     """Cases of ConcatFromSequence-11 with its type parameters bound by ``types``: built valid by
-    construction by opkit's case generator."""
+    construction by opkit's case generator (family hook: sequence)."""
     return cases(SPEC, V11, types=types, initializers=initializers, siblings=siblings)
 
 

@@ -31,7 +31,7 @@ V1_TYPE_IDS = ['float16', 'float', 'double']
 
 def mean_1_calls(types, initializers=True, siblings=0):
     """Cases of Mean-1 with its type parameters bound by ``types``: built valid by
-    construction by opkit's case generator."""
+    construction by opkit's case generator (family hook: elementwise)."""
     return cases(SPEC, V1, types=types, initializers=initializers, siblings=siblings)
 
 
@@ -57,7 +57,7 @@ V6_TYPE_IDS = ['float16', 'float', 'double']
 
 def mean_6_calls(types, initializers=True, siblings=0):
     """Cases of Mean-6 with its type parameters bound by ``types``: built valid by
-    construction by opkit's case generator."""
+    construction by opkit's case generator (family hook: elementwise)."""
     return cases(SPEC, V6, types=types, initializers=initializers, siblings=siblings)
 
 

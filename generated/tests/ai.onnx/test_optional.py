@@ -22,13 +22,43 @@ SPEC = harness.load_op('ai.onnx', 'Optional')
 
 V15 = SPEC.version(15)
 V15_TYPES = [
+    {'V': 'tensor(uint8)', 'O': 'optional(tensor(uint8))'},
+    {'V': 'tensor(uint16)', 'O': 'optional(tensor(uint16))'},
+    {'V': 'tensor(uint32)', 'O': 'optional(tensor(uint32))'},
+    {'V': 'tensor(uint64)', 'O': 'optional(tensor(uint64))'},
+    {'V': 'tensor(int8)', 'O': 'optional(tensor(int8))'},
+    {'V': 'tensor(int16)', 'O': 'optional(tensor(int16))'},
+    {'V': 'tensor(int32)', 'O': 'optional(tensor(int32))'},
+    {'V': 'tensor(int64)', 'O': 'optional(tensor(int64))'},
+    {'V': 'tensor(float16)', 'O': 'optional(tensor(float16))'},
+    {'V': 'tensor(float)', 'O': 'optional(tensor(float))'},
+    {'V': 'tensor(double)', 'O': 'optional(tensor(double))'},
+    {'V': 'tensor(string)', 'O': 'optional(tensor(string))'},
+    {'V': 'tensor(bool)', 'O': 'optional(tensor(bool))'},
+    {'V': 'tensor(complex64)', 'O': 'optional(tensor(complex64))'},
+    {'V': 'tensor(complex128)', 'O': 'optional(tensor(complex128))'},
+    {'V': 'seq(tensor(uint8))', 'O': 'optional(seq(tensor(uint8)))'},
+    {'V': 'seq(tensor(uint16))', 'O': 'optional(seq(tensor(uint16)))'},
+    {'V': 'seq(tensor(uint32))', 'O': 'optional(seq(tensor(uint32)))'},
+    {'V': 'seq(tensor(uint64))', 'O': 'optional(seq(tensor(uint64)))'},
+    {'V': 'seq(tensor(int8))', 'O': 'optional(seq(tensor(int8)))'},
+    {'V': 'seq(tensor(int16))', 'O': 'optional(seq(tensor(int16)))'},
+    {'V': 'seq(tensor(int32))', 'O': 'optional(seq(tensor(int32)))'},
+    {'V': 'seq(tensor(int64))', 'O': 'optional(seq(tensor(int64)))'},
+    {'V': 'seq(tensor(float16))', 'O': 'optional(seq(tensor(float16)))'},
+    {'V': 'seq(tensor(float))', 'O': 'optional(seq(tensor(float)))'},
+    {'V': 'seq(tensor(double))', 'O': 'optional(seq(tensor(double)))'},
+    {'V': 'seq(tensor(string))', 'O': 'optional(seq(tensor(string)))'},
+    {'V': 'seq(tensor(bool))', 'O': 'optional(seq(tensor(bool)))'},
+    {'V': 'seq(tensor(complex64))', 'O': 'optional(seq(tensor(complex64)))'},
+    {'V': 'seq(tensor(complex128))', 'O': 'optional(seq(tensor(complex128)))'},
 ]
-V15_TYPE_IDS = []
+V15_TYPE_IDS = ['optional(tensor(uint8))-uint8', 'optional(tensor(uint16))-uint16', 'optional(tensor(uint32))-uint32', 'optional(tensor(uint64))-uint64', 'optional(tensor(int8))-int8', 'optional(tensor(int16))-int16', 'optional(tensor(int32))-int32', 'optional(tensor(int64))-int64', 'optional(tensor(float16))-float16', 'optional(tensor(float))-float', 'optional(tensor(double))-double', 'optional(tensor(string))-string', 'optional(tensor(bool))-bool', 'optional(tensor(complex64))-complex64', 'optional(tensor(complex128))-complex128', 'optional(seq(tensor(uint8)))-seq(tensor(uint8))', 'optional(seq(tensor(uint16)))-seq(tensor(uint16))', 'optional(seq(tensor(uint32)))-seq(tensor(uint32))', 'optional(seq(tensor(uint64)))-seq(tensor(uint64))', 'optional(seq(tensor(int8)))-seq(tensor(int8))', 'optional(seq(tensor(int16)))-seq(tensor(int16))', 'optional(seq(tensor(int32)))-seq(tensor(int32))', 'optional(seq(tensor(int64)))-seq(tensor(int64))', 'optional(seq(tensor(float16)))-seq(tensor(float16))', 'optional(seq(tensor(float)))-seq(tensor(float))', 'optional(seq(tensor(double)))-seq(tensor(double))', 'optional(seq(tensor(string)))-seq(tensor(string))', 'optional(seq(tensor(bool)))-seq(tensor(bool))', 'optional(seq(tensor(complex64)))-seq(tensor(complex64))', 'optional(seq(tensor(complex128)))-seq(tensor(complex128))']
 
 
 def optional_15_calls(types, initializers=True, siblings=0):
     """Cases of Optional-15 with its type parameters bound by ``types``: built valid by
-    construction by opkit's case generator."""
+    construction by opkit's case generator (family hook: sequence)."""
     return cases(SPEC, V15, types=types, initializers=initializers, siblings=siblings)
 
 
@@ -45,13 +75,69 @@ def test_optional_15_differential(opkit_backend, types, data):
 
 V28 = SPEC.version(28)
 V28_TYPES = [
+    {'V': 'tensor(uint8)', 'O': 'optional(tensor(uint8))'},
+    {'V': 'tensor(uint16)', 'O': 'optional(tensor(uint16))'},
+    {'V': 'tensor(uint32)', 'O': 'optional(tensor(uint32))'},
+    {'V': 'tensor(uint64)', 'O': 'optional(tensor(uint64))'},
+    {'V': 'tensor(int8)', 'O': 'optional(tensor(int8))'},
+    {'V': 'tensor(int16)', 'O': 'optional(tensor(int16))'},
+    {'V': 'tensor(int32)', 'O': 'optional(tensor(int32))'},
+    {'V': 'tensor(int64)', 'O': 'optional(tensor(int64))'},
+    {'V': 'tensor(bfloat16)', 'O': 'optional(tensor(bfloat16))'},
+    {'V': 'tensor(float16)', 'O': 'optional(tensor(float16))'},
+    {'V': 'tensor(float)', 'O': 'optional(tensor(float))'},
+    {'V': 'tensor(double)', 'O': 'optional(tensor(double))'},
+    {'V': 'tensor(string)', 'O': 'optional(tensor(string))'},
+    {'V': 'tensor(bool)', 'O': 'optional(tensor(bool))'},
+    {'V': 'tensor(complex64)', 'O': 'optional(tensor(complex64))'},
+    {'V': 'tensor(complex128)', 'O': 'optional(tensor(complex128))'},
+    {'V': 'tensor(float8e4m3fn)', 'O': 'optional(tensor(float8e4m3fn))'},
+    {'V': 'tensor(float8e4m3fnuz)', 'O': 'optional(tensor(float8e4m3fnuz))'},
+    {'V': 'tensor(float8e5m2)', 'O': 'optional(tensor(float8e5m2))'},
+    {'V': 'tensor(float8e5m2fnuz)', 'O': 'optional(tensor(float8e5m2fnuz))'},
+    {'V': 'tensor(uint4)', 'O': 'optional(tensor(uint4))'},
+    {'V': 'tensor(int4)', 'O': 'optional(tensor(int4))'},
+    {'V': 'tensor(float4e2m1)', 'O': 'optional(tensor(float4e2m1))'},
+    {'V': 'tensor(float8e8m0)', 'O': 'optional(tensor(float8e8m0))'},
+    {'V': 'tensor(uint2)', 'O': 'optional(tensor(uint2))'},
+    {'V': 'tensor(int2)', 'O': 'optional(tensor(int2))'},
+    {'V': 'tensor(float6e2m3)', 'O': 'optional(tensor(float6e2m3))'},
+    {'V': 'tensor(float6e3m2)', 'O': 'optional(tensor(float6e3m2))'},
+    {'V': 'seq(tensor(uint8))', 'O': 'optional(seq(tensor(uint8)))'},
+    {'V': 'seq(tensor(uint16))', 'O': 'optional(seq(tensor(uint16)))'},
+    {'V': 'seq(tensor(uint32))', 'O': 'optional(seq(tensor(uint32)))'},
+    {'V': 'seq(tensor(uint64))', 'O': 'optional(seq(tensor(uint64)))'},
+    {'V': 'seq(tensor(int8))', 'O': 'optional(seq(tensor(int8)))'},
+    {'V': 'seq(tensor(int16))', 'O': 'optional(seq(tensor(int16)))'},
+    {'V': 'seq(tensor(int32))', 'O': 'optional(seq(tensor(int32)))'},
+    {'V': 'seq(tensor(int64))', 'O': 'optional(seq(tensor(int64)))'},
+    {'V': 'seq(tensor(bfloat16))', 'O': 'optional(seq(tensor(bfloat16)))'},
+    {'V': 'seq(tensor(float16))', 'O': 'optional(seq(tensor(float16)))'},
+    {'V': 'seq(tensor(float))', 'O': 'optional(seq(tensor(float)))'},
+    {'V': 'seq(tensor(double))', 'O': 'optional(seq(tensor(double)))'},
+    {'V': 'seq(tensor(string))', 'O': 'optional(seq(tensor(string)))'},
+    {'V': 'seq(tensor(bool))', 'O': 'optional(seq(tensor(bool)))'},
+    {'V': 'seq(tensor(complex64))', 'O': 'optional(seq(tensor(complex64)))'},
+    {'V': 'seq(tensor(complex128))', 'O': 'optional(seq(tensor(complex128)))'},
+    {'V': 'seq(tensor(float8e4m3fn))', 'O': 'optional(seq(tensor(float8e4m3fn)))'},
+    {'V': 'seq(tensor(float8e4m3fnuz))', 'O': 'optional(seq(tensor(float8e4m3fnuz)))'},
+    {'V': 'seq(tensor(float8e5m2))', 'O': 'optional(seq(tensor(float8e5m2)))'},
+    {'V': 'seq(tensor(float8e5m2fnuz))', 'O': 'optional(seq(tensor(float8e5m2fnuz)))'},
+    {'V': 'seq(tensor(uint4))', 'O': 'optional(seq(tensor(uint4)))'},
+    {'V': 'seq(tensor(int4))', 'O': 'optional(seq(tensor(int4)))'},
+    {'V': 'seq(tensor(float4e2m1))', 'O': 'optional(seq(tensor(float4e2m1)))'},
+    {'V': 'seq(tensor(float8e8m0))', 'O': 'optional(seq(tensor(float8e8m0)))'},
+    {'V': 'seq(tensor(uint2))', 'O': 'optional(seq(tensor(uint2)))'},
+    {'V': 'seq(tensor(int2))', 'O': 'optional(seq(tensor(int2)))'},
+    {'V': 'seq(tensor(float6e2m3))', 'O': 'optional(seq(tensor(float6e2m3)))'},
+    {'V': 'seq(tensor(float6e3m2))', 'O': 'optional(seq(tensor(float6e3m2)))'},
 ]
-V28_TYPE_IDS = []
+V28_TYPE_IDS = ['optional(tensor(uint8))-uint8', 'optional(tensor(uint16))-uint16', 'optional(tensor(uint32))-uint32', 'optional(tensor(uint64))-uint64', 'optional(tensor(int8))-int8', 'optional(tensor(int16))-int16', 'optional(tensor(int32))-int32', 'optional(tensor(int64))-int64', 'optional(tensor(bfloat16))-bfloat16', 'optional(tensor(float16))-float16', 'optional(tensor(float))-float', 'optional(tensor(double))-double', 'optional(tensor(string))-string', 'optional(tensor(bool))-bool', 'optional(tensor(complex64))-complex64', 'optional(tensor(complex128))-complex128', 'optional(tensor(float8e4m3fn))-float8e4m3fn', 'optional(tensor(float8e4m3fnuz))-float8e4m3fnuz', 'optional(tensor(float8e5m2))-float8e5m2', 'optional(tensor(float8e5m2fnuz))-float8e5m2fnuz', 'optional(tensor(uint4))-uint4', 'optional(tensor(int4))-int4', 'optional(tensor(float4e2m1))-float4e2m1', 'optional(tensor(float8e8m0))-float8e8m0', 'optional(tensor(uint2))-uint2', 'optional(tensor(int2))-int2', 'optional(tensor(float6e2m3))-float6e2m3', 'optional(tensor(float6e3m2))-float6e3m2', 'optional(seq(tensor(uint8)))-seq(tensor(uint8))', 'optional(seq(tensor(uint16)))-seq(tensor(uint16))', 'optional(seq(tensor(uint32)))-seq(tensor(uint32))', 'optional(seq(tensor(uint64)))-seq(tensor(uint64))', 'optional(seq(tensor(int8)))-seq(tensor(int8))', 'optional(seq(tensor(int16)))-seq(tensor(int16))', 'optional(seq(tensor(int32)))-seq(tensor(int32))', 'optional(seq(tensor(int64)))-seq(tensor(int64))', 'optional(seq(tensor(bfloat16)))-seq(tensor(bfloat16))', 'optional(seq(tensor(float16)))-seq(tensor(float16))', 'optional(seq(tensor(float)))-seq(tensor(float))', 'optional(seq(tensor(double)))-seq(tensor(double))', 'optional(seq(tensor(string)))-seq(tensor(string))', 'optional(seq(tensor(bool)))-seq(tensor(bool))', 'optional(seq(tensor(complex64)))-seq(tensor(complex64))', 'optional(seq(tensor(complex128)))-seq(tensor(complex128))', 'optional(seq(tensor(float8e4m3fn)))-seq(tensor(float8e4m3fn))', 'optional(seq(tensor(float8e4m3fnuz)))-seq(tensor(float8e4m3fnuz))', 'optional(seq(tensor(float8e5m2)))-seq(tensor(float8e5m2))', 'optional(seq(tensor(float8e5m2fnuz)))-seq(tensor(float8e5m2fnuz))', 'optional(seq(tensor(uint4)))-seq(tensor(uint4))', 'optional(seq(tensor(int4)))-seq(tensor(int4))', 'optional(seq(tensor(float4e2m1)))-seq(tensor(float4e2m1))', 'optional(seq(tensor(float8e8m0)))-seq(tensor(float8e8m0))', 'optional(seq(tensor(uint2)))-seq(tensor(uint2))', 'optional(seq(tensor(int2)))-seq(tensor(int2))', 'optional(seq(tensor(float6e2m3)))-seq(tensor(float6e2m3))', 'optional(seq(tensor(float6e3m2)))-seq(tensor(float6e3m2))']
 
 
 def optional_28_calls(types, initializers=True, siblings=0):
     """Cases of Optional-28 with its type parameters bound by ``types``: built valid by
-    construction by opkit's case generator."""
+    construction by opkit's case generator (family hook: sequence)."""
     return cases(SPEC, V28, types=types, initializers=initializers, siblings=siblings)
 
 

@@ -22,13 +22,43 @@ SPEC = harness.load_op('ai.onnx', 'OptionalHasElement')
 
 V15 = SPEC.version(15)
 V15_TYPES = [
+    {'O': 'optional(seq(tensor(uint8)))', 'B': 'tensor(bool)'},
+    {'O': 'optional(seq(tensor(uint16)))', 'B': 'tensor(bool)'},
+    {'O': 'optional(seq(tensor(uint32)))', 'B': 'tensor(bool)'},
+    {'O': 'optional(seq(tensor(uint64)))', 'B': 'tensor(bool)'},
+    {'O': 'optional(seq(tensor(int8)))', 'B': 'tensor(bool)'},
+    {'O': 'optional(seq(tensor(int16)))', 'B': 'tensor(bool)'},
+    {'O': 'optional(seq(tensor(int32)))', 'B': 'tensor(bool)'},
+    {'O': 'optional(seq(tensor(int64)))', 'B': 'tensor(bool)'},
+    {'O': 'optional(seq(tensor(float16)))', 'B': 'tensor(bool)'},
+    {'O': 'optional(seq(tensor(float)))', 'B': 'tensor(bool)'},
+    {'O': 'optional(seq(tensor(double)))', 'B': 'tensor(bool)'},
+    {'O': 'optional(seq(tensor(string)))', 'B': 'tensor(bool)'},
+    {'O': 'optional(seq(tensor(bool)))', 'B': 'tensor(bool)'},
+    {'O': 'optional(seq(tensor(complex64)))', 'B': 'tensor(bool)'},
+    {'O': 'optional(seq(tensor(complex128)))', 'B': 'tensor(bool)'},
+    {'O': 'optional(tensor(uint8))', 'B': 'tensor(bool)'},
+    {'O': 'optional(tensor(uint16))', 'B': 'tensor(bool)'},
+    {'O': 'optional(tensor(uint32))', 'B': 'tensor(bool)'},
+    {'O': 'optional(tensor(uint64))', 'B': 'tensor(bool)'},
+    {'O': 'optional(tensor(int8))', 'B': 'tensor(bool)'},
+    {'O': 'optional(tensor(int16))', 'B': 'tensor(bool)'},
+    {'O': 'optional(tensor(int32))', 'B': 'tensor(bool)'},
+    {'O': 'optional(tensor(int64))', 'B': 'tensor(bool)'},
+    {'O': 'optional(tensor(float16))', 'B': 'tensor(bool)'},
+    {'O': 'optional(tensor(float))', 'B': 'tensor(bool)'},
+    {'O': 'optional(tensor(double))', 'B': 'tensor(bool)'},
+    {'O': 'optional(tensor(string))', 'B': 'tensor(bool)'},
+    {'O': 'optional(tensor(bool))', 'B': 'tensor(bool)'},
+    {'O': 'optional(tensor(complex64))', 'B': 'tensor(bool)'},
+    {'O': 'optional(tensor(complex128))', 'B': 'tensor(bool)'},
 ]
-V15_TYPE_IDS = []
+V15_TYPE_IDS = ['bool-optional(seq(tensor(uint8)))', 'bool-optional(seq(tensor(uint16)))', 'bool-optional(seq(tensor(uint32)))', 'bool-optional(seq(tensor(uint64)))', 'bool-optional(seq(tensor(int8)))', 'bool-optional(seq(tensor(int16)))', 'bool-optional(seq(tensor(int32)))', 'bool-optional(seq(tensor(int64)))', 'bool-optional(seq(tensor(float16)))', 'bool-optional(seq(tensor(float)))', 'bool-optional(seq(tensor(double)))', 'bool-optional(seq(tensor(string)))', 'bool-optional(seq(tensor(bool)))', 'bool-optional(seq(tensor(complex64)))', 'bool-optional(seq(tensor(complex128)))', 'bool-optional(tensor(uint8))', 'bool-optional(tensor(uint16))', 'bool-optional(tensor(uint32))', 'bool-optional(tensor(uint64))', 'bool-optional(tensor(int8))', 'bool-optional(tensor(int16))', 'bool-optional(tensor(int32))', 'bool-optional(tensor(int64))', 'bool-optional(tensor(float16))', 'bool-optional(tensor(float))', 'bool-optional(tensor(double))', 'bool-optional(tensor(string))', 'bool-optional(tensor(bool))', 'bool-optional(tensor(complex64))', 'bool-optional(tensor(complex128))']
 
 
 def optional_has_element_15_calls(types, initializers=True, siblings=0):
     """Cases of OptionalHasElement-15 with its type parameters bound by ``types``: built valid by
-    construction by opkit's case generator."""
+    construction by opkit's case generator (family hook: sequence)."""
     return cases(SPEC, V15, types=types, initializers=initializers, siblings=siblings)
 
 
@@ -45,6 +75,36 @@ def test_optional_has_element_15_differential(opkit_backend, types, data):
 
 V18 = SPEC.version(18)
 V18_TYPES = [
+    {'O': 'optional(seq(tensor(uint8)))', 'B': 'tensor(bool)'},
+    {'O': 'optional(seq(tensor(uint16)))', 'B': 'tensor(bool)'},
+    {'O': 'optional(seq(tensor(uint32)))', 'B': 'tensor(bool)'},
+    {'O': 'optional(seq(tensor(uint64)))', 'B': 'tensor(bool)'},
+    {'O': 'optional(seq(tensor(int8)))', 'B': 'tensor(bool)'},
+    {'O': 'optional(seq(tensor(int16)))', 'B': 'tensor(bool)'},
+    {'O': 'optional(seq(tensor(int32)))', 'B': 'tensor(bool)'},
+    {'O': 'optional(seq(tensor(int64)))', 'B': 'tensor(bool)'},
+    {'O': 'optional(seq(tensor(float16)))', 'B': 'tensor(bool)'},
+    {'O': 'optional(seq(tensor(float)))', 'B': 'tensor(bool)'},
+    {'O': 'optional(seq(tensor(double)))', 'B': 'tensor(bool)'},
+    {'O': 'optional(seq(tensor(string)))', 'B': 'tensor(bool)'},
+    {'O': 'optional(seq(tensor(bool)))', 'B': 'tensor(bool)'},
+    {'O': 'optional(seq(tensor(complex64)))', 'B': 'tensor(bool)'},
+    {'O': 'optional(seq(tensor(complex128)))', 'B': 'tensor(bool)'},
+    {'O': 'optional(tensor(uint8))', 'B': 'tensor(bool)'},
+    {'O': 'optional(tensor(uint16))', 'B': 'tensor(bool)'},
+    {'O': 'optional(tensor(uint32))', 'B': 'tensor(bool)'},
+    {'O': 'optional(tensor(uint64))', 'B': 'tensor(bool)'},
+    {'O': 'optional(tensor(int8))', 'B': 'tensor(bool)'},
+    {'O': 'optional(tensor(int16))', 'B': 'tensor(bool)'},
+    {'O': 'optional(tensor(int32))', 'B': 'tensor(bool)'},
+    {'O': 'optional(tensor(int64))', 'B': 'tensor(bool)'},
+    {'O': 'optional(tensor(float16))', 'B': 'tensor(bool)'},
+    {'O': 'optional(tensor(float))', 'B': 'tensor(bool)'},
+    {'O': 'optional(tensor(double))', 'B': 'tensor(bool)'},
+    {'O': 'optional(tensor(string))', 'B': 'tensor(bool)'},
+    {'O': 'optional(tensor(bool))', 'B': 'tensor(bool)'},
+    {'O': 'optional(tensor(complex64))', 'B': 'tensor(bool)'},
+    {'O': 'optional(tensor(complex128))', 'B': 'tensor(bool)'},
     {'O': 'tensor(uint8)', 'B': 'tensor(bool)'},
     {'O': 'tensor(uint16)', 'B': 'tensor(bool)'},
     {'O': 'tensor(uint32)', 'B': 'tensor(bool)'},
@@ -60,13 +120,28 @@ V18_TYPES = [
     {'O': 'tensor(bool)', 'B': 'tensor(bool)'},
     {'O': 'tensor(complex64)', 'B': 'tensor(bool)'},
     {'O': 'tensor(complex128)', 'B': 'tensor(bool)'},
+    {'O': 'seq(tensor(uint8))', 'B': 'tensor(bool)'},
+    {'O': 'seq(tensor(uint16))', 'B': 'tensor(bool)'},
+    {'O': 'seq(tensor(uint32))', 'B': 'tensor(bool)'},
+    {'O': 'seq(tensor(uint64))', 'B': 'tensor(bool)'},
+    {'O': 'seq(tensor(int8))', 'B': 'tensor(bool)'},
+    {'O': 'seq(tensor(int16))', 'B': 'tensor(bool)'},
+    {'O': 'seq(tensor(int32))', 'B': 'tensor(bool)'},
+    {'O': 'seq(tensor(int64))', 'B': 'tensor(bool)'},
+    {'O': 'seq(tensor(float16))', 'B': 'tensor(bool)'},
+    {'O': 'seq(tensor(float))', 'B': 'tensor(bool)'},
+    {'O': 'seq(tensor(double))', 'B': 'tensor(bool)'},
+    {'O': 'seq(tensor(string))', 'B': 'tensor(bool)'},
+    {'O': 'seq(tensor(bool))', 'B': 'tensor(bool)'},
+    {'O': 'seq(tensor(complex64))', 'B': 'tensor(bool)'},
+    {'O': 'seq(tensor(complex128))', 'B': 'tensor(bool)'},
 ]
-V18_TYPE_IDS = ['bool-uint8', 'bool-uint16', 'bool-uint32', 'bool-uint64', 'bool-int8', 'bool-int16', 'bool-int32', 'bool-int64', 'bool-float16', 'bool-float', 'bool-double', 'bool-string', 'bool-bool', 'bool-complex64', 'bool-complex128']
+V18_TYPE_IDS = ['bool-optional(seq(tensor(uint8)))', 'bool-optional(seq(tensor(uint16)))', 'bool-optional(seq(tensor(uint32)))', 'bool-optional(seq(tensor(uint64)))', 'bool-optional(seq(tensor(int8)))', 'bool-optional(seq(tensor(int16)))', 'bool-optional(seq(tensor(int32)))', 'bool-optional(seq(tensor(int64)))', 'bool-optional(seq(tensor(float16)))', 'bool-optional(seq(tensor(float)))', 'bool-optional(seq(tensor(double)))', 'bool-optional(seq(tensor(string)))', 'bool-optional(seq(tensor(bool)))', 'bool-optional(seq(tensor(complex64)))', 'bool-optional(seq(tensor(complex128)))', 'bool-optional(tensor(uint8))', 'bool-optional(tensor(uint16))', 'bool-optional(tensor(uint32))', 'bool-optional(tensor(uint64))', 'bool-optional(tensor(int8))', 'bool-optional(tensor(int16))', 'bool-optional(tensor(int32))', 'bool-optional(tensor(int64))', 'bool-optional(tensor(float16))', 'bool-optional(tensor(float))', 'bool-optional(tensor(double))', 'bool-optional(tensor(string))', 'bool-optional(tensor(bool))', 'bool-optional(tensor(complex64))', 'bool-optional(tensor(complex128))', 'bool-uint8', 'bool-uint16', 'bool-uint32', 'bool-uint64', 'bool-int8', 'bool-int16', 'bool-int32', 'bool-int64', 'bool-float16', 'bool-float', 'bool-double', 'bool-string', 'bool-bool', 'bool-complex64', 'bool-complex128', 'bool-seq(tensor(uint8))', 'bool-seq(tensor(uint16))', 'bool-seq(tensor(uint32))', 'bool-seq(tensor(uint64))', 'bool-seq(tensor(int8))', 'bool-seq(tensor(int16))', 'bool-seq(tensor(int32))', 'bool-seq(tensor(int64))', 'bool-seq(tensor(float16))', 'bool-seq(tensor(float))', 'bool-seq(tensor(double))', 'bool-seq(tensor(string))', 'bool-seq(tensor(bool))', 'bool-seq(tensor(complex64))', 'bool-seq(tensor(complex128))']
 
 
 def optional_has_element_18_calls(types, initializers=True, siblings=0):
     """Cases of OptionalHasElement-18 with its type parameters bound by ``types``: built valid by
-    construction by opkit's case generator."""
+    construction by opkit's case generator (family hook: sequence)."""
     return cases(SPEC, V18, types=types, initializers=initializers, siblings=siblings)
 
 
@@ -83,6 +158,62 @@ def test_optional_has_element_18_differential(opkit_backend, types, data):
 
 V28 = SPEC.version(28)
 V28_TYPES = [
+    {'O': 'optional(tensor(uint8))', 'B': 'tensor(bool)'},
+    {'O': 'optional(tensor(uint16))', 'B': 'tensor(bool)'},
+    {'O': 'optional(tensor(uint32))', 'B': 'tensor(bool)'},
+    {'O': 'optional(tensor(uint64))', 'B': 'tensor(bool)'},
+    {'O': 'optional(tensor(int8))', 'B': 'tensor(bool)'},
+    {'O': 'optional(tensor(int16))', 'B': 'tensor(bool)'},
+    {'O': 'optional(tensor(int32))', 'B': 'tensor(bool)'},
+    {'O': 'optional(tensor(int64))', 'B': 'tensor(bool)'},
+    {'O': 'optional(tensor(bfloat16))', 'B': 'tensor(bool)'},
+    {'O': 'optional(tensor(float16))', 'B': 'tensor(bool)'},
+    {'O': 'optional(tensor(float))', 'B': 'tensor(bool)'},
+    {'O': 'optional(tensor(double))', 'B': 'tensor(bool)'},
+    {'O': 'optional(tensor(string))', 'B': 'tensor(bool)'},
+    {'O': 'optional(tensor(bool))', 'B': 'tensor(bool)'},
+    {'O': 'optional(tensor(complex64))', 'B': 'tensor(bool)'},
+    {'O': 'optional(tensor(complex128))', 'B': 'tensor(bool)'},
+    {'O': 'optional(tensor(float8e4m3fn))', 'B': 'tensor(bool)'},
+    {'O': 'optional(tensor(float8e4m3fnuz))', 'B': 'tensor(bool)'},
+    {'O': 'optional(tensor(float8e5m2))', 'B': 'tensor(bool)'},
+    {'O': 'optional(tensor(float8e5m2fnuz))', 'B': 'tensor(bool)'},
+    {'O': 'optional(tensor(uint4))', 'B': 'tensor(bool)'},
+    {'O': 'optional(tensor(int4))', 'B': 'tensor(bool)'},
+    {'O': 'optional(tensor(float4e2m1))', 'B': 'tensor(bool)'},
+    {'O': 'optional(tensor(float8e8m0))', 'B': 'tensor(bool)'},
+    {'O': 'optional(tensor(uint2))', 'B': 'tensor(bool)'},
+    {'O': 'optional(tensor(int2))', 'B': 'tensor(bool)'},
+    {'O': 'optional(tensor(float6e2m3))', 'B': 'tensor(bool)'},
+    {'O': 'optional(tensor(float6e3m2))', 'B': 'tensor(bool)'},
+    {'O': 'optional(seq(tensor(uint8)))', 'B': 'tensor(bool)'},
+    {'O': 'optional(seq(tensor(uint16)))', 'B': 'tensor(bool)'},
+    {'O': 'optional(seq(tensor(uint32)))', 'B': 'tensor(bool)'},
+    {'O': 'optional(seq(tensor(uint64)))', 'B': 'tensor(bool)'},
+    {'O': 'optional(seq(tensor(int8)))', 'B': 'tensor(bool)'},
+    {'O': 'optional(seq(tensor(int16)))', 'B': 'tensor(bool)'},
+    {'O': 'optional(seq(tensor(int32)))', 'B': 'tensor(bool)'},
+    {'O': 'optional(seq(tensor(int64)))', 'B': 'tensor(bool)'},
+    {'O': 'optional(seq(tensor(bfloat16)))', 'B': 'tensor(bool)'},
+    {'O': 'optional(seq(tensor(float16)))', 'B': 'tensor(bool)'},
+    {'O': 'optional(seq(tensor(float)))', 'B': 'tensor(bool)'},
+    {'O': 'optional(seq(tensor(double)))', 'B': 'tensor(bool)'},
+    {'O': 'optional(seq(tensor(string)))', 'B': 'tensor(bool)'},
+    {'O': 'optional(seq(tensor(bool)))', 'B': 'tensor(bool)'},
+    {'O': 'optional(seq(tensor(complex64)))', 'B': 'tensor(bool)'},
+    {'O': 'optional(seq(tensor(complex128)))', 'B': 'tensor(bool)'},
+    {'O': 'optional(seq(tensor(float8e4m3fn)))', 'B': 'tensor(bool)'},
+    {'O': 'optional(seq(tensor(float8e4m3fnuz)))', 'B': 'tensor(bool)'},
+    {'O': 'optional(seq(tensor(float8e5m2)))', 'B': 'tensor(bool)'},
+    {'O': 'optional(seq(tensor(float8e5m2fnuz)))', 'B': 'tensor(bool)'},
+    {'O': 'optional(seq(tensor(uint4)))', 'B': 'tensor(bool)'},
+    {'O': 'optional(seq(tensor(int4)))', 'B': 'tensor(bool)'},
+    {'O': 'optional(seq(tensor(float4e2m1)))', 'B': 'tensor(bool)'},
+    {'O': 'optional(seq(tensor(float8e8m0)))', 'B': 'tensor(bool)'},
+    {'O': 'optional(seq(tensor(uint2)))', 'B': 'tensor(bool)'},
+    {'O': 'optional(seq(tensor(int2)))', 'B': 'tensor(bool)'},
+    {'O': 'optional(seq(tensor(float6e2m3)))', 'B': 'tensor(bool)'},
+    {'O': 'optional(seq(tensor(float6e3m2)))', 'B': 'tensor(bool)'},
     {'O': 'tensor(uint8)', 'B': 'tensor(bool)'},
     {'O': 'tensor(uint16)', 'B': 'tensor(bool)'},
     {'O': 'tensor(uint32)', 'B': 'tensor(bool)'},
@@ -111,13 +242,41 @@ V28_TYPES = [
     {'O': 'tensor(int2)', 'B': 'tensor(bool)'},
     {'O': 'tensor(float6e2m3)', 'B': 'tensor(bool)'},
     {'O': 'tensor(float6e3m2)', 'B': 'tensor(bool)'},
+    {'O': 'seq(tensor(uint8))', 'B': 'tensor(bool)'},
+    {'O': 'seq(tensor(uint16))', 'B': 'tensor(bool)'},
+    {'O': 'seq(tensor(uint32))', 'B': 'tensor(bool)'},
+    {'O': 'seq(tensor(uint64))', 'B': 'tensor(bool)'},
+    {'O': 'seq(tensor(int8))', 'B': 'tensor(bool)'},
+    {'O': 'seq(tensor(int16))', 'B': 'tensor(bool)'},
+    {'O': 'seq(tensor(int32))', 'B': 'tensor(bool)'},
+    {'O': 'seq(tensor(int64))', 'B': 'tensor(bool)'},
+    {'O': 'seq(tensor(bfloat16))', 'B': 'tensor(bool)'},
+    {'O': 'seq(tensor(float16))', 'B': 'tensor(bool)'},
+    {'O': 'seq(tensor(float))', 'B': 'tensor(bool)'},
+    {'O': 'seq(tensor(double))', 'B': 'tensor(bool)'},
+    {'O': 'seq(tensor(string))', 'B': 'tensor(bool)'},
+    {'O': 'seq(tensor(bool))', 'B': 'tensor(bool)'},
+    {'O': 'seq(tensor(complex64))', 'B': 'tensor(bool)'},
+    {'O': 'seq(tensor(complex128))', 'B': 'tensor(bool)'},
+    {'O': 'seq(tensor(float8e4m3fn))', 'B': 'tensor(bool)'},
+    {'O': 'seq(tensor(float8e4m3fnuz))', 'B': 'tensor(bool)'},
+    {'O': 'seq(tensor(float8e5m2))', 'B': 'tensor(bool)'},
+    {'O': 'seq(tensor(float8e5m2fnuz))', 'B': 'tensor(bool)'},
+    {'O': 'seq(tensor(uint4))', 'B': 'tensor(bool)'},
+    {'O': 'seq(tensor(int4))', 'B': 'tensor(bool)'},
+    {'O': 'seq(tensor(float4e2m1))', 'B': 'tensor(bool)'},
+    {'O': 'seq(tensor(float8e8m0))', 'B': 'tensor(bool)'},
+    {'O': 'seq(tensor(uint2))', 'B': 'tensor(bool)'},
+    {'O': 'seq(tensor(int2))', 'B': 'tensor(bool)'},
+    {'O': 'seq(tensor(float6e2m3))', 'B': 'tensor(bool)'},
+    {'O': 'seq(tensor(float6e3m2))', 'B': 'tensor(bool)'},
 ]
-V28_TYPE_IDS = ['bool-uint8', 'bool-uint16', 'bool-uint32', 'bool-uint64', 'bool-int8', 'bool-int16', 'bool-int32', 'bool-int64', 'bool-bfloat16', 'bool-float16', 'bool-float', 'bool-double', 'bool-string', 'bool-bool', 'bool-complex64', 'bool-complex128', 'bool-float8e4m3fn', 'bool-float8e4m3fnuz', 'bool-float8e5m2', 'bool-float8e5m2fnuz', 'bool-uint4', 'bool-int4', 'bool-float4e2m1', 'bool-float8e8m0', 'bool-uint2', 'bool-int2', 'bool-float6e2m3', 'bool-float6e3m2']
+V28_TYPE_IDS = ['bool-optional(tensor(uint8))', 'bool-optional(tensor(uint16))', 'bool-optional(tensor(uint32))', 'bool-optional(tensor(uint64))', 'bool-optional(tensor(int8))', 'bool-optional(tensor(int16))', 'bool-optional(tensor(int32))', 'bool-optional(tensor(int64))', 'bool-optional(tensor(bfloat16))', 'bool-optional(tensor(float16))', 'bool-optional(tensor(float))', 'bool-optional(tensor(double))', 'bool-optional(tensor(string))', 'bool-optional(tensor(bool))', 'bool-optional(tensor(complex64))', 'bool-optional(tensor(complex128))', 'bool-optional(tensor(float8e4m3fn))', 'bool-optional(tensor(float8e4m3fnuz))', 'bool-optional(tensor(float8e5m2))', 'bool-optional(tensor(float8e5m2fnuz))', 'bool-optional(tensor(uint4))', 'bool-optional(tensor(int4))', 'bool-optional(tensor(float4e2m1))', 'bool-optional(tensor(float8e8m0))', 'bool-optional(tensor(uint2))', 'bool-optional(tensor(int2))', 'bool-optional(tensor(float6e2m3))', 'bool-optional(tensor(float6e3m2))', 'bool-optional(seq(tensor(uint8)))', 'bool-optional(seq(tensor(uint16)))', 'bool-optional(seq(tensor(uint32)))', 'bool-optional(seq(tensor(uint64)))', 'bool-optional(seq(tensor(int8)))', 'bool-optional(seq(tensor(int16)))', 'bool-optional(seq(tensor(int32)))', 'bool-optional(seq(tensor(int64)))', 'bool-optional(seq(tensor(bfloat16)))', 'bool-optional(seq(tensor(float16)))', 'bool-optional(seq(tensor(float)))', 'bool-optional(seq(tensor(double)))', 'bool-optional(seq(tensor(string)))', 'bool-optional(seq(tensor(bool)))', 'bool-optional(seq(tensor(complex64)))', 'bool-optional(seq(tensor(complex128)))', 'bool-optional(seq(tensor(float8e4m3fn)))', 'bool-optional(seq(tensor(float8e4m3fnuz)))', 'bool-optional(seq(tensor(float8e5m2)))', 'bool-optional(seq(tensor(float8e5m2fnuz)))', 'bool-optional(seq(tensor(uint4)))', 'bool-optional(seq(tensor(int4)))', 'bool-optional(seq(tensor(float4e2m1)))', 'bool-optional(seq(tensor(float8e8m0)))', 'bool-optional(seq(tensor(uint2)))', 'bool-optional(seq(tensor(int2)))', 'bool-optional(seq(tensor(float6e2m3)))', 'bool-optional(seq(tensor(float6e3m2)))', 'bool-uint8', 'bool-uint16', 'bool-uint32', 'bool-uint64', 'bool-int8', 'bool-int16', 'bool-int32', 'bool-int64', 'bool-bfloat16', 'bool-float16', 'bool-float', 'bool-double', 'bool-string', 'bool-bool', 'bool-complex64', 'bool-complex128', 'bool-float8e4m3fn', 'bool-float8e4m3fnuz', 'bool-float8e5m2', 'bool-float8e5m2fnuz', 'bool-uint4', 'bool-int4', 'bool-float4e2m1', 'bool-float8e8m0', 'bool-uint2', 'bool-int2', 'bool-float6e2m3', 'bool-float6e3m2', 'bool-seq(tensor(uint8))', 'bool-seq(tensor(uint16))', 'bool-seq(tensor(uint32))', 'bool-seq(tensor(uint64))', 'bool-seq(tensor(int8))', 'bool-seq(tensor(int16))', 'bool-seq(tensor(int32))', 'bool-seq(tensor(int64))', 'bool-seq(tensor(bfloat16))', 'bool-seq(tensor(float16))', 'bool-seq(tensor(float))', 'bool-seq(tensor(double))', 'bool-seq(tensor(string))', 'bool-seq(tensor(bool))', 'bool-seq(tensor(complex64))', 'bool-seq(tensor(complex128))', 'bool-seq(tensor(float8e4m3fn))', 'bool-seq(tensor(float8e4m3fnuz))', 'bool-seq(tensor(float8e5m2))', 'bool-seq(tensor(float8e5m2fnuz))', 'bool-seq(tensor(uint4))', 'bool-seq(tensor(int4))', 'bool-seq(tensor(float4e2m1))', 'bool-seq(tensor(float8e8m0))', 'bool-seq(tensor(uint2))', 'bool-seq(tensor(int2))', 'bool-seq(tensor(float6e2m3))', 'bool-seq(tensor(float6e3m2))']
 
 
 def optional_has_element_28_calls(types, initializers=True, siblings=0):
     """Cases of OptionalHasElement-28 with its type parameters bound by ``types``: built valid by
-    construction by opkit's case generator."""
+    construction by opkit's case generator (family hook: sequence)."""
     return cases(SPEC, V28, types=types, initializers=initializers, siblings=siblings)
 
 

@@ -83,7 +83,7 @@ V7_TYPE_IDS = ['float16', 'float', 'double']
 
 def p_relu_7_calls(types, initializers=True, siblings=0):
     """Cases of PRelu-7 with its type parameters bound by ``types``: built valid by
-    construction by opkit's case generator."""
+    construction by opkit's case generator (family hook: elementwise)."""
     return cases(SPEC, V7, types=types, initializers=initializers, siblings=siblings)
 
 
@@ -113,7 +113,7 @@ V9_TYPE_IDS = ['float16', 'float', 'double', 'uint32', 'uint64', 'int32', 'int64
 
 def p_relu_9_calls(types, initializers=True, siblings=0):
     """Cases of PRelu-9 with its type parameters bound by ``types``: built valid by
-    construction by opkit's case generator."""
+    construction by opkit's case generator (family hook: elementwise)."""
     return cases(SPEC, V9, types=types, initializers=initializers, siblings=siblings)
 
 
@@ -144,7 +144,7 @@ V16_TYPE_IDS = ['bfloat16', 'float16', 'float', 'double', 'uint32', 'uint64', 'i
 
 def p_relu_16_calls(types, initializers=True, siblings=0):
     """Cases of PRelu-16 with its type parameters bound by ``types``: built valid by
-    construction by opkit's case generator."""
+    construction by opkit's case generator (family hook: elementwise)."""
     return cases(SPEC, V16, types=types, initializers=initializers, siblings=siblings)
 
 

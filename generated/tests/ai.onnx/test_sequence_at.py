@@ -22,13 +22,43 @@ SPEC = harness.load_op('ai.onnx', 'SequenceAt')
 
 V11 = SPEC.version(11)
 V11_TYPES = [
+    {'S': 'seq(tensor(uint8))', 'I': 'tensor(int32)', 'T': 'tensor(uint8)'},
+    {'S': 'seq(tensor(uint8))', 'I': 'tensor(int64)', 'T': 'tensor(uint8)'},
+    {'S': 'seq(tensor(uint16))', 'I': 'tensor(int32)', 'T': 'tensor(uint16)'},
+    {'S': 'seq(tensor(uint16))', 'I': 'tensor(int64)', 'T': 'tensor(uint16)'},
+    {'S': 'seq(tensor(uint32))', 'I': 'tensor(int32)', 'T': 'tensor(uint32)'},
+    {'S': 'seq(tensor(uint32))', 'I': 'tensor(int64)', 'T': 'tensor(uint32)'},
+    {'S': 'seq(tensor(uint64))', 'I': 'tensor(int32)', 'T': 'tensor(uint64)'},
+    {'S': 'seq(tensor(uint64))', 'I': 'tensor(int64)', 'T': 'tensor(uint64)'},
+    {'S': 'seq(tensor(int8))', 'I': 'tensor(int32)', 'T': 'tensor(int8)'},
+    {'S': 'seq(tensor(int8))', 'I': 'tensor(int64)', 'T': 'tensor(int8)'},
+    {'S': 'seq(tensor(int16))', 'I': 'tensor(int32)', 'T': 'tensor(int16)'},
+    {'S': 'seq(tensor(int16))', 'I': 'tensor(int64)', 'T': 'tensor(int16)'},
+    {'S': 'seq(tensor(int32))', 'I': 'tensor(int32)', 'T': 'tensor(int32)'},
+    {'S': 'seq(tensor(int32))', 'I': 'tensor(int64)', 'T': 'tensor(int32)'},
+    {'S': 'seq(tensor(int64))', 'I': 'tensor(int32)', 'T': 'tensor(int64)'},
+    {'S': 'seq(tensor(int64))', 'I': 'tensor(int64)', 'T': 'tensor(int64)'},
+    {'S': 'seq(tensor(float16))', 'I': 'tensor(int32)', 'T': 'tensor(float16)'},
+    {'S': 'seq(tensor(float16))', 'I': 'tensor(int64)', 'T': 'tensor(float16)'},
+    {'S': 'seq(tensor(float))', 'I': 'tensor(int32)', 'T': 'tensor(float)'},
+    {'S': 'seq(tensor(float))', 'I': 'tensor(int64)', 'T': 'tensor(float)'},
+    {'S': 'seq(tensor(double))', 'I': 'tensor(int32)', 'T': 'tensor(double)'},
+    {'S': 'seq(tensor(double))', 'I': 'tensor(int64)', 'T': 'tensor(double)'},
+    {'S': 'seq(tensor(string))', 'I': 'tensor(int32)', 'T': 'tensor(string)'},
+    {'S': 'seq(tensor(string))', 'I': 'tensor(int64)', 'T': 'tensor(string)'},
+    {'S': 'seq(tensor(bool))', 'I': 'tensor(int32)', 'T': 'tensor(bool)'},
+    {'S': 'seq(tensor(bool))', 'I': 'tensor(int64)', 'T': 'tensor(bool)'},
+    {'S': 'seq(tensor(complex64))', 'I': 'tensor(int32)', 'T': 'tensor(complex64)'},
+    {'S': 'seq(tensor(complex64))', 'I': 'tensor(int64)', 'T': 'tensor(complex64)'},
+    {'S': 'seq(tensor(complex128))', 'I': 'tensor(int32)', 'T': 'tensor(complex128)'},
+    {'S': 'seq(tensor(complex128))', 'I': 'tensor(int64)', 'T': 'tensor(complex128)'},
 ]
-V11_TYPE_IDS = []
+V11_TYPE_IDS = ['int32-seq(tensor(uint8))-uint8', 'int64-seq(tensor(uint8))-uint8', 'int32-seq(tensor(uint16))-uint16', 'int64-seq(tensor(uint16))-uint16', 'int32-seq(tensor(uint32))-uint32', 'int64-seq(tensor(uint32))-uint32', 'int32-seq(tensor(uint64))-uint64', 'int64-seq(tensor(uint64))-uint64', 'int32-seq(tensor(int8))-int8', 'int64-seq(tensor(int8))-int8', 'int32-seq(tensor(int16))-int16', 'int64-seq(tensor(int16))-int16', 'int32-seq(tensor(int32))-int32', 'int64-seq(tensor(int32))-int32', 'int32-seq(tensor(int64))-int64', 'int64-seq(tensor(int64))-int64', 'int32-seq(tensor(float16))-float16', 'int64-seq(tensor(float16))-float16', 'int32-seq(tensor(float))-float', 'int64-seq(tensor(float))-float', 'int32-seq(tensor(double))-double', 'int64-seq(tensor(double))-double', 'int32-seq(tensor(string))-string', 'int64-seq(tensor(string))-string', 'int32-seq(tensor(bool))-bool', 'int64-seq(tensor(bool))-bool', 'int32-seq(tensor(complex64))-complex64', 'int64-seq(tensor(complex64))-complex64', 'int32-seq(tensor(complex128))-complex128', 'int64-seq(tensor(complex128))-complex128']
 
 
 def sequence_at_11_calls(types, initializers=True, siblings=0):
     """Cases of SequenceAt-11 with its type parameters bound by ``types``: built valid by
-    construction by opkit's case generator."""
+    construction by opkit's case generator (family hook: sequence)."""
     return cases(SPEC, V11, types=types, initializers=initializers, siblings=siblings)
 
 

@@ -22,13 +22,28 @@ SPEC = harness.load_op('ai.onnx', 'SequenceEmpty')
 
 V11 = SPEC.version(11)
 V11_TYPES = [
+    {'S': 'seq(tensor(uint8))'},
+    {'S': 'seq(tensor(uint16))'},
+    {'S': 'seq(tensor(uint32))'},
+    {'S': 'seq(tensor(uint64))'},
+    {'S': 'seq(tensor(int8))'},
+    {'S': 'seq(tensor(int16))'},
+    {'S': 'seq(tensor(int32))'},
+    {'S': 'seq(tensor(int64))'},
+    {'S': 'seq(tensor(float16))'},
+    {'S': 'seq(tensor(float))'},
+    {'S': 'seq(tensor(double))'},
+    {'S': 'seq(tensor(string))'},
+    {'S': 'seq(tensor(bool))'},
+    {'S': 'seq(tensor(complex64))'},
+    {'S': 'seq(tensor(complex128))'},
 ]
-V11_TYPE_IDS = []
+V11_TYPE_IDS = ['seq(tensor(uint8))', 'seq(tensor(uint16))', 'seq(tensor(uint32))', 'seq(tensor(uint64))', 'seq(tensor(int8))', 'seq(tensor(int16))', 'seq(tensor(int32))', 'seq(tensor(int64))', 'seq(tensor(float16))', 'seq(tensor(float))', 'seq(tensor(double))', 'seq(tensor(string))', 'seq(tensor(bool))', 'seq(tensor(complex64))', 'seq(tensor(complex128))']
 
 
 def sequence_empty_11_calls(types, initializers=True, siblings=0):
     """Cases of SequenceEmpty-11 with its type parameters bound by ``types``: built valid by
-    construction by opkit's case generator."""
+    construction by opkit's case generator (family hook: sequence)."""
     return cases(SPEC, V11, types=types, initializers=initializers, siblings=siblings)
 
 

@@ -22,13 +22,28 @@ SPEC = harness.load_op('ai.onnx', 'SequenceLength')
 
 V11 = SPEC.version(11)
 V11_TYPES = [
+    {'S': 'seq(tensor(uint8))', 'I': 'tensor(int64)'},
+    {'S': 'seq(tensor(uint16))', 'I': 'tensor(int64)'},
+    {'S': 'seq(tensor(uint32))', 'I': 'tensor(int64)'},
+    {'S': 'seq(tensor(uint64))', 'I': 'tensor(int64)'},
+    {'S': 'seq(tensor(int8))', 'I': 'tensor(int64)'},
+    {'S': 'seq(tensor(int16))', 'I': 'tensor(int64)'},
+    {'S': 'seq(tensor(int32))', 'I': 'tensor(int64)'},
+    {'S': 'seq(tensor(int64))', 'I': 'tensor(int64)'},
+    {'S': 'seq(tensor(float16))', 'I': 'tensor(int64)'},
+    {'S': 'seq(tensor(float))', 'I': 'tensor(int64)'},
+    {'S': 'seq(tensor(double))', 'I': 'tensor(int64)'},
+    {'S': 'seq(tensor(string))', 'I': 'tensor(int64)'},
+    {'S': 'seq(tensor(bool))', 'I': 'tensor(int64)'},
+    {'S': 'seq(tensor(complex64))', 'I': 'tensor(int64)'},
+    {'S': 'seq(tensor(complex128))', 'I': 'tensor(int64)'},
 ]
-V11_TYPE_IDS = []
+V11_TYPE_IDS = ['int64-seq(tensor(uint8))', 'int64-seq(tensor(uint16))', 'int64-seq(tensor(uint32))', 'int64-seq(tensor(uint64))', 'int64-seq(tensor(int8))', 'int64-seq(tensor(int16))', 'int64-seq(tensor(int32))', 'int64-seq(tensor(int64))', 'int64-seq(tensor(float16))', 'int64-seq(tensor(float))', 'int64-seq(tensor(double))', 'int64-seq(tensor(string))', 'int64-seq(tensor(bool))', 'int64-seq(tensor(complex64))', 'int64-seq(tensor(complex128))']
 
 
 def sequence_length_11_calls(types, initializers=True, siblings=0):
     """Cases of SequenceLength-11 with its type parameters bound by ``types``: built valid by
-    construction by opkit's case generator."""
+    construction by opkit's case generator (family hook: sequence)."""
     return cases(SPEC, V11, types=types, initializers=initializers, siblings=siblings)
 
 

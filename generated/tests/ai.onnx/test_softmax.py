@@ -31,7 +31,7 @@ V1_TYPE_IDS = ['float16', 'float', 'double']
 
 def softmax_1_calls(types, initializers=True, siblings=0):
     """Cases of Softmax-1 with its type parameters bound by ``types``: built valid by
-    construction by opkit's case generator."""
+    construction by opkit's case generator (family hook: reduction)."""
     return cases(SPEC, V1, types=types, initializers=initializers, siblings=siblings)
 
 

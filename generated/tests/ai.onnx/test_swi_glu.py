@@ -32,7 +32,7 @@ V28_TYPE_IDS = ['bfloat16', 'float16', 'float', 'double']
 
 def swi_glu_28_calls(types, initializers=True, siblings=0):
     """Cases of SwiGLU-28 with its type parameters bound by ``types``: built valid by
-    construction by opkit's case generator."""
+    construction by opkit's case generator (family hook: elementwise)."""
     return cases(SPEC, V28, types=types, initializers=initializers, siblings=siblings)
 
 
