@@ -25,7 +25,7 @@ import os
 from dataclasses import dataclass
 
 from ..conformance.causes import Cause, causes
-from ..conformance.second_opinion import AGREES_WITH_OPKIT
+from ..conformance.second_opinion import AGREES_WITH_OPKIT, needs_review
 from ..jsonfiles import JSONFileError
 from . import GenContext
 from .scoreboard import _esc, _short, _slug, load
@@ -89,19 +89,23 @@ def load_audit(root: str) -> tuple[AuditEntry, ...]:
     return tuple(entries)
 
 
-def _settled_by_second_opinion(cause: Cause) -> bool:
-    opinions = cause.example.get("second_opinion") or ()
-    return any(o.get("verdict") == AGREES_WITH_OPKIT for o in opinions) and not cause.review
+def _confirmed(case: dict) -> bool:
+    """A case whose second opinion computes opkit's expected outputs (and none sides against it)."""
+    opinions = case.get("second_opinion") or ()
+    return any(o.get("verdict") == AGREES_WITH_OPKIT for o in opinions) and not needs_review(opinions)
 
 
-def judged(cause: Cause, audit: tuple[AuditEntry, ...]) -> tuple[str, str]:
-    """(status, why) of a cause: confirmed by the second opinion, or the audit's verdict, or unaudited."""
+def judged(cause: Cause, cases: list[dict], audit: tuple[AuditEntry, ...]) -> tuple[str, str, int]:
+    """(status, why, cases confirmed by a second opinion) of a cause: the audit's verdict when an
+    entry covers it; else real when every case's second opinion agrees with opkit; else unaudited
+    (some cases may still be confirmed: the count says how many)."""
+    confirmed = sum(1 for c in cases if _confirmed(c))
     entry = next((e for e in audit if e.covers(cause)), None)
     if entry is not None:
-        return entry.verdict, entry.why
-    if _settled_by_second_opinion(cause):
-        return "real", "the second opinion computes opkit's expected outputs"
-    return "unaudited", ""
+        return entry.verdict, entry.why, confirmed
+    if confirmed == len(cases):
+        return "real", "the second opinion computes opkit's expected outputs", confirmed
+    return "unaudited", "", confirmed
 
 
 def _opinion_text(cause: Cause) -> str:
@@ -111,14 +115,17 @@ def _opinion_text(cause: Cause) -> str:
 
 def render_backend(backend: str, source: str, report: dict, found: list[Cause], audit) -> str:
     charged = [c for c in found if c.outcome in CHARGED]
-    status = {id(c): judged(c, audit) for c in charged}
+    members = cause_members(report.get("cases", []), backend)
+    status = {id(c): judged(c, members.get(_key(c), []), audit) for c in charged}
     cases = {v: sum(c.cases for c in charged if status[id(c)][0] == v) for v in (*VERDICTS, "unaudited")}
+    # an unaudited cause may still hold cases a second opinion confirms one by one
+    partly = sum(status[id(c)][2] for c in charged if status[id(c)][0] == "unaudited")
     total = sum(c.cases for c in charged)
-    by_opinion = sum(c.cases for c in charged if _settled_by_second_opinion(c)
-                     and not any(e.covers(c) for e in audit))
+    by_audit = sum(c.cases for c in charged if status[id(c)][0] == "real" and any(e.covers(c) for e in audit))
     target = report.get("target", {})
     versions = ", ".join(f"{b.get('name')} {b.get('version')}" for b in target.get("backends", []))
-    share = (100.0 * cases["real"] / total) if total else 100.0
+    real = cases["real"] + partly
+    share = (100.0 * real / total) if total else 100.0
     lines = [_HEADER.format(src=f"{source} and {AUDIT}"), "", f"# Findings: {backend}", "",
              f"From `{source}` ({_esc(versions)}; {report.get('settings', {}).get('max_examples', '?')} examples per "
              f"binding, seed {target.get('seed', '?')}). Failures charged to the runtime (mismatch, error, crash, "
@@ -129,21 +136,39 @@ def render_backend(backend: str, source: str, report: dict, found: list[Cause], 
     for verdict, label in (("real", "real (second opinion or audit)"), ("opkit", "opkit's own mistake"),
                            ("ambiguous", "the spec is ambiguous"), ("unaudited", "not audited yet")):
         n_causes = sum(1 for c in charged if status[id(c)][0] == verdict)
-        lines.append(f"| {label} | {n_causes} | {cases[verdict]} |")
-    lines += ["", f"**{share:.1f}%** of the charged cases are confirmed real ({by_opinion} by a second opinion "
-              f"alone, {cases['real'] - by_opinion} by the audit in `{AUDIT}`).", "",
-              "| status | outcome | op | feature | cause | cases | types | second opinion | why | smallest case |",
+        extra = f" ({partly} of them confirmed case by case)" if verdict == "unaudited" and partly else ""
+        lines.append(f"| {label} | {n_causes} | {cases[verdict]}{extra} |")
+    lines += ["", f"**{share:.1f}%** of the charged cases are confirmed real ({real - by_audit} by a second opinion "
+              f"that computes opkit's expected outputs, {by_audit} by the audit in `{AUDIT}`).", "",
+              "| status | outcome | op | feature | cause | cases (confirmed) | types | second opinion | why "
+              "| smallest case |",
               "|---|---|---|---|---|---:|---|---|---|---|"]
     order = {"opkit": 0, "ambiguous": 1, "unaudited": 2, "real": 3}
     for c in sorted(charged, key=lambda c: (order[status[id(c)][0]], c.op, c.outcome, c.signature)):
-        verdict, why = status[id(c)]
+        verdict, why, confirmed = status[id(c)]
         example = c.example.get("minimal_example") or ""
         versions = ",".join(str(v) for v in c.versions)
         types = ", ".join(c.types[:3]) + (" ..." if len(c.types) > 3 else "")
         lines.append(f"| {verdict} | {c.outcome} | {_esc(c.qualified)}-{versions} | {c.feature or '-'} | "
-                     f"{_esc(_short(c.signature, 140))} | {c.cases} | {_esc(types)} | {_esc(_opinion_text(c))} | "
-                     f"{_esc(_short(why, 200))} | {_esc(_short(example, 120))} |")
+                     f"{_esc(_short(c.signature, 140))} | {c.cases} ({confirmed}) | {_esc(types)} | "
+                     f"{_esc(_opinion_text(c))} | {_esc(_short(why, 200))} | {_esc(_short(example, 120))} |")
     return "\n".join(lines) + "\n"
+
+
+def _key(cause: Cause) -> tuple:
+    return (cause.backend, cause.domain, cause.op, cause.outcome, cause.signature, cause.feature)
+
+
+def cause_members(cases: list[dict], backend: str) -> dict[tuple, list[dict]]:
+    """The charged cases of ``backend`` under each cause key (as ``causes`` groups them)."""
+    from ..conformance.causes import input_feature, message_class
+
+    out: dict[tuple, list[dict]] = {}
+    for c in cases:
+        if c.get("backend") == backend and c.get("outcome") in CHARGED:
+            out.setdefault((backend, c["domain"], c["op"], c["outcome"], message_class(c), input_feature(c)),
+                           []).append(c)
+    return out
 
 
 def backend_causes(reports: list[dict]) -> dict[str, tuple[dict, list[Cause]]]:
