@@ -283,3 +283,21 @@ def test_crash_message_is_the_same_on_every_run():
     (record,) = runner.results
     assert record["outcome"] == "crash"
     assert record["message"] == "backend worker died: killed by signal SIGABRT"
+
+
+def test_overlapping_runs_keep_local_constants_off_until_the_last_ends():
+    """Dask worker threads run several ops at once: one run ending must not switch hypothesis's
+    local constants back on under another, and the last one restores what was there."""
+    from hypothesis.internal.conjecture import providers
+
+    from opkit.conformance.determinism import local_constants_off
+
+    original = providers._get_local_constants
+    first, second = local_constants_off(), local_constants_off()
+    first.__enter__()
+    second.__enter__()
+    first.__exit__(None, None, None)
+    assert providers._get_local_constants is not original
+    assert not providers._get_local_constants().integers
+    second.__exit__(None, None, None)
+    assert providers._get_local_constants is original

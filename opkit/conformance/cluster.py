@@ -577,11 +577,11 @@ class Cluster:
         return out
 
     def progress_detail(self) -> str:
-        """The end of the progress line: cases per worker (a few workers), or their spread."""
+        """The progress line's cases per worker (a few workers), or their spread over many."""
         counts = [n for _, n in sorted(self.per_worker.items())]
-        text = (" ".join(str(n) for n in counts) if len(counts) <= 8 else f"{min(counts)}-{max(counts)}") \
-            + f" cases on {len(counts)} worker(s)"
-        return text + (f", {len(self.lost)} lost" if self.lost else "")
+        text = (f"cases per worker: {' '.join(str(n) for n in counts)}" if len(counts) <= 8 else
+                f"cases per worker: {min(counts)}-{max(counts)} on {len(counts)}")
+        return text + (f"; {len(self.lost)} worker(s) lost" if self.lost else "")
 
     def summary(self) -> ClusterSummary:
         workers = set(self.worker_pids) | set(self.per_worker)

@@ -19,6 +19,10 @@ import threading
 
 _LOCK = threading.Lock()
 _OWN_CACHE = None  # the constants cache our runs use: a function of the global pool only
+# runs inside the block now (Dask worker threads run several ops at once) and what the first one
+# replaced: the last one out restores it, so no run ends the block under another's feet
+_ACTIVE = 0
+_SAVED: tuple | None = None
 
 
 def _providers():
@@ -37,22 +41,28 @@ def _providers():
 @contextlib.contextmanager
 def local_constants_off():
     """Within the block, hypothesis draws no constants from local modules' source. The previous
-    state is restored afterwards (other hypothesis users in the process keep their behaviour)."""
-    global _OWN_CACHE
+    state is restored when the last block open in the process ends (other hypothesis users in the
+    process keep their behaviour outside opkit's runs)."""
+    global _OWN_CACHE, _ACTIVE, _SAVED
     found = _providers()
     if found is None:
         yield
         return
     providers, constants = found
     with _LOCK:
-        empty = constants()
-        if _OWN_CACHE is None:
-            _OWN_CACHE = type(providers.CONSTANTS_CACHE)(1024)
-        saved = providers._get_local_constants, providers.CONSTANTS_CACHE
-        providers._get_local_constants = lambda: empty
-        providers.CONSTANTS_CACHE = _OWN_CACHE
+        if _ACTIVE == 0:
+            empty = constants()
+            if _OWN_CACHE is None:
+                _OWN_CACHE = type(providers.CONSTANTS_CACHE)(1024)
+            _SAVED = providers._get_local_constants, providers.CONSTANTS_CACHE
+            providers._get_local_constants = lambda: empty
+            providers.CONSTANTS_CACHE = _OWN_CACHE
+        _ACTIVE += 1
     try:
         yield
     finally:
         with _LOCK:
-            providers._get_local_constants, providers.CONSTANTS_CACHE = saved
+            _ACTIVE -= 1
+            if _ACTIVE == 0:
+                providers._get_local_constants, providers.CONSTANTS_CACHE = _SAVED
+                _SAVED = None
