@@ -140,5 +140,19 @@ def broadcast_pair(draw, out: list[int]) -> tuple[list[int], list[int]]:
     return a, b
 
 
-__all__ = ["ABSENT", "Context", "Draft", "axis_in", "broadcast_pair", "dims", "distinct_axes", "finite_values", "int_tensor",
+def by_op(family: str, builders: dict):
+    """A family hook that hands each op to its builder in ``builders`` (op name -> builder) and
+    says which op it cannot build."""
+    def hook(draw, ctx: Context) -> Draft:
+        builder = builders.get(ctx.op)
+        if builder is None:
+            from ..strategies import NotGeneratable
+
+            raise NotGeneratable(f"the {family} family has no builder for {ctx.op}")
+        return builder(draw, ctx)
+
+    return hook
+
+
+__all__ = ["ABSENT", "Context", "Draft", "by_op", "axis_in", "broadcast_pair", "dims", "distinct_axes", "finite_values", "int_tensor",
            "values"]

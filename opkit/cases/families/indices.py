@@ -13,8 +13,8 @@ from __future__ import annotations
 import numpy as np
 from hypothesis import strategies as st
 
-from ...strategies import NotGeneratable, cast
-from ..context import ABSENT, Context, Draft, axis_in, int_tensor, values
+from ...strategies import cast
+from ..context import ABSENT, Context, Draft, axis_in, by_op, int_tensor, values
 
 # a dimension size: mostly 1..3, sometimes 4, one time in sixteen 0 (shrinks towards 1)
 _DIM = st.sampled_from((1, 2, 3, 2, 1, 3, 4, 2, 3, 1, 2, 3, 1, 2, 4, 0))
@@ -405,8 +405,4 @@ _BUILDERS = {
 }
 
 
-def draw(draw, ctx: Context) -> Draft:
-    builder = _BUILDERS.get(ctx.op)
-    if builder is None:
-        raise NotGeneratable(f"the indices family has no builder for {ctx.op}")
-    return builder(draw, ctx)
+draw = by_op("indices", _BUILDERS)

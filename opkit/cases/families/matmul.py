@@ -11,8 +11,7 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
-from ...strategies import NotGeneratable
-from ..context import ABSENT, Context, Draft, broadcast_pair, values
+from ..context import ABSENT, Context, Draft, broadcast_pair, by_op, values
 
 _DIM = st.integers(1, 3)
 _ANY_DIM = st.one_of(st.integers(1, 3), st.just(0))
@@ -74,8 +73,4 @@ def _det(draw, ctx: Context) -> Draft:
 _BUILDERS = {"MatMul": _matmul, "Gemm": _gemm, "Det": _det}
 
 
-def draw(draw, ctx: Context) -> Draft:
-    builder = _BUILDERS.get(ctx.op)
-    if builder is None:
-        raise NotGeneratable(f"the matmul family has no builder for {ctx.op}")
-    return builder(draw, ctx)
+draw = by_op("matmul", _BUILDERS)

@@ -13,8 +13,7 @@ from __future__ import annotations
 from hypothesis import strategies as st
 
 from ...spec.types import ELEMENT_TYPE_CODES
-from ...strategies import NotGeneratable
-from ..context import ABSENT, Context, Draft, distinct_axes, finite_values, values
+from ..context import ABSENT, Context, Draft, by_op, distinct_axes, finite_values, values
 
 _EPSILON = st.sampled_from([ABSENT, 1e-5, 1e-3, 0.1, 0.0])
 _MOMENTUM = st.sampled_from([ABSENT, 0.9, 0.0, 0.5, 1.0])
@@ -187,8 +186,4 @@ _BUILDERS = {
 }
 
 
-def draw(draw, ctx: Context) -> Draft:
-    builder = _BUILDERS.get(ctx.op)
-    if builder is None:
-        raise NotGeneratable(f"the normalization family has no builder for {ctx.op}")
-    return builder(draw, ctx)
+draw = by_op("normalization", _BUILDERS)

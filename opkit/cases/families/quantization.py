@@ -28,8 +28,8 @@ import numpy as np
 from hypothesis import strategies as st
 
 from ...spec.types import ELEMENT_TYPE_CODES, INT_RANGES
-from ...strategies import NotGeneratable, cast
-from ..context import ABSENT, Context, Draft, axis_in, values
+from ...strategies import cast
+from ..context import ABSENT, Context, Draft, axis_in, by_op, values
 
 _SEED = st.integers(0, 2**32 - 1)
 _BOOL = st.booleans()
@@ -223,8 +223,4 @@ _OPS = {
 }
 
 
-def draw(draw, ctx: Context) -> Draft:
-    builder = _OPS.get(ctx.op)
-    if builder is None:
-        raise NotGeneratable(f"the quantization family has no builder for {ctx.op}")
-    return builder(draw, ctx)
+draw = by_op("quantization", _OPS)

@@ -29,7 +29,7 @@ from hypothesis import strategies as st
 from ...strategies import ABSENT, NotGeneratable
 from ...values import element_of
 from ..containers import MAX_SEQUENCE, draw_value
-from ..context import Context, Draft, axis_in, dims, int_tensor, values
+from ..context import Context, Draft, axis_in, by_op, dims, int_tensor, values
 
 MAX_TENSORS = MAX_SEQUENCE
 MAX_RANK = 3
@@ -179,8 +179,4 @@ _BUILDERS = {
 }
 
 
-def draw(draw, ctx: Context) -> Draft:
-    builder = _BUILDERS.get(ctx.op)
-    if builder is None:
-        raise NotGeneratable(f"the sequence family has no builder for {ctx.op}")
-    return builder(draw, ctx)
+draw = by_op("sequence", _BUILDERS)

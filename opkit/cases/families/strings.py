@@ -25,8 +25,8 @@ import numpy as np
 from hypothesis import strategies as st
 
 from ...spec.types import INT_RANGES
-from ...strategies import NotGeneratable, cast
-from ..context import ABSENT, Context, Draft, values
+from ...strategies import cast
+from ..context import ABSENT, Context, Draft, by_op, values
 
 _BOOL = st.booleans()
 _WORDS = ("Hello", "hello", "WORLD", "world", "abc", "ABC", "MiXeD", "x1", "", " ", "caf\u00e9", "CAF\u00c9",
@@ -192,8 +192,4 @@ _OPS = {
 }
 
 
-def draw(draw, ctx: Context) -> Draft:
-    builder = _OPS.get(ctx.op)
-    if builder is None:
-        raise NotGeneratable(f"the strings family has no builder for {ctx.op}")
-    return builder(draw, ctx)
+draw = by_op("strings", _OPS)

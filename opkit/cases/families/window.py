@@ -23,8 +23,7 @@ from hypothesis import strategies as st
 from ...conformance.dtypes import np_dtype
 from ...kernels.lib import pool, window_geometry
 from ...spec.types import INT_RANGES
-from ...strategies import NotGeneratable
-from ..context import ABSENT, Context, Draft, finite_values, int_tensor, values
+from ..context import ABSENT, Context, Draft, by_op, finite_values, int_tensor, values
 
 _BOOL = st.booleans()
 _SPATIAL = st.sampled_from((2, 1, 3))  # shrinks towards 2-D
@@ -496,8 +495,4 @@ _BUILDERS = {
 }
 
 
-def draw(draw, ctx: Context) -> Draft:
-    builder = _BUILDERS.get(ctx.op)
-    if builder is None:
-        raise NotGeneratable(f"the window family has no builder for {ctx.op}")
-    return builder(draw, ctx)
+draw = by_op("window", _BUILDERS)
