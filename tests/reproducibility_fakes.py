@@ -6,9 +6,9 @@ where opkit must not be needed.
 from __future__ import annotations
 
 import numpy as np
-from onnx.backend.base import Backend, BackendRep
+from onnx.backend.base import BackendRep
 
-from test_conformance_fakes import trilu
+from test_conformance_fakes import FakeBackend, trilu
 
 
 class _TriluRep(BackendRep):
@@ -31,21 +31,11 @@ class _TriluRep(BackendRep):
         return (trilu(*args, upper=self.upper),)
 
 
-class _TriluBackend(Backend):
-    max_ir_version = 13
-    version = "0.0-fake"
+class _TriluBackend(FakeBackend):
     lower_offset = 0
 
     @classmethod
-    def is_compatible(cls, model, device="CPU", **kwargs):
-        return True
-
-    @classmethod
-    def supports_device(cls, device):
-        return device == "CPU"
-
-    @classmethod
-    def prepare(cls, model, device="CPU", **kwargs):
+    def rep(cls, model):
         return _TriluRep(model, cls.lower_offset)
 
 

@@ -7,7 +7,8 @@ No opkit import: a bundle's repro.py loads these classes with opkit made unimpor
 from __future__ import annotations
 
 import numpy as np
-from onnx.backend.base import Backend, BackendRep
+from onnx.backend.base import BackendRep
+from test_conformance_fakes import FakeBackend
 
 
 class _Rep(BackendRep):
@@ -24,21 +25,11 @@ class _Rep(BackendRep):
         return tuple(self.post(o) for o in outputs)
 
 
-class _Fake(Backend):
+class _Fake(FakeBackend):
     post = staticmethod(lambda o: o)
-    max_ir_version = 13
-    version = "0.0-fake"
 
     @classmethod
-    def is_compatible(cls, model, device="CPU", **kwargs):
-        return True
-
-    @classmethod
-    def supports_device(cls, device):
-        return device == "CPU"
-
-    @classmethod
-    def prepare(cls, model, device="CPU", **kwargs):
+    def rep(cls, model):
         return _Rep(model, cls.post)
 
 

@@ -44,8 +44,10 @@ class _Rep(BackendRep):
         return (self.post(trilu(*args, upper=self.upper)),)
 
 
-class _Fake(Backend):
-    post = staticmethod(lambda o: o)
+class FakeBackend(Backend):
+    """What every fake backend here and in the other *_fakes modules shares: a CPU-only Backend
+    API class whose ``prepare`` builds the representation ``rep(model)`` says."""
+
     max_ir_version = 13
     version = "0.0-fake"
 
@@ -59,6 +61,18 @@ class _Fake(Backend):
 
     @classmethod
     def prepare(cls, model, device="CPU", **kwargs):
+        return cls.rep(model)
+
+    @classmethod
+    def rep(cls, model):
+        raise NotImplementedError
+
+
+class _Fake(FakeBackend):
+    post = staticmethod(lambda o: o)
+
+    @classmethod
+    def rep(cls, model):
         return _Rep(model, cls.post)
 
 
