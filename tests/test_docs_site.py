@@ -5,7 +5,8 @@ The default test builds a small site: the hand-written docs/ pages plus freshly 
 ai.onnx Trilu, com.microsoft Trilu, directml DiagonalMatrix1 and Pad (a multi-version op), mounted
 from a temporary folder (``-D opkit_mount_dir=...``), so it checks the current emitter, not
 whatever is in generated/. That takes a few seconds. Then the whole-site ``sphinx-build -W`` runs by default (about 50 s on two idle cores); skip it with
-``OPKIT_DOCS_FULL=0``.
+``OPKIT_DOCS_FULL=0``. That build is the ``full_site`` fixture of tests/conftest.py, which
+tests/test_site_browser.py browses too (one build per session).
 """
 
 from __future__ import annotations
@@ -17,7 +18,6 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import time
 from html.parser import HTMLParser
 
 import pytest
@@ -189,12 +189,9 @@ def test_trilu_in_a_browser(site, specs):
         assert _flat(dp.format_tensor(v.examples[0].outputs[0][1].value)) in text
 
 
-@pytest.mark.skipif(os.environ.get("OPKIT_DOCS_FULL") == "0", reason="whole-site build skipped: OPKIT_DOCS_FULL=0")
-def test_full_site_builds_with_warnings_as_errors(tmp_path):
-    start = time.perf_counter()
-    done = _sphinx([], str(tmp_path / "html"), str(tmp_path / "doctrees"), "-W", "--keep-going", "-j", "auto")
-    elapsed = time.perf_counter() - start
-    assert done.returncode == 0, done.stderr[-5000:]
-    size = sum(f.stat().st_size for f in (tmp_path / "html").rglob("*") if f.is_file())
-    print(f"full site: {elapsed:.0f} s, {size / 1e6:.1f} MB")
+def test_full_site_builds_with_warnings_as_errors(full_site):
+    # the build itself is tests/conftest.py's full_site, shared with tests/test_site_browser.py
+    assert full_site.done.returncode == 0, full_site.done.stderr[-5000:]
+    size = sum(f.stat().st_size for f in full_site.out.rglob("*") if f.is_file())
+    print(f"full site: {full_site.seconds:.0f} s, {size / 1e6:.1f} MB")
     assert size <= 40e6

@@ -1,10 +1,11 @@
 """The built site in a browser: an op page's conformance link leads to the scoreboard, whose repro
 link downloads the whole bundle as a zip.
 
-Needs Playwright (``pip install playwright``) driving the system's Chromium (``apt install
-chromium``): Playwright is never allowed to download a browser of its own. And a built site: the
-folder in ``OPKIT_SITE`` or docs/_build/html (``opkit docs``). Without any of these it skips,
-saying which is missing.
+Needs Playwright (in the dev extra) driving the system's Chromium (``apt-get install chromium``;
+.ci/run installs it where it can): Playwright is never allowed to download a browser of its own,
+so ``playwright install`` is never run. Without either the test skips, saying which is missing.
+The site is the folder in ``OPKIT_SITE`` if set, else the session's whole-site build
+(tests/conftest.py's ``full_site``, shared with tests/test_docs_site.py).
 """
 
 from __future__ import annotations
@@ -13,31 +14,56 @@ import importlib.util
 import os
 import shutil
 import zipfile
+from pathlib import Path
 
 import pytest
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-SITE = os.environ.get("OPKIT_SITE") or os.path.join(ROOT, "docs", "_build", "html")
-BROWSER = shutil.which("chromium") or shutil.which("chromium-browser")
-OP_PAGE = os.path.join(SITE, "generated", "operators", "ai.onnx", "Trilu.html")
-
-pytestmark = [
-    pytest.mark.skipif(importlib.util.find_spec("playwright") is None, reason="playwright is not installed"),
-    pytest.mark.skipif(BROWSER is None, reason="no system chromium (apt install chromium); "
-                                               "Playwright may not download one"),
-    pytest.mark.skipif(not os.path.exists(OP_PAGE), reason=f"no built site at {SITE} (run opkit docs)"),
-]
+OP_PAGE = Path("generated", "operators", "ai.onnx", "Trilu.html")
+# Without these, Chromium waits on the network it cannot reach here (component updates, sync,
+# QUIC probes) and the launch or first page hangs.
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync"]
 
 
-def test_op_page_to_scoreboard_to_bundle_zip(tmp_path):
-    os.environ.setdefault("PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD", "1")
+def chromium() -> str | None:
+    return shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+def why_no_browser() -> str | None:
+    """One line saying what is missing for a browser test here, or None."""
+    if importlib.util.find_spec("playwright") is None:
+        return "playwright is not installed (pip install -e '.[dev]')"
+    if chromium() is None:
+        return "no system Chromium (apt-get install chromium); Playwright may not download one"
+    return None
+
+
+MISSING = why_no_browser()
+
+
+@pytest.fixture
+def built_site(request) -> Path:
+    if os.environ.get("OPKIT_SITE"):
+        return Path(os.environ["OPKIT_SITE"])
+    if os.environ.get("OPKIT_DOCS_FULL") == "0":
+        pytest.skip("no site to browse: OPKIT_DOCS_FULL=0 skips the whole-site build (set OPKIT_SITE to a built one)")
+    built = request.getfixturevalue("full_site")  # only without OPKIT_SITE: the build takes minutes
+    assert (built.out / OP_PAGE).exists(), f"the site build wrote no {OP_PAGE}: {built.done.stderr[-3000:]}"
+    return built.out
+
+
+@pytest.mark.skipif(MISSING is not None, reason=MISSING or "")
+def test_op_page_to_scoreboard_to_bundle_zip(built_site, tmp_path, monkeypatch):
+    monkeypatch.setenv("PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD", "1")
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=BROWSER, args=["--no-sandbox", "--disable-gpu"])
+        # a persistent context so the profile is a new empty folder of ours
+        context = p.chromium.launch_persistent_context(tmp_path / "profile", executable_path=chromium(),
+                                                       headless=True, args=CHROMIUM_ARGS, accept_downloads=True)
         try:
-            page = browser.new_context(accept_downloads=True).new_page()
-            page.goto(f"file://{OP_PAGE}")
+            page = context.new_page()
+            page.goto((built_site / OP_PAGE).resolve().as_uri())
             assert page.locator("h3", has_text="Conformance").count() >= 1
             page.locator("a", has_text="scoreboard page").first.click()
             page.wait_for_load_state()
@@ -50,8 +76,19 @@ def test_op_page_to_scoreboard_to_bundle_zip(tmp_path):
             target = tmp_path / info.value.suggested_filename
             info.value.save_as(target)
         finally:
-            browser.close()
+            context.close()
     assert target.suffix == ".zip"
     with zipfile.ZipFile(target) as zf:
         names = {n.split("/", 1)[1] for n in zf.namelist()}
     assert {"repro.py", "case.json"} <= names
+
+
+def test_skips_say_what_is_missing(monkeypatch):
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "playwright" else real(name, *a))
+    assert why_no_browser() == "playwright is not installed (pip install -e '.[dev]')"
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: object())
+    monkeypatch.setattr(shutil, "which", lambda name: None)
+    assert why_no_browser().startswith("no system Chromium (apt-get install chromium)")
+    monkeypatch.setattr(shutil, "which", lambda name: "/usr/bin/chromium" if name == "chromium" else None)
+    assert why_no_browser() is None
