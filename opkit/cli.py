@@ -113,6 +113,8 @@ def _relative(diag) -> str:  # a Diagnostic or a line that starts with a path
 def cmd_import(args: argparse.Namespace) -> int:
     from .importing import IMPORTERS, import_specs, load_importer
 
+    if args.source == "onnx-examples":
+        return _import_examples(args)
     if args.source not in IMPORTERS:
         raise UsageError(f"unknown import source {args.source!r}; choose from {', '.join(IMPORTERS)}")
     try:
@@ -136,6 +138,36 @@ def cmd_import(args: argparse.Namespace) -> int:
     verb = "would change" if args.check else "written"
     print(f"{len(specs)} ops from {args.source}: {len(result.written)} {verb}, {result.unchanged} unchanged",
           file=sys.stderr)
+    if args.check and result.written:
+        for path in result.written:
+            print(f"out of date: {path}")
+        return EXIT_PROBLEMS
+    return EXIT_PROBLEMS if problems else EXIT_OK
+
+
+def _import_examples(args: argparse.Namespace) -> int:
+    from .importing import import_examples
+
+    if args.max_elements is not None and args.max_elements < 1:
+        raise UsageError("--max-elements must be at least 1")
+    try:
+        result, found, problems = import_examples(_specs_dir(args), check=args.check,
+                                                  only=set(args.op) if args.op else None,
+                                                  max_elements=args.max_elements)
+    except ImportError as exc:
+        raise UsageError(f"importing onnx's node tests needs onnx: {exc}") from None
+    for diag in problems:
+        print(_relative(diag))
+    if problems:
+        _err(f"{len({d.location.file for d in problems})} spec file(s) on disk do not load; their examples were "
+             "not imported. Fix them and import again.")
+    ops = len({(i.domain, i.op) for i in found.examples})
+    print(f"{len(found.examples)} examples for {ops} ops from onnx {found.onnx_version}'s node tests; "
+          f"{sum(found.skipped.values())} cases left out:", file=sys.stderr)
+    for reason, count in found.skipped.most_common():
+        print(f"  {count:5d}  {reason}", file=sys.stderr)
+    verb = "would change" if args.check else "written"
+    print(f"spec files: {len(result.written)} {verb}, {result.unchanged} unchanged", file=sys.stderr)
     if args.check and result.written:
         for path in result.written:
             print(f"out of date: {path}")
@@ -217,15 +249,21 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-q", "--quiet", action="store_true", help="print nothing when there is no problem")
     p.set_defaults(func=cmd_validate)
 
-    p = sub.add_parser("import", help="import specs from onnx or onnxruntime schemas (merges, never clobbers)",
+    p = sub.add_parser("import", help="import specs from onnx or onnxruntime schemas, or onnx's node tests as "
+                                      "examples (merges, never clobbers)",
                        description="Write specs/<domain>/<Op>.yaml from a schema registry. Imported fields are "
                                    "refreshed; opkit extensions already in the files (semantics, kernels, "
-                                   "examples, ...) are kept.")
-    p.add_argument("source", choices=["onnx", "onnxruntime"], help="onnx: onnx.defs (all domains); "
-                   "onnxruntime: the com.microsoft contrib schemas")
+                                   "examples, ...) are kept. `onnx-examples` writes onnx's node test cases into "
+                                   "the `examples` of the specs already there, replacing what an earlier import "
+                                   "wrote and keeping hand-written examples.")
+    p.add_argument("source", choices=["onnx", "onnxruntime", "onnx-examples"],
+                   help="onnx: onnx.defs (all domains); onnxruntime: the com.microsoft contrib schemas; "
+                        "onnx-examples: onnx.backend.test.case.node")
     p.add_argument("--op", action="append", metavar="OP", help="import only this op (repeatable)")
     p.add_argument("--check", action="store_true", help="write nothing; print first what the installed "
                    "registry adds, changes or removes; exit 1 if specs/ would change")
+    p.add_argument("--max-elements", type=int, default=None, metavar="N",
+                   help="onnx-examples: leave out cases with more than N tensor elements in all (default 1024)")
     p.set_defaults(func=cmd_import)
 
     p = sub.add_parser("gen", help="generate kernels, tests, docs and the JSON Schema from the specs",

@@ -476,6 +476,11 @@ def bind_type_attributes(version: OpVersion, binding: dict[str, str], attrs: dic
     return attrs
 
 
+def variadic_arguments(name: str, values) -> list[tuple[str, Any]]:
+    """A variadic input's arguments as case inputs: name, name_1, name_2, ... (as expand() names them)."""
+    return [(name if k == 0 else f"{name}_{k}", value) for k, value in enumerate(values)]
+
+
 def make_case(spec_or_version, version: OpVersion, binding: dict[str, str], attrs: dict[str, Any],
               inputs: list[tuple[str, Any]], initializers=(), *, domain: str | None = None,
               op: str | None = None) -> Case:

@@ -177,6 +177,12 @@ def _example(draw, name: str, version: OpVersion) -> Example | None:
             bound[p.type] = dtype
         return draw(_tensor(p, dtype))
 
+    def argument_for(p: FormalParameter):
+        if p.option != "variadic":
+            return tensor_for(p)
+        items = [tensor_for(p) for _ in range(draw(st.integers(max(1, p.min_arity), 3)))]
+        return None if any(t is None for t in items) else tuple(items)
+
     inputs = []
     for p in version.inputs:
         if p.option == "optional" and draw(st.booleans()):
@@ -184,7 +190,7 @@ def _example(draw, name: str, version: OpVersion) -> Example | None:
             continue
         if p.option != "single" and draw(st.booleans()):
             continue
-        t = tensor_for(p)
+        t = argument_for(p)
         if t is None:
             if p.option == "single":
                 return None
@@ -192,7 +198,7 @@ def _example(draw, name: str, version: OpVersion) -> Example | None:
         inputs.append((p.name, t))
     outputs = []
     for p in version.outputs:
-        t = tensor_for(p)
+        t = argument_for(p)
         if t is not None:
             outputs.append((p.name, t))
     if not outputs:
@@ -210,7 +216,9 @@ def _example(draw, name: str, version: OpVersion) -> Example | None:
         else:
             value = draw(_ATTR_VALUE[a.type])
         attributes.append((a.name, value))
-    return Example(name, draw(_TEXT), tuple(attributes), tuple(inputs), tuple(outputs))
+    precision = draw(st.sampled_from([0.0, 1e-3, 0.5]))
+    return Example(name, draw(_TEXT), tuple(attributes), tuple(inputs), tuple(outputs), source=draw(_TEXT),
+                   rtol=precision, atol=precision / 1e4)
 
 
 @st.composite

@@ -26,7 +26,7 @@ from hypothesis import strategies as st
 from ..spec.model import OpSpec, OpVersion, RankRule
 from ..strategies import (_BOOL, _DIMS, _FEED, _SEED, ABSENT, TYPE_ATTRIBUTES, Case, NotGeneratable, _draw_tensor,
                           _ints, _pick, attribute, bind_type_attributes, bindable_types, cache_by_identity, param_elem,
-                          type_binding)
+                          type_binding, variadic_arguments)
 from ..values import is_container_type
 from .containers import draw_value, generic_tensors
 from .context import Context, Draft, distinct_axes
@@ -124,7 +124,7 @@ def cases(draw, spec: OpSpec, version: OpVersion, types: dict[str, Any] | None =
         if p.name in draft.inputs:
             given = draft.inputs[p.name]
             if p.option == "variadic" and isinstance(given, (list, tuple)):  # several values, named as expand() does
-                inputs += [(p.name if k == 0 else f"{p.name}_{k}", arr) for k, arr in enumerate(given)]
+                inputs += variadic_arguments(p.name, given)
             else:
                 inputs.append((p.name, given))
             continue
@@ -141,8 +141,8 @@ def cases(draw, spec: OpSpec, version: OpVersion, types: dict[str, Any] | None =
             inputs.append((p.name, _draw_tensor(draw, elem, dims, p.rank, broadcast) if draw(_BOOL) else None))
         elif p.option == "variadic":
             count = draw(_ints(max(1, p.min_arity), max(1, p.min_arity) + 2))
-            inputs += [(p.name if k == 0 else f"{p.name}_{k}", _draw_tensor(draw, elem, dims, p.rank, broadcast))
-                       for k in range(count)]
+            inputs += variadic_arguments(p.name, [_draw_tensor(draw, elem, dims, p.rank, broadcast)
+                                                  for _ in range(count)])
         else:
             inputs.append((p.name, _draw_tensor(draw, elem, dims, p.rank, broadcast)))
 

@@ -7,13 +7,15 @@ import contextlib
 import functools
 import os
 import textwrap
+from dataclasses import replace
 from typing import Any, Callable
 
 import numpy as np
 
 from ..spec import scopes
-from ..spec.model import Example, OpSpec, OpVersion, TensorValue
-from ..strategies import Case, make_case
+from ..spec.model import ContainerValue, Example, OpSpec, OpVersion, TensorValue
+from ..strategies import Case, make_case, variadic_arguments
+from ..values import EMPTY_OPTIONAL
 from .compare import equal
 from .dtypes import elem_from_dtype, np_dtype
 
@@ -162,6 +164,16 @@ def tensor_array(tv: TensorValue) -> np.ndarray:
     return arr.reshape(tv.shape)
 
 
+def example_value(value, *, empty_optional=None):
+    """An example argument as opkit holds values (``opkit.values``): a tensor as an array, a
+    sequence as a list, an optional as its element or ``empty_optional``."""
+    if isinstance(value, ContainerValue):
+        if value.type.startswith("seq("):
+            return [example_value(v) for v in value.items]
+        return example_value(value.items[0]) if value.items else empty_optional
+    return tensor_array(value)
+
+
 def _attribute_value(value):
     """Tensor attributes (DirectML's Value) are written ``{dtype: float, value: 1}`` in examples."""
     if isinstance(value, TensorValue):
@@ -171,8 +183,9 @@ def _attribute_value(value):
     return value
 
 
-def example_case(spec: OpSpec, version: OpVersion, example: Example) -> tuple[Case, dict[str, np.ndarray]]:
-    """The case an example describes and its expected outputs by name."""
+def example_case(spec: OpSpec, version: OpVersion, example: Example) -> tuple[Case, tuple]:
+    """The case an example describes, and its expected outputs in node-output order (a variadic
+    output's arguments spread out; None where an optional output is not given)."""
     given = dict(example.inputs)
     inputs = []
     binding: dict[str, str] = {}
@@ -183,19 +196,42 @@ def example_case(spec: OpSpec, version: OpVersion, example: Example) -> tuple[Ca
             inputs.append((p.name, None))
             continue
         tv = given[p.name]
-        arr = None if tv is None else tensor_array(tv)
-        inputs.append((p.name, arr))
-        if tv is not None and "(" not in p.type:
-            binding[p.type] = f"tensor({tv.dtype})"
+        if isinstance(tv, tuple):  # a variadic input's arguments
+            inputs += variadic_arguments(p.name, [example_value(t, empty_optional=EMPTY_OPTIONAL) for t in tv])
+        else:
+            inputs.append((p.name, None if tv is None else example_value(tv, empty_optional=EMPTY_OPTIONAL)))
+        _bind_type(binding, p, tv)
     while inputs and inputs[-1][1] is None:
         inputs.pop()
-    outputs = {name: tensor_array(tv) for name, tv in example.outputs}
+    produced = dict(example.outputs)
+    expected: list = []
+    declared = 0  # outputs up to the last one given: trailing ones not given are not declared
     for p in version.outputs:
-        if p.name in dict(example.outputs) and "(" not in p.type:
-            binding.setdefault(p.type, f"tensor({dict(example.outputs)[p.name].dtype})")
+        tv = produced.get(p.name)
+        _bind_type(binding, p, tv)
+        if isinstance(tv, tuple):
+            expected.extend(example_value(t) for t in tv)
+        else:  # None: not given, or the empty optional (the output's optional type tells them apart)
+            expected.append(None if tv is None else example_value(tv))
+        if tv is not None:
+            declared = len(expected)
+    del expected[declared:]
     attributes = {name: _attribute_value(v) for name, v in example.attributes}
     case = make_case(spec, version, binding, attributes, inputs)
-    return case, outputs
+    if len(expected) != len(version.outputs):
+        case = replace(case, n_outputs=len(expected))
+    return case, tuple(expected)
+
+
+def _bind_type(binding: dict[str, str], param, value) -> None:
+    """Bind the parameter's type variable from an example value (a variadic one's first)."""
+    first = value[0] if isinstance(value, tuple) and value else value
+    if "(" in param.type:
+        return
+    if isinstance(first, TensorValue):
+        binding.setdefault(param.type, f"tensor({first.dtype})")
+    elif isinstance(first, ContainerValue):
+        binding.setdefault(param.type, first.type)
 
 
 # ------------------------------------------------------------------------------------------------

@@ -49,16 +49,13 @@ def check_differential(backend, version: OpVersion, case: Case) -> None:
 
 
 def check_example(backend, spec: OpSpec, version: OpVersion, name: str) -> None:
-    from .runner import check_outputs, result_exec
-    from .worker import OK
+    from .runner import example_exec
 
     _skip_if_unaskable(backend, spec.domain, version.since)
     example = next(e for e in version.examples if e.name == name)
-    case, outputs = harness.example_case(spec, version, example)
-    expected = tuple(outputs.get(p.name) for p in version.outputs)
+    case, expected = harness.example_case(spec, version, example)
     result = backend.runner.backend.run_case(case, version, backend.runner.timeout)
-    ex = result_exec(result) if result.kind != OK else check_outputs(version, case, expected, result.outputs)
-    _raise(ex, case)
+    _raise(example_exec(version, case, example, expected, result), case)
 
 
 def check_property(backend, spec: OpSpec, version: OpVersion, name: str, case: Case) -> None:

@@ -31,9 +31,10 @@ from typing import Any
 
 import jinja2
 
-from ..spec.model import Attribute, Example, FormalParameter, OpSpec, OpVersion, TensorValue
+from ..spec.model import Attribute, ContainerValue, Example, FormalParameter, OpSpec, OpVersion, TensorValue
 from ..spec.types import INFINITE_ARITY
 from ..markdown import fence, fence_ticks, longest_backtick_run, safe_inline, safe_markdown, safe_plain
+from ..conformance.model import DEFAULT_AI_ONNX_OPSET as COMPANION_OPSET
 from . import GenContext, header
 from .templating import environment
 
@@ -217,21 +218,40 @@ def _flat(value: Any) -> list[Any]:
     return [value]
 
 
+# A tensor of more elements than this is shown summarised, as NumPy prints one: the first and last
+# EDGE_ITEMS along each axis and "..." between (the page's snippet still carries every value).
+SUMMARY_THRESHOLD = 200
+EDGE_ITEMS = 3
+
+
 def format_tensor(value: Any) -> str:
     """A nested value as aligned, bracketed text, e.g. ``[[4, 7],\\n [1, 2]]``."""
     if not isinstance(value, (list, tuple)):
         return _scalar(value)
-    width = max((len(_scalar(x)) for x in _flat(value)), default=0)
+    summarise = len(_flat(value)) > SUMMARY_THRESHOLD
+
+    def shown(v: Any) -> list:
+        return list(v[:EDGE_ITEMS]) + [...] + list(v[-EDGE_ITEMS:]) if summarise and len(v) > 2 * EDGE_ITEMS \
+            else list(v)
+
+    def leaves(v: Any) -> list:
+        if not isinstance(v, (list, tuple)):
+            return [v]
+        return [x for item in shown(v) if item is not ... for x in leaves(item)]
+
+    width = max((len(_scalar(x)) for x in leaves(value)), default=0)
 
     def render(v: Any, depth: int) -> str:
+        if v is ...:
+            return "...".rjust(width)
         if not isinstance(v, (list, tuple)):
             return _scalar(v).rjust(width)
         if not v:
             return "[]"
         if not isinstance(v[0], (list, tuple)):
-            return "[" + ", ".join(render(x, depth + 1) for x in v) + "]"
+            return "[" + ", ".join(render(x, depth + 1) for x in shown(v)) + "]"
         sep = ",\n" + "\n" * (_depth(v) - 2) + " " * (depth + 1)
-        return "[" + sep.join(render(x, depth + 1) for x in v) + "]"
+        return "[" + sep.join(render(x, depth + 1) for x in shown(v)) + "]"
 
     return render(value, 0)
 
@@ -349,14 +369,27 @@ def _examples(spec: OpSpec, v: OpVersion) -> list[dict[str, Any]]:
             "attributes": [_span(f"{k} = {_attr_value(val)}") for k, val in e.attributes],
             "defaults": [_span(f"{a.name} = {_attr_value(a.default)}") for a in v.attributes
                          if a.has_default and a.name not in dict(e.attributes)],
-            "inputs": [_tensor_view(name, t) for name, t in e.inputs],
-            "outputs": [_tensor_view(name, t) for name, t in e.outputs],
+            "inputs": [_tensor_view(name, t) for name, t in _labelled(e.inputs)],
+            "outputs": [_tensor_view(name, t) for name, t in _labelled(e.outputs)],
             "snippet": fence(snippet(spec, v, e), "python"),
         })
     return out
 
 
-def _tensor_view(name: str, t: TensorValue | None) -> dict[str, Any]:
+def _labelled(arguments) -> list[tuple[str, TensorValue | None]]:
+    """Example arguments by label, a variadic parameter's as name[0], name[1], ..."""
+    out: list[tuple[str, TensorValue | None]] = []
+    for name, value in arguments:
+        if isinstance(value, tuple):
+            out.extend((f"{name}[{i}]", t) for i, t in enumerate(value))
+        else:
+            out.append((name, value))
+    return out
+
+
+def _tensor_view(name: str, t: TensorValue | ContainerValue | None) -> dict[str, Any]:
+    if isinstance(t, ContainerValue):
+        return _container_view(name, t)
     if t is None:
         return {"name": _text(name), "meta": "left empty: the optional input is omitted", "text": "", "tail": ""}
     if not t.shape:
@@ -364,6 +397,20 @@ def _tensor_view(name: str, t: TensorValue | None) -> dict[str, Any]:
                 "tail": ": " + _code(format_tensor(t.value))}
     shape = "shape `[" + ", ".join(str(d) for d in t.shape) + "]`"
     return {"name": _text(name), "meta": f"{_span(t.dtype)}, {shape}", "text": fence(format_tensor(t.value)), "tail": ":"}
+
+
+def _container_view(name: str, c: ContainerValue) -> dict[str, Any]:
+    """A sequence (its elements, one block each) or an optional (empty, or its element)."""
+    if c.type.startswith("optional(") and not c.items:
+        return {"name": _text(name), "meta": f"{_span(c.type)}, empty", "text": "", "tail": ""}
+    blocks = []
+    for i, item in enumerate(c.items):
+        inner = _tensor_view(f"{i}", item)
+        label = f"element {i}: " if c.type.startswith("seq(") else ""
+        blocks.append(f"{label}{inner['meta']}" + (":\n\n" + inner["text"] if inner["text"] else inner["tail"]))
+    count = f"{len(c.items)} element{'s' if len(c.items) != 1 else ''}" if c.type.startswith("seq(") else "holding"
+    return {"name": _text(name), "meta": f"{_span(c.type)}, {count}", "text": "\n\n".join(blocks),
+            "tail": ":" if blocks else ""}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -398,28 +445,40 @@ def _map(value: Any, fn) -> Any:
     return fn(value)
 
 
-def runner(domain: str) -> str:
-    """Which runtime a page's snippets use: opkit's reference backend for every domain. (onnx's
-    ReferenceEvaluator knows only ONNX's domains and gets some examples wrong: Trilu with
-    k = int64 max overflows, and it zeroes strings to 0 instead of ''.)"""
-    return "opkit reference backend"
+def runner(v: OpVersion) -> str:
+    """Which runtime a page's snippets use: opkit's reference backend wherever it can run the
+    version (a kernel, or a function body to expand), else onnx's ReferenceEvaluator (the
+    ai.onnx.ml and training ops opkit has no kernel for). onnx's evaluator is the second choice: it
+    knows only ONNX's domains and gets some examples wrong (Trilu with k = int64 max overflows, and
+    it zeroes strings to 0 instead of '')."""
+    return "opkit reference backend" if v.kernel is not None or v.function else "onnx.reference"
+
+
+def node_arguments(params, given: dict) -> list[tuple[str, TensorValue | None]]:
+    """(node argument name, tensor) in formal order: '' with None for an argument left out
+    (trailing ones dropped), a variadic parameter's arguments as name_0, name_1, ..."""
+    out: list[tuple[str, TensorValue | None]] = []
+    for p in params:
+        value = given.get(p.name)
+        if isinstance(value, tuple):
+            out.extend((f"{p.name}_{i}", t) for i, t in enumerate(value))
+        else:
+            out.append((p.name if value is not None else "", value))
+    while out and out[-1][1] is None:
+        out.pop()
+    return out
 
 
 def snippet(spec: OpSpec, v: OpVersion, e: Example) -> str:
     """A standalone script that builds a one-node model for the example, runs it and compares."""
-    in_names = []
-    for p in v.inputs:
-        given = dict(e.inputs)
-        if p.name in given:
-            in_names.append(p.name if given[p.name] is not None else "")
-        else:
-            in_names.append("")
-    while in_names and in_names[-1] == "":
-        in_names.pop()
-    out_names = [name for name, _ in e.outputs]
-    feeds = [(name, t) for name, t in e.inputs if t is not None]
+    inputs = node_arguments(v.inputs, dict(e.inputs))
+    outputs = node_arguments(v.outputs, dict(e.outputs))
+    in_names = [name for name, _ in inputs]
+    out_names = [name for name, _ in outputs]
+    feeds = [(name, t) for name, t in inputs if t is not None]
+    produced = [(i, name, t) for i, (name, t) in enumerate(outputs) if t is not None]
     lines = ["import numpy as np", "from onnx import TensorProto, helper"]
-    kind = runner(spec.domain)
+    kind = runner(v)
     if kind == "onnx.reference":
         lines.append("from onnx.reference import ReferenceEvaluator")
     else:
@@ -432,24 +491,22 @@ def snippet(spec: OpSpec, v: OpVersion, e: Example) -> str:
     lines.append(f"node = helper.make_node({spec.name!r}, {in_names!r}, {out_names!r}{attrs}{domain_arg})")
     lines.append("graph = helper.make_graph(")
     lines.append(f"    [node], {e.name!r},")
-    lines.append("    [" + ", ".join(
-        f"helper.make_tensor_value_info({n!r}, TensorProto.{t.dtype.upper()}, {list(t.shape)!r})"
-        for n, t in feeds) + "],")
-    lines.append("    [" + ", ".join(
-        f"helper.make_tensor_value_info({n!r}, TensorProto.{t.dtype.upper()}, None)"
-        for n, t in e.outputs) + "],")
+    lines.append("    [" + ", ".join(_value_info(n, t, shaped=True) for n, t in feeds) + "],")
+    lines.append("    [" + ", ".join(_value_info(n, t, shaped=False) for _, n, t in produced) + "],")
     lines.append(")")
     opsets = []
     if spec.domain == "ai.onnx":
         opsets.append(f"helper.make_opsetid('', {v.since})")
     else:
         opsets.append(f"helper.make_opsetid({spec.domain!r}, {v.since})")
+        if v.function:  # its body is made of ai.onnx ops, which need an import of their own
+            opsets.append(f"helper.make_opsetid('', {COMPANION_OPSET})")
     lines.append(f"model = helper.make_model(graph, opset_imports=[{', '.join(opsets)}])")
     lines.append("")
     if feeds:
         lines.append("feeds = {")
         for n, t in feeds:
-            lines.append(f"    {n!r}: {_np_array(t)},")
+            lines.append(f"    {n!r}: {_py_feed(t)},")
         lines.append("}")
     else:
         lines.append("feeds = {}")
@@ -457,10 +514,51 @@ def snippet(spec: OpSpec, v: OpVersion, e: Example) -> str:
         lines.append("results = ReferenceEvaluator(model).run(None, feeds)")
     else:
         lines.append("results = ReferenceBackend.run_model(model, feeds)")
-    for i, (n, t) in enumerate(e.outputs):
-        lines.append(f"expected_{_ident(n)} = {_np_array(t)}")
-        lines.append(_comparison(v, f"results[{i}]", f"expected_{_ident(n)}", t.dtype))
+    for i, (_, n, t) in enumerate(produced):  # graph outputs are the produced ones, in order
+        lines.append(f"expected_{_ident(n)} = {_py_feed(t)}")
+        lines.extend(_comparisons(v, e, f"results[{i}]", f"expected_{_ident(n)}", t))
     return "\n".join(lines)
+
+
+def _value_info(name: str, t: TensorValue | ContainerValue, *, shaped: bool) -> str:
+    if isinstance(t, ContainerValue):
+        return f"helper.make_value_info({name!r}, {_type_proto(t.type)})"
+    shape = list(t.shape) if shaped else None
+    return f"helper.make_tensor_value_info({name!r}, TensorProto.{t.dtype.upper()}, {shape!r})"
+
+
+def _type_proto(type_str: str) -> str:
+    """Python that builds the TypeProto of an ONNX type string with onnx.helper."""
+    if type_str.startswith("seq("):
+        return f"helper.make_sequence_type_proto({_type_proto(type_str[4:-1])})"
+    if type_str.startswith("optional("):
+        return f"helper.make_optional_type_proto({_type_proto(type_str[9:-1])})"
+    return f"helper.make_tensor_type_proto(TensorProto.{type_str[7:-1].upper()}, None)"
+
+
+def _py_feed(t: TensorValue | ContainerValue) -> str:
+    """A value as Python: an array, a list of them (a sequence), or an optional's element or None."""
+    if isinstance(t, ContainerValue):
+        if t.type.startswith("seq("):
+            return "[" + ", ".join(_py_feed(item) for item in t.items) + "]"
+        return _py_feed(t.items[0]) if t.items else "None"
+    return _np_array(t)
+
+
+def _comparisons(v: OpVersion, e: Example, actual: str, expected: str,
+                 t: TensorValue | ContainerValue) -> list[str]:
+    if isinstance(t, ContainerValue):
+        if t.type.startswith("seq("):
+            out = [f"assert len({actual}) == len({expected})"]
+            for i, item in enumerate(t.items):
+                out.extend(_comparisons(v, e, f"{actual}[{i}]", f"{expected}[{i}]", item))
+            return out
+        if not t.items:
+            return [f"assert {actual} is None"]
+        return _comparisons(v, e, actual, expected, t.items[0])
+    if v.determinism == "nondeterministic":  # the values are the runtime's own draw
+        return [f"assert {actual}.dtype == {expected}.dtype and {actual}.shape == {expected}.shape"]
+    return [_comparison(v, actual, expected, t.dtype, (e.rtol, e.atol))]
 
 
 # How closely a snippet's result must match the example's expected output, per element type. Any
@@ -485,8 +583,11 @@ def snippet_tolerance(v: OpVersion, dtype: str) -> tuple[float, float] | None:
     return (amount, amount) if amount is not None else None
 
 
-def _comparison(v: OpVersion, actual: str, expected: str, dtype: str) -> str:
+def _comparison(v: OpVersion, actual: str, expected: str, dtype: str,
+                precision: tuple[float, float] = (0.0, 0.0)) -> str:
     tol = snippet_tolerance(v, dtype)
+    if tol is not None and any(precision):  # the example's expected values are given only this precisely
+        tol = (max(tol[0], precision[0]), max(tol[1], precision[1]))
     if tol is None:
         return f"np.testing.assert_array_equal({actual}, {expected})"
     return f"np.testing.assert_allclose({actual}, {expected}, rtol={tol[0]!r}, atol={tol[1]!r})"
@@ -683,7 +784,7 @@ def _version_view(ctx: GenContext, spec: OpSpec, v: OpVersion, previous: OpVersi
         "kernel": kernel,
         "tolerances": [{"dtype": _span(t.dtype), "rtol": repr(t.rtol), "atol": repr(t.atol)} for t in v.tolerances],
         "examples": _examples(spec, v),
-        "runner": runner(spec.domain),
+        "runner": runner(v),
         "conformance": _conformance(reports, spec, v.since),
     }
 

@@ -35,7 +35,8 @@ def _kind_schema(kind: str, field: Field | None = None) -> dict:
         return {"type": "array", "minItems": 2, "maxItems": 2,
                 "items": {"oneOf": [{"type": "integer", "minimum": 0}, {"const": "inf"}]}}
     if kind == "tensor":
-        return {"oneOf": [{"$ref": "#/$defs/Tensor"}, {"type": ["array", "number", "boolean", "string", "null"]}]}
+        return {"oneOf": [{"$ref": "#/$defs/Tensor"}, {"$ref": "#/$defs/Container"},
+                          {"type": ["array", "number", "boolean", "string", "null"]}]}
     raise AssertionError(kind)
 
 

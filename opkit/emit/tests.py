@@ -13,7 +13,7 @@ import re
 
 import jinja2
 
-from ..spec.model import OpSpec, OpVersion
+from ..spec.model import ContainerValue, OpSpec, OpVersion
 from . import GenContext, header
 from .templating import environment, snake
 
@@ -55,8 +55,9 @@ def _version_context(spec: OpSpec, version: OpVersion) -> dict:
         types = {}
         for p in version.inputs:
             tv = dict(e.inputs).get(p.name)
+            tv = tv[0] if isinstance(tv, tuple) and tv else tv  # a variadic input: its first argument
             if tv is not None and "(" not in p.type:
-                types.setdefault(p.type, f"tensor({tv.dtype})")
+                types.setdefault(p.type, tv.type if isinstance(tv, ContainerValue) else f"tensor({tv.dtype})")
         examples.append({"name": e.name, "fn": _ident(e.name), "doc": _one_line(e.doc), "types": types})
     props = []
     for p in version.properties:

@@ -11,7 +11,7 @@ from typing import Any
 import yaml
 
 from .fields import OBJECTS
-from .model import Attribute, Example, FormalParameter, OpSpec, OpVersion, RankRule, TensorValue
+from .model import Attribute, ContainerValue, Example, FormalParameter, OpSpec, OpVersion, RankRule, TensorValue
 from .types import INFINITE_ARITY
 
 
@@ -101,12 +101,25 @@ def _tensor(t: TensorValue) -> dict[str, Any]:
     return out
 
 
+def _argument(value: TensorValue | ContainerValue | tuple | None) -> Any:
+    if value is None:
+        return None
+    if isinstance(value, tuple):  # a variadic parameter's arguments
+        return [_argument(v) for v in value]
+    if isinstance(value, ContainerValue):
+        if value.type.startswith("seq("):
+            return {"type": value.type, "sequence": [_argument(v) for v in value.items]}
+        return {"type": value.type, "optional": _argument(value.items[0]) if value.items else None}
+    return _tensor(value)
+
+
 def _example(e: Example) -> dict[str, Any]:
     values = {
-        "name": e.name, "doc": e.doc,
+        "name": e.name, "doc": e.doc, "source": e.source,
         "attributes": {k: _flow(v) for k, v in e.attributes},
-        "inputs": {k: (_tensor(v) if v is not None else None) for k, v in e.inputs},
-        "outputs": {k: _tensor(v) for k, v in e.outputs},
+        "inputs": {k: _argument(v) for k, v in e.inputs},
+        "outputs": {k: _argument(v) for k, v in e.outputs},
+        "rtol": e.rtol, "atol": e.atol,
     }
     out = _drop_defaults("Example", values)
     if any(v is None for _, v in e.inputs):  # explicit nulls matter: an optional input left empty

@@ -161,9 +161,24 @@ OBJECTS: dict[str, dict[str, Field]] = {
     "Example": {
         "name": F("string", "Example name (a test name and a docs heading).", required=True),
         "doc": F("string", "What the example shows."),
+        "source": F("string", "Where the example comes from, e.g. `onnx node test test_gather_0 (onnx 1.23.2)`; "
+                              "`opkit import onnx-examples` refreshes the examples it wrote and keeps the others."),
         "attributes": F("map:any", "Attribute values; absent attributes take their defaults."),
-        "inputs": F("map:tensor", "Input tensors by formal name; `null` leaves an optional input empty."),
-        "outputs": F("map:tensor", "Expected output tensors by formal name.", required=True),
+        "inputs": F("map:tensor", "Input tensors by formal name; `null` leaves an optional input empty; a "
+                                  "variadic input takes a list of tensors."),
+        "outputs": F("map:tensor", "Expected output tensors by formal name (a list of tensors for a variadic "
+                                   "output).", required=True),
+        "rtol": F("number", "The relative precision the expected float outputs are given to, where it is coarser "
+                            "than the op's accuracy class allows; a result passes within it too.", default=0.0),
+        "atol": F("number", "The absolute precision the expected float outputs are given to (see `rtol`).",
+                  default=0.0),
+    },
+    "Container": {
+        "type": F("string", "The value's full ONNX type, e.g. `seq(tensor(float))` or `optional(tensor(int64))`.",
+                  required=True),
+        "sequence": F("list:any", "A sequence's elements: tensors (`{value: ...}`; the dtype follows from `type`)."),
+        "optional": F("any", "An optional's element (a tensor, or a sequence with its own `type`); `null` is the "
+                             "empty optional."),
     },
     "Tensor": {
         "dtype": F("enum", "ONNX element type; may be omitted where the parameter's type fixes it.",

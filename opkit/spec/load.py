@@ -21,8 +21,8 @@ from . import types as T
 from .diagnostics import Diagnostic, SpecError
 from .fields import OBJECTS, Field
 from .model import (
-    Approximation, Attribute, Example, FormalParameter, FunctionBody, Kernel, Location, Lowering, OpSpec, OpVersion,
-    Property, RankRule, Rule, TensorValue, Tolerance, TypeConstraint, ValueDomain,
+    Approximation, Attribute, ContainerValue, Example, FormalParameter, FunctionBody, Kernel, Location, Lowering,
+    OpSpec, OpVersion, Property, RankRule, Rule, TensorValue, Tolerance, TypeConstraint, ValueDomain,
 )
 from .yamlsource import (
     TAG_NAMES, ConstructorError, MappingNode, Node, ScalarNode, SequenceNode, node_location, plain_value,
@@ -865,7 +865,16 @@ def _example(ctx: _Ctx, e: _Obj, node: Node, version: OpVersion, where: str) -> 
     outputs_node = e.value_node("outputs")
     if isinstance(outputs_node, MappingNode) and not outputs_node.value:
         ctx.error(outputs_node, f"{label}: 'outputs' is empty; give at least one expected output")
-    return Example(name, _doc(ctx, e), tuple(attributes), tuple(inputs), tuple(outputs), location=ctx.loc(node))
+    source, rtol, atol = (_get(ctx, e, key) for key in ("source", "rtol", "atol"))
+    precision = {}
+    for key, value in (("rtol", rtol), ("atol", atol)):
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            if value < 0 or value != value:
+                ctx.error(e.value_node(key), f"{label}: {key} must be a number >= 0")
+            else:
+                precision[key] = float(value)
+    return Example(name, _doc(ctx, e), tuple(attributes), tuple(inputs), tuple(outputs),
+                   source=source if isinstance(source, str) else "", location=ctx.loc(node), **precision)
 
 
 def _example_tensors(ctx: _Ctx, e: _Obj, key: str, params: tuple[FormalParameter, ...],
@@ -884,10 +893,109 @@ def _example_tensors(ctx: _Ctx, e: _Obj, key: str, params: tuple[FormalParameter
                 ctx.error(value_node, f"{label}: {key[:-1]} {pname!r} is not optional, so it cannot be null")
             out.append((pname, None))
             continue
-        tensor = _tensor(ctx, value_node, param, bindings, f"{label}, {key[:-1]} {pname!r}")
-        if tensor is not None:
-            out.append((pname, tensor))
+        if param.option == "variadic":
+            tensors = _variadic(ctx, value_node, param, bindings, f"{label}, {key[:-1]} {pname!r}")
+            if tensors is not None:
+                out.append((pname, tensors))
+            continue
+        value = _value(ctx, value_node, param, bindings, f"{label}, {key[:-1]} {pname!r}")
+        if value is not None:
+            out.append((pname, value))
     return out
+
+
+def _variadic(ctx: _Ctx, node: Node, param: FormalParameter, bindings: dict[str, tuple[str, Location]],
+              label: str) -> tuple[TensorValue, ...] | None:
+    """A variadic parameter's arguments: a list of tensors, at least ``min_arity`` of them. The
+    arguments of a heterogeneous one may each have their own type."""
+    if not isinstance(node, SequenceNode) or not all(isinstance(item, MappingNode) for item in node.value):
+        ctx.error(node, f"{label}: {param.name!r} is variadic: give a list of tensors "
+                        "({dtype: ..., value: ...} each)")
+        return None
+    if len(node.value) < param.min_arity:
+        ctx.error(node, f"{label}: {param.name!r} needs at least {param.min_arity} tensors, got {len(node.value)}")
+        return None
+    tensors = []
+    for i, item in enumerate(node.value):
+        scope = bindings if param.homogeneous else dict(bindings)
+        tensor = _value(ctx, item, param, scope, f"{label}[{i}]")
+        if tensor is None:
+            return None
+        tensors.append(tensor)
+    return tuple(tensors)
+
+
+def _value(ctx: _Ctx, node: Node, param: FormalParameter, bindings: dict[str, tuple[str, Location]],
+           label: str) -> TensorValue | ContainerValue | None:
+    """One argument: a container (a mapping with ``type``) or a tensor."""
+    if isinstance(node, MappingNode) and any(isinstance(k, ScalarNode) and k.value == "type" for k, _ in node.value):
+        return _container(ctx, node, param, bindings, label)
+    return _tensor(ctx, node, param, bindings, label)
+
+
+def _container(ctx: _Ctx, node: Node, param: FormalParameter, bindings: dict[str, tuple[str, Location]],
+               label: str) -> ContainerValue | None:
+    """A sequence or optional value: its type must be the parameter's (or allowed by its type
+    parameter, and agree with what that is bound to), and its elements are checked as tensors of
+    the type it holds."""
+    from dataclasses import replace
+
+    c = _object(ctx, node, "Container", label)
+    if c is None:
+        return None
+    type_str = _get(ctx, c, "type")
+    if not isinstance(type_str, str):
+        return None
+    try:
+        T.check_type_string(type_str)
+    except T.TypeStringError as exc:
+        ctx.error(c.value_node("type"), f"{label}: {exc}")
+        return None
+    is_seq, is_opt = type_str.startswith("seq("), type_str.startswith("optional(")
+    if not (is_seq or is_opt):
+        ctx.error(c.value_node("type"), f"{label}: a container's type is seq(...) or optional(...), not {type_str}")
+        return None
+    if "(" in param.type:
+        if type_str != param.type:
+            ctx.error(c.value_node("type"), f"{label}: type {type_str} does not match the parameter type {param.type}")
+            return None
+    else:
+        tc = ctx.constraints.get(param.type)
+        if tc is not None and type_str not in tc.types:
+            ctx.error(c.value_node("type"), f"{label}: {type_str} is not allowed by type parameter {param.type} "
+                                            f"({', '.join(tc.types)})")
+            return None
+        bound = bindings.get(param.type)
+        if bound and bound[0] != type_str:
+            ctx.error(c.value_node("type"), f"{label}: {type_str} conflicts with {param.type} = {bound[0]} bound at "
+                                            f"line {bound[1].line}")
+            return None
+        bindings.setdefault(param.type, (type_str, ctx.loc(node)))
+    inner = replace(param, type=type_str[type_str.index("(") + 1:-1], rank=None, option="single")
+    key = "sequence" if is_seq else "optional"
+    if c.has("optional" if is_seq else "sequence"):
+        ctx.error(c.node, f"{label}: a {type_str} value takes {key!r}")
+        return None
+    items_node = c.value_node(key)
+    if is_seq:
+        if items_node is None:
+            ctx.error(c.node, f"{label}: give the sequence's elements as 'sequence: [...]'")
+            return None
+        if not isinstance(items_node, SequenceNode):
+            ctx.error(items_node, f"{label}: 'sequence' must be a list of tensors")
+            return None
+        nodes = list(items_node.value)
+    else:
+        empty = items_node is None or (isinstance(items_node, ScalarNode)
+                                       and items_node.tag == "tag:yaml.org,2002:null")
+        nodes = [] if empty else [items_node]
+    items = []
+    for i, item in enumerate(nodes):
+        value = _value(ctx, item, inner, {}, f"{label}[{i}]" if is_seq else label)
+        if value is None:
+            return None
+        items.append(value)
+    return ContainerValue(type_str, tuple(items), location=ctx.loc(node))
 
 
 def _fixed_element(param: FormalParameter) -> str | None:

@@ -183,13 +183,32 @@ class TensorValue:
 
 
 @dataclass(frozen=True, slots=True)
+class ContainerValue:
+    """A sequence or optional in an example: ``type`` is its full ONNX type string
+    (``seq(tensor(float))``, ``optional(tensor(int64))``); ``items`` are a sequence's elements, or
+    an optional's one element (none: the empty optional)."""
+
+    type: str
+    items: tuple[Any, ...] = ()  # TensorValue or ContainerValue
+    location: Location | None = _loc()
+
+
+@dataclass(frozen=True, slots=True)
 class Example:
     name: str
     doc: str = ""
     attributes: tuple[tuple[str, Any], ...] = ()
-    inputs: tuple[tuple[str, TensorValue | None], ...] = ()  # None: optional input left empty
-    outputs: tuple[tuple[str, TensorValue], ...] = ()
+    # None: an optional input left empty; a tuple: a variadic parameter's arguments; a
+    # ContainerValue: a sequence or optional value
+    inputs: tuple[tuple[str, TensorValue | ContainerValue | None | tuple], ...] = ()
+    outputs: tuple[tuple[str, TensorValue | ContainerValue | tuple], ...] = ()
+    source: str = ""  # where the example comes from ('onnx node test test_gather_0 (onnx 1.23.2)'); '' hand-written
+    # the precision the expected float outputs are given to, where it is coarser than the op's
+    # accuracy class (onnx's node tests print some expected values to four digits)
+    rtol: float = 0.0
+    atol: float = 0.0
     location: Location | None = _loc()
+
 
 
 @dataclass(frozen=True, slots=True)

@@ -110,3 +110,8 @@ def abs_13_calls(types, initializers=True, siblings=0):
 def test_abs_13_differential(opkit_backend, types, data):
     """Backend == reference kernel for every drawn input of this type binding."""
     check_differential(opkit_backend, V13, data.draw(abs_13_calls(types, siblings=7), label='case'))
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Abs', version=13, suite='examples', example='abs', types={'T': 'tensor(float)'})
+def test_abs_13_example_abs(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'abs')

@@ -68,3 +68,13 @@ def acos_22_calls(types, initializers=True, siblings=0):
 def test_acos_22_differential(opkit_backend, types, data):
     """Backend == reference kernel for every drawn input of this type binding."""
     check_differential(opkit_backend, V22, data.draw(acos_22_calls(types, siblings=7), label='case'))
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Acos', version=22, suite='examples', example='acos', types={'T': 'tensor(float)'})
+def test_acos_22_example_acos(opkit_backend):
+    check_example(opkit_backend, SPEC, V22, 'acos')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Acos', version=22, suite='examples', example='acos_example', types={'T': 'tensor(float)'})
+def test_acos_22_example_acos_example(opkit_backend):
+    check_example(opkit_backend, SPEC, V22, 'acos_example')

@@ -68,3 +68,13 @@ def acosh_22_calls(types, initializers=True, siblings=0):
 def test_acosh_22_differential(opkit_backend, types, data):
     """Backend == reference kernel for every drawn input of this type binding."""
     check_differential(opkit_backend, V22, data.draw(acosh_22_calls(types, siblings=7), label='case'))
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Acosh', version=22, suite='examples', example='acosh', types={'T': 'tensor(float)'})
+def test_acosh_22_example_acosh(opkit_backend):
+    check_example(opkit_backend, SPEC, V22, 'acosh')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Acosh', version=22, suite='examples', example='acosh_example', types={'T': 'tensor(float)'})
+def test_acosh_22_example_acosh_example(opkit_backend):
+    check_example(opkit_backend, SPEC, V22, 'acosh_example')

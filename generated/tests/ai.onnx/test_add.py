@@ -167,3 +167,43 @@ def add_14_calls(types, initializers=True, siblings=0):
 def test_add_14_differential(opkit_backend, types, data):
     """Backend == reference kernel for every drawn input of this type binding."""
     check_differential(opkit_backend, V14, data.draw(add_14_calls(types, siblings=7), label='case'))
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Add', version=14, suite='examples', example='add', types={'T': 'tensor(float)'})
+def test_add_14_example_add(opkit_backend):
+    check_example(opkit_backend, SPEC, V14, 'add')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Add', version=14, suite='examples', example='add_bcast', types={'T': 'tensor(float)'})
+def test_add_14_example_add_bcast(opkit_backend):
+    check_example(opkit_backend, SPEC, V14, 'add_bcast')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Add', version=14, suite='examples', example='add_int16', types={'T': 'tensor(int16)'})
+def test_add_14_example_add_int16(opkit_backend):
+    check_example(opkit_backend, SPEC, V14, 'add_int16')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Add', version=14, suite='examples', example='add_int8', types={'T': 'tensor(int8)'})
+def test_add_14_example_add_int8(opkit_backend):
+    check_example(opkit_backend, SPEC, V14, 'add_int8')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Add', version=14, suite='examples', example='add_uint16', types={'T': 'tensor(uint16)'})
+def test_add_14_example_add_uint16(opkit_backend):
+    check_example(opkit_backend, SPEC, V14, 'add_uint16')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Add', version=14, suite='examples', example='add_uint32', types={'T': 'tensor(uint32)'})
+def test_add_14_example_add_uint32(opkit_backend):
+    check_example(opkit_backend, SPEC, V14, 'add_uint32')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Add', version=14, suite='examples', example='add_uint64', types={'T': 'tensor(uint64)'})
+def test_add_14_example_add_uint64(opkit_backend):
+    check_example(opkit_backend, SPEC, V14, 'add_uint64')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Add', version=14, suite='examples', example='add_uint8', types={'T': 'tensor(uint8)'})
+def test_add_14_example_add_uint8(opkit_backend):
+    check_example(opkit_backend, SPEC, V14, 'add_uint8')

@@ -37,3 +37,23 @@ def affine_grid_20_calls(types, initializers=True, siblings=0):
 
 
 # no differential test: AffineGrid-20 is nondeterministic (values cannot be compared)
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='AffineGrid', version=20, suite='examples', example='affine_grid_2d', types={'T1': 'tensor(float)', 'T2': 'tensor(int64)'})
+def test_affine_grid_20_example_affine_grid_2d(opkit_backend):
+    check_example(opkit_backend, SPEC, V20, 'affine_grid_2d')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='AffineGrid', version=20, suite='examples', example='affine_grid_2d_align_corners', types={'T1': 'tensor(float)', 'T2': 'tensor(int64)'})
+def test_affine_grid_20_example_affine_grid_2d_align_corners(opkit_backend):
+    check_example(opkit_backend, SPEC, V20, 'affine_grid_2d_align_corners')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='AffineGrid', version=20, suite='examples', example='affine_grid_3d', types={'T1': 'tensor(float)', 'T2': 'tensor(int64)'})
+def test_affine_grid_20_example_affine_grid_3d(opkit_backend):
+    check_example(opkit_backend, SPEC, V20, 'affine_grid_3d')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='AffineGrid', version=20, suite='examples', example='affine_grid_3d_align_corners', types={'T1': 'tensor(float)', 'T2': 'tensor(int64)'})
+def test_affine_grid_20_example_affine_grid_3d_align_corners(opkit_backend):
+    check_example(opkit_backend, SPEC, V20, 'affine_grid_3d_align_corners')

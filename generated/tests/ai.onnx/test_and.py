@@ -63,3 +63,38 @@ def and_7_calls(types, initializers=True, siblings=0):
 def test_and_7_differential(opkit_backend, types, data):
     """Backend == reference kernel for every drawn input of this type binding."""
     check_differential(opkit_backend, V7, data.draw(and_7_calls(types, siblings=7), label='case'))
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='And', version=7, suite='examples', example='and2d', types={'T': 'tensor(bool)'})
+def test_and_7_example_and2d(opkit_backend):
+    check_example(opkit_backend, SPEC, V7, 'and2d')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='And', version=7, suite='examples', example='and3d', types={'T': 'tensor(bool)'})
+def test_and_7_example_and3d(opkit_backend):
+    check_example(opkit_backend, SPEC, V7, 'and3d')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='And', version=7, suite='examples', example='and_bcast3v1d', types={'T': 'tensor(bool)'})
+def test_and_7_example_and_bcast3v1d(opkit_backend):
+    check_example(opkit_backend, SPEC, V7, 'and_bcast3v1d')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='And', version=7, suite='examples', example='and_bcast3v2d', types={'T': 'tensor(bool)'})
+def test_and_7_example_and_bcast3v2d(opkit_backend):
+    check_example(opkit_backend, SPEC, V7, 'and_bcast3v2d')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='And', version=7, suite='examples', example='and_bcast4v2d', types={'T': 'tensor(bool)'})
+def test_and_7_example_and_bcast4v2d(opkit_backend):
+    check_example(opkit_backend, SPEC, V7, 'and_bcast4v2d')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='And', version=7, suite='examples', example='and_bcast4v3d', types={'T': 'tensor(bool)'})
+def test_and_7_example_and_bcast4v3d(opkit_backend):
+    check_example(opkit_backend, SPEC, V7, 'and_bcast4v3d')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='And', version=7, suite='examples', example='and_bcast4v4d', types={'T': 'tensor(bool)'})
+def test_and_7_example_and_bcast4v4d(opkit_backend):
+    check_example(opkit_backend, SPEC, V7, 'and_bcast4v4d')

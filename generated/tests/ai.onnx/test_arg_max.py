@@ -152,3 +152,83 @@ def arg_max_13_calls(types, initializers=True, siblings=0):
 def test_arg_max_13_differential(opkit_backend, types, data):
     """Backend == reference kernel for every drawn input of this type binding."""
     check_differential(opkit_backend, V13, data.draw(arg_max_13_calls(types, siblings=7), label='case'))
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='ArgMax', version=13, suite='examples', example='argmax_default_axis_example', types={'T': 'tensor(float)'})
+def test_arg_max_13_example_argmax_default_axis_example(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'argmax_default_axis_example')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='ArgMax', version=13, suite='examples', example='argmax_default_axis_example_select_last_index', types={'T': 'tensor(float)'})
+def test_arg_max_13_example_argmax_default_axis_example_select_last_index(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'argmax_default_axis_example_select_last_index')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='ArgMax', version=13, suite='examples', example='argmax_default_axis_random', types={'T': 'tensor(float)'})
+def test_arg_max_13_example_argmax_default_axis_random(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'argmax_default_axis_random')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='ArgMax', version=13, suite='examples', example='argmax_default_axis_random_select_last_index', types={'T': 'tensor(float)'})
+def test_arg_max_13_example_argmax_default_axis_random_select_last_index(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'argmax_default_axis_random_select_last_index')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='ArgMax', version=13, suite='examples', example='argmax_keepdims_example', types={'T': 'tensor(float)'})
+def test_arg_max_13_example_argmax_keepdims_example(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'argmax_keepdims_example')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='ArgMax', version=13, suite='examples', example='argmax_keepdims_example_select_last_index', types={'T': 'tensor(float)'})
+def test_arg_max_13_example_argmax_keepdims_example_select_last_index(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'argmax_keepdims_example_select_last_index')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='ArgMax', version=13, suite='examples', example='argmax_keepdims_random', types={'T': 'tensor(float)'})
+def test_arg_max_13_example_argmax_keepdims_random(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'argmax_keepdims_random')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='ArgMax', version=13, suite='examples', example='argmax_keepdims_random_select_last_index', types={'T': 'tensor(float)'})
+def test_arg_max_13_example_argmax_keepdims_random_select_last_index(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'argmax_keepdims_random_select_last_index')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='ArgMax', version=13, suite='examples', example='argmax_negative_axis_keepdims_example', types={'T': 'tensor(float)'})
+def test_arg_max_13_example_argmax_negative_axis_keepdims_example(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'argmax_negative_axis_keepdims_example')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='ArgMax', version=13, suite='examples', example='argmax_negative_axis_keepdims_example_select_last_index', types={'T': 'tensor(float)'})
+def test_arg_max_13_example_argmax_negative_axis_keepdims_example_select_last_index(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'argmax_negative_axis_keepdims_example_select_last_index')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='ArgMax', version=13, suite='examples', example='argmax_negative_axis_keepdims_random', types={'T': 'tensor(float)'})
+def test_arg_max_13_example_argmax_negative_axis_keepdims_random(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'argmax_negative_axis_keepdims_random')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='ArgMax', version=13, suite='examples', example='argmax_negative_axis_keepdims_random_select_last_index', types={'T': 'tensor(float)'})
+def test_arg_max_13_example_argmax_negative_axis_keepdims_random_select_last_index(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'argmax_negative_axis_keepdims_random_select_last_index')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='ArgMax', version=13, suite='examples', example='argmax_no_keepdims_example', types={'T': 'tensor(float)'})
+def test_arg_max_13_example_argmax_no_keepdims_example(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'argmax_no_keepdims_example')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='ArgMax', version=13, suite='examples', example='argmax_no_keepdims_example_select_last_index', types={'T': 'tensor(float)'})
+def test_arg_max_13_example_argmax_no_keepdims_example_select_last_index(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'argmax_no_keepdims_example_select_last_index')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='ArgMax', version=13, suite='examples', example='argmax_no_keepdims_random', types={'T': 'tensor(float)'})
+def test_arg_max_13_example_argmax_no_keepdims_random(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'argmax_no_keepdims_random')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='ArgMax', version=13, suite='examples', example='argmax_no_keepdims_random_select_last_index', types={'T': 'tensor(float)'})
+def test_arg_max_13_example_argmax_no_keepdims_random_select_last_index(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'argmax_no_keepdims_random_select_last_index')

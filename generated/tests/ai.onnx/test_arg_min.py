@@ -152,3 +152,83 @@ def arg_min_13_calls(types, initializers=True, siblings=0):
 def test_arg_min_13_differential(opkit_backend, types, data):
     """Backend == reference kernel for every drawn input of this type binding."""
     check_differential(opkit_backend, V13, data.draw(arg_min_13_calls(types, siblings=7), label='case'))
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='ArgMin', version=13, suite='examples', example='argmin_default_axis_example', types={'T': 'tensor(float)'})
+def test_arg_min_13_example_argmin_default_axis_example(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'argmin_default_axis_example')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='ArgMin', version=13, suite='examples', example='argmin_default_axis_example_select_last_index', types={'T': 'tensor(float)'})
+def test_arg_min_13_example_argmin_default_axis_example_select_last_index(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'argmin_default_axis_example_select_last_index')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='ArgMin', version=13, suite='examples', example='argmin_default_axis_random', types={'T': 'tensor(float)'})
+def test_arg_min_13_example_argmin_default_axis_random(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'argmin_default_axis_random')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='ArgMin', version=13, suite='examples', example='argmin_default_axis_random_select_last_index', types={'T': 'tensor(float)'})
+def test_arg_min_13_example_argmin_default_axis_random_select_last_index(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'argmin_default_axis_random_select_last_index')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='ArgMin', version=13, suite='examples', example='argmin_keepdims_example', types={'T': 'tensor(float)'})
+def test_arg_min_13_example_argmin_keepdims_example(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'argmin_keepdims_example')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='ArgMin', version=13, suite='examples', example='argmin_keepdims_example_select_last_index', types={'T': 'tensor(float)'})
+def test_arg_min_13_example_argmin_keepdims_example_select_last_index(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'argmin_keepdims_example_select_last_index')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='ArgMin', version=13, suite='examples', example='argmin_keepdims_random', types={'T': 'tensor(float)'})
+def test_arg_min_13_example_argmin_keepdims_random(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'argmin_keepdims_random')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='ArgMin', version=13, suite='examples', example='argmin_keepdims_random_select_last_index', types={'T': 'tensor(float)'})
+def test_arg_min_13_example_argmin_keepdims_random_select_last_index(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'argmin_keepdims_random_select_last_index')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='ArgMin', version=13, suite='examples', example='argmin_negative_axis_keepdims_example', types={'T': 'tensor(float)'})
+def test_arg_min_13_example_argmin_negative_axis_keepdims_example(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'argmin_negative_axis_keepdims_example')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='ArgMin', version=13, suite='examples', example='argmin_negative_axis_keepdims_example_select_last_index', types={'T': 'tensor(float)'})
+def test_arg_min_13_example_argmin_negative_axis_keepdims_example_select_last_index(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'argmin_negative_axis_keepdims_example_select_last_index')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='ArgMin', version=13, suite='examples', example='argmin_negative_axis_keepdims_random', types={'T': 'tensor(float)'})
+def test_arg_min_13_example_argmin_negative_axis_keepdims_random(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'argmin_negative_axis_keepdims_random')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='ArgMin', version=13, suite='examples', example='argmin_negative_axis_keepdims_random_select_last_index', types={'T': 'tensor(float)'})
+def test_arg_min_13_example_argmin_negative_axis_keepdims_random_select_last_index(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'argmin_negative_axis_keepdims_random_select_last_index')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='ArgMin', version=13, suite='examples', example='argmin_no_keepdims_example', types={'T': 'tensor(float)'})
+def test_arg_min_13_example_argmin_no_keepdims_example(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'argmin_no_keepdims_example')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='ArgMin', version=13, suite='examples', example='argmin_no_keepdims_example_select_last_index', types={'T': 'tensor(float)'})
+def test_arg_min_13_example_argmin_no_keepdims_example_select_last_index(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'argmin_no_keepdims_example_select_last_index')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='ArgMin', version=13, suite='examples', example='argmin_no_keepdims_random', types={'T': 'tensor(float)'})
+def test_arg_min_13_example_argmin_no_keepdims_random(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'argmin_no_keepdims_random')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='ArgMin', version=13, suite='examples', example='argmin_no_keepdims_random_select_last_index', types={'T': 'tensor(float)'})
+def test_arg_min_13_example_argmin_no_keepdims_random_select_last_index(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'argmin_no_keepdims_random_select_last_index')

@@ -68,3 +68,13 @@ def asin_22_calls(types, initializers=True, siblings=0):
 def test_asin_22_differential(opkit_backend, types, data):
     """Backend == reference kernel for every drawn input of this type binding."""
     check_differential(opkit_backend, V22, data.draw(asin_22_calls(types, siblings=7), label='case'))
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Asin', version=22, suite='examples', example='asin', types={'T': 'tensor(float)'})
+def test_asin_22_example_asin(opkit_backend):
+    check_example(opkit_backend, SPEC, V22, 'asin')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Asin', version=22, suite='examples', example='asin_example', types={'T': 'tensor(float)'})
+def test_asin_22_example_asin_example(opkit_backend):
+    check_example(opkit_backend, SPEC, V22, 'asin_example')

@@ -68,3 +68,13 @@ def asinh_22_calls(types, initializers=True, siblings=0):
 def test_asinh_22_differential(opkit_backend, types, data):
     """Backend == reference kernel for every drawn input of this type binding."""
     check_differential(opkit_backend, V22, data.draw(asinh_22_calls(types, siblings=7), label='case'))
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Asinh', version=22, suite='examples', example='asinh', types={'T': 'tensor(float)'})
+def test_asinh_22_example_asinh(opkit_backend):
+    check_example(opkit_backend, SPEC, V22, 'asinh')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Asinh', version=22, suite='examples', example='asinh_example', types={'T': 'tensor(float)'})
+def test_asinh_22_example_asinh_example(opkit_backend):
+    check_example(opkit_backend, SPEC, V22, 'asinh_example')

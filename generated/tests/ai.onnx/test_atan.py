@@ -68,3 +68,13 @@ def atan_22_calls(types, initializers=True, siblings=0):
 def test_atan_22_differential(opkit_backend, types, data):
     """Backend == reference kernel for every drawn input of this type binding."""
     check_differential(opkit_backend, V22, data.draw(atan_22_calls(types, siblings=7), label='case'))
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Atan', version=22, suite='examples', example='atan', types={'T': 'tensor(float)'})
+def test_atan_22_example_atan(opkit_backend):
+    check_example(opkit_backend, SPEC, V22, 'atan')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Atan', version=22, suite='examples', example='atan_example', types={'T': 'tensor(float)'})
+def test_atan_22_example_atan_example(opkit_backend):
+    check_example(opkit_backend, SPEC, V22, 'atan_example')

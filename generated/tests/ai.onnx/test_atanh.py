@@ -68,3 +68,13 @@ def atanh_22_calls(types, initializers=True, siblings=0):
 def test_atanh_22_differential(opkit_backend, types, data):
     """Backend == reference kernel for every drawn input of this type binding."""
     check_differential(opkit_backend, V22, data.draw(atanh_22_calls(types, siblings=7), label='case'))
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Atanh', version=22, suite='examples', example='atanh', types={'T': 'tensor(float)'})
+def test_atanh_22_example_atanh(opkit_backend):
+    check_example(opkit_backend, SPEC, V22, 'atanh')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Atanh', version=22, suite='examples', example='atanh_example', types={'T': 'tensor(float)'})
+def test_atanh_22_example_atanh_example(opkit_backend):
+    check_example(opkit_backend, SPEC, V22, 'atanh_example')

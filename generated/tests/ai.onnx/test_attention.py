@@ -104,6 +104,121 @@ def test_attention_23_differential(opkit_backend, types, data):
     check_differential(opkit_backend, V23, data.draw(attention_23_calls(types, siblings=7), label='case'))
 
 
+@pytest.mark.opkit(domain='ai.onnx', op='Attention', version=23, suite='examples', example='attention_23_boolmask_fullymasked_row_nan_robustness', types={'T1': 'tensor(float)', 'T2': 'tensor(float)', 'U': 'tensor(bool)'})
+def test_attention_23_example_attention_23_boolmask_fullymasked_row_nan_robustness(opkit_backend):
+    check_example(opkit_backend, SPEC, V23, 'attention_23_boolmask_fullymasked_row_nan_robustness')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Attention', version=23, suite='examples', example='attention_23_fullymasked_qk_matmul_output_mode3_zero', types={'T1': 'tensor(float)', 'T2': 'tensor(float)', 'U': 'tensor(bool)'})
+def test_attention_23_example_attention_23_fullymasked_qk_matmul_output_mode3_zero(opkit_backend):
+    check_example(opkit_backend, SPEC, V23, 'attention_23_fullymasked_qk_matmul_output_mode3_zero')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Attention', version=23, suite='examples', example='attention_3d', types={'T1': 'tensor(float)', 'T2': 'tensor(float)'})
+def test_attention_23_example_attention_3d(opkit_backend):
+    check_example(opkit_backend, SPEC, V23, 'attention_3d')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Attention', version=23, suite='examples', example='attention_3d_attn_mask', types={'T1': 'tensor(float)', 'T2': 'tensor(float)', 'U': 'tensor(float)'})
+def test_attention_23_example_attention_3d_attn_mask(opkit_backend):
+    check_example(opkit_backend, SPEC, V23, 'attention_3d_attn_mask')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Attention', version=23, suite='examples', example='attention_3d_causal', types={'T1': 'tensor(float)', 'T2': 'tensor(float)'})
+def test_attention_23_example_attention_3d_causal(opkit_backend):
+    check_example(opkit_backend, SPEC, V23, 'attention_3d_causal')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Attention', version=23, suite='examples', example='attention_3d_causal_bf16', types={'T1': 'tensor(bfloat16)', 'T2': 'tensor(bfloat16)'})
+def test_attention_23_example_attention_3d_causal_bf16(opkit_backend):
+    check_example(opkit_backend, SPEC, V23, 'attention_3d_causal_bf16')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Attention', version=23, suite='examples', example='attention_3d_scaled', types={'T1': 'tensor(float)', 'T2': 'tensor(float)'})
+def test_attention_23_example_attention_3d_scaled(opkit_backend):
+    check_example(opkit_backend, SPEC, V23, 'attention_3d_scaled')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Attention', version=23, suite='examples', example='attention_3d_softcap', types={'T1': 'tensor(float)', 'T2': 'tensor(float)'})
+def test_attention_23_example_attention_3d_softcap(opkit_backend):
+    check_example(opkit_backend, SPEC, V23, 'attention_3d_softcap')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Attention', version=23, suite='examples', example='attention_3d_transpose_verification', types={'T1': 'tensor(float)', 'T2': 'tensor(float)'})
+def test_attention_23_example_attention_3d_transpose_verification(opkit_backend):
+    check_example(opkit_backend, SPEC, V23, 'attention_3d_transpose_verification')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Attention', version=23, suite='examples', example='attention_4d', types={'T1': 'tensor(float)', 'T2': 'tensor(float)'})
+def test_attention_23_example_attention_4d(opkit_backend):
+    check_example(opkit_backend, SPEC, V23, 'attention_4d')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Attention', version=23, suite='examples', example='attention_4d_attn_mask', types={'T1': 'tensor(float)', 'T2': 'tensor(float)', 'U': 'tensor(float)'})
+def test_attention_23_example_attention_4d_attn_mask(opkit_backend):
+    check_example(opkit_backend, SPEC, V23, 'attention_4d_attn_mask')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Attention', version=23, suite='examples', example='attention_4d_attn_mask_3d', types={'T1': 'tensor(float)', 'T2': 'tensor(float)', 'U': 'tensor(float)'})
+def test_attention_23_example_attention_4d_attn_mask_3d(opkit_backend):
+    check_example(opkit_backend, SPEC, V23, 'attention_4d_attn_mask_3d')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Attention', version=23, suite='examples', example='attention_4d_attn_mask_3d_causal', types={'T1': 'tensor(float)', 'T2': 'tensor(float)', 'U': 'tensor(float)'})
+def test_attention_23_example_attention_4d_attn_mask_3d_causal(opkit_backend):
+    check_example(opkit_backend, SPEC, V23, 'attention_4d_attn_mask_3d_causal')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Attention', version=23, suite='examples', example='attention_4d_attn_mask_bool', types={'T1': 'tensor(float)', 'T2': 'tensor(float)', 'U': 'tensor(bool)'})
+def test_attention_23_example_attention_4d_attn_mask_bool(opkit_backend):
+    check_example(opkit_backend, SPEC, V23, 'attention_4d_attn_mask_bool')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Attention', version=23, suite='examples', example='attention_4d_attn_mask_causal_bf16', types={'T1': 'tensor(bfloat16)', 'T2': 'tensor(bfloat16)', 'U': 'tensor(bfloat16)'})
+def test_attention_23_example_attention_4d_attn_mask_causal_bf16(opkit_backend):
+    check_example(opkit_backend, SPEC, V23, 'attention_4d_attn_mask_causal_bf16')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Attention', version=23, suite='examples', example='attention_4d_causal', types={'T1': 'tensor(float)', 'T2': 'tensor(float)'})
+def test_attention_23_example_attention_4d_causal(opkit_backend):
+    check_example(opkit_backend, SPEC, V23, 'attention_4d_causal')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Attention', version=23, suite='examples', example='attention_4d_causal_bf16', types={'T1': 'tensor(bfloat16)', 'T2': 'tensor(bfloat16)'})
+def test_attention_23_example_attention_4d_causal_bf16(opkit_backend):
+    check_example(opkit_backend, SPEC, V23, 'attention_4d_causal_bf16')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Attention', version=23, suite='examples', example='attention_4d_causal_fp16', types={'T1': 'tensor(float16)', 'T2': 'tensor(float16)'})
+def test_attention_23_example_attention_4d_causal_fp16(opkit_backend):
+    check_example(opkit_backend, SPEC, V23, 'attention_4d_causal_fp16')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Attention', version=23, suite='examples', example='attention_4d_fp16', types={'T1': 'tensor(float16)', 'T2': 'tensor(float16)'})
+def test_attention_23_example_attention_4d_fp16(opkit_backend):
+    check_example(opkit_backend, SPEC, V23, 'attention_4d_fp16')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Attention', version=23, suite='examples', example='attention_4d_scaled', types={'T1': 'tensor(float)', 'T2': 'tensor(float)'})
+def test_attention_23_example_attention_4d_scaled(opkit_backend):
+    check_example(opkit_backend, SPEC, V23, 'attention_4d_scaled')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Attention', version=23, suite='examples', example='attention_4d_softcap', types={'T1': 'tensor(float)', 'T2': 'tensor(float)'})
+def test_attention_23_example_attention_4d_softcap(opkit_backend):
+    check_example(opkit_backend, SPEC, V23, 'attention_4d_softcap')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Attention', version=23, suite='examples', example='attention_4d_softcap_neginf_mask', types={'T1': 'tensor(float)', 'T2': 'tensor(float)', 'U': 'tensor(float)'})
+def test_attention_23_example_attention_4d_softcap_neginf_mask(opkit_backend):
+    check_example(opkit_backend, SPEC, V23, 'attention_4d_softcap_neginf_mask')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Attention', version=23, suite='examples', example='attention_4d_softcap_neginf_mask_poison', types={'T1': 'tensor(float)', 'T2': 'tensor(float)', 'U': 'tensor(float)'})
+def test_attention_23_example_attention_4d_softcap_neginf_mask_poison(opkit_backend):
+    check_example(opkit_backend, SPEC, V23, 'attention_4d_softcap_neginf_mask_poison')
+
+
 # ------------------------------------------------------------------------------------------------
 # Attention-24
 
@@ -191,6 +306,51 @@ def test_attention_24_differential(opkit_backend, types, data):
     check_differential(opkit_backend, V24, data.draw(attention_24_calls(types, siblings=7), label='case'))
 
 
+@pytest.mark.opkit(domain='ai.onnx', op='Attention', version=24, suite='examples', example='attention_24_fullymasked_qk_matmul_output_mode3_zero', types={'T1': 'tensor(float)', 'T2': 'tensor(float)', 'U': 'tensor(bool)'})
+def test_attention_24_example_attention_24_fullymasked_qk_matmul_output_mode3_zero(opkit_backend):
+    check_example(opkit_backend, SPEC, V24, 'attention_24_fullymasked_qk_matmul_output_mode3_zero')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Attention', version=24, suite='examples', example='attention_24_qk_matmul_output_mode3_softmax_precision', types={'T1': 'tensor(float16)', 'T2': 'tensor(float16)', 'U': 'tensor(bool)'})
+def test_attention_24_example_attention_24_qk_matmul_output_mode3_softmax_precision(opkit_backend):
+    check_example(opkit_backend, SPEC, V24, 'attention_24_qk_matmul_output_mode3_softmax_precision')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Attention', version=24, suite='examples', example='attention_4d_causal_nonpad_attn_mask_composition', types={'T1': 'tensor(float)', 'T2': 'tensor(float)', 'U': 'tensor(bool)'})
+def test_attention_24_example_attention_4d_causal_nonpad_attn_mask_composition(opkit_backend):
+    check_example(opkit_backend, SPEC, V24, 'attention_4d_causal_nonpad_attn_mask_composition')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Attention', version=24, suite='examples', example='attention_4d_causal_nonpad_batch_prefill', types={'T1': 'tensor(float)', 'T2': 'tensor(float)'})
+def test_attention_24_example_attention_4d_causal_nonpad_batch_prefill(opkit_backend):
+    check_example(opkit_backend, SPEC, V24, 'attention_4d_causal_nonpad_batch_prefill')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Attention', version=24, suite='examples', example='attention_4d_causal_nonpad_continued_prefill', types={'T1': 'tensor(float)', 'T2': 'tensor(float)'})
+def test_attention_24_example_attention_4d_causal_nonpad_continued_prefill(opkit_backend):
+    check_example(opkit_backend, SPEC, V24, 'attention_4d_causal_nonpad_continued_prefill')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Attention', version=24, suite='examples', example='attention_4d_causal_nonpad_negative_offset_structural_empty', types={'T1': 'tensor(float)', 'T2': 'tensor(float)'})
+def test_attention_24_example_attention_4d_causal_nonpad_negative_offset_structural_empty(opkit_backend):
+    check_example(opkit_backend, SPEC, V24, 'attention_4d_causal_nonpad_negative_offset_structural_empty')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Attention', version=24, suite='examples', example='attention_4d_gqa_causal_nonpad_decode', types={'T1': 'tensor(float)', 'T2': 'tensor(float)'})
+def test_attention_24_example_attention_4d_gqa_causal_nonpad_decode(opkit_backend):
+    check_example(opkit_backend, SPEC, V24, 'attention_4d_gqa_causal_nonpad_decode')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Attention', version=24, suite='examples', example='attention_4d_gqa_causal_nonpad_decode_fp16', types={'T1': 'tensor(float16)', 'T2': 'tensor(float16)'})
+def test_attention_24_example_attention_4d_gqa_causal_nonpad_decode_fp16(opkit_backend):
+    check_example(opkit_backend, SPEC, V24, 'attention_4d_gqa_causal_nonpad_decode_fp16')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Attention', version=24, suite='examples', example='attention_causal_boolmask_nan_robustness', types={'T1': 'tensor(float)', 'T2': 'tensor(float)', 'U': 'tensor(bool)'})
+def test_attention_24_example_attention_causal_boolmask_nan_robustness(opkit_backend):
+    check_example(opkit_backend, SPEC, V24, 'attention_causal_boolmask_nan_robustness')
+
+
 # ------------------------------------------------------------------------------------------------
 # Attention-25
 
@@ -276,3 +436,28 @@ def attention_25_calls(types, initializers=True, siblings=0):
 def test_attention_25_differential(opkit_backend, types, data):
     """Backend == reference kernel for every drawn input of this type binding."""
     check_differential(opkit_backend, V25, data.draw(attention_25_calls(types, siblings=7), label='case'))
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Attention', version=25, suite='examples', example='attention_3d_local_window', types={'T1': 'tensor(float)', 'T2': 'tensor(float)'})
+def test_attention_25_example_attention_3d_local_window(opkit_backend):
+    check_example(opkit_backend, SPEC, V25, 'attention_3d_local_window')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Attention', version=25, suite='examples', example='attention_bidirectional_window', types={'T1': 'tensor(float)', 'T2': 'tensor(float)'})
+def test_attention_25_example_attention_bidirectional_window(opkit_backend):
+    check_example(opkit_backend, SPEC, V25, 'attention_bidirectional_window')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Attention', version=25, suite='examples', example='attention_local_window', types={'T1': 'tensor(float)', 'T2': 'tensor(float)'})
+def test_attention_25_example_attention_local_window(opkit_backend):
+    check_example(opkit_backend, SPEC, V25, 'attention_local_window')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Attention', version=25, suite='examples', example='attention_local_window_default', types={'T1': 'tensor(float)', 'T2': 'tensor(float)'})
+def test_attention_25_example_attention_local_window_default(opkit_backend):
+    check_example(opkit_backend, SPEC, V25, 'attention_local_window_default')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Attention', version=25, suite='examples', example='attention_local_window_rank1_boolean_mask', types={'T1': 'tensor(float)', 'T2': 'tensor(float)', 'U': 'tensor(bool)'})
+def test_attention_25_example_attention_local_window_rank1_boolean_mask(opkit_backend):
+    check_example(opkit_backend, SPEC, V25, 'attention_local_window_rank1_boolean_mask')

@@ -172,3 +172,48 @@ def average_pool_22_calls(types, initializers=True, siblings=0):
 def test_average_pool_22_differential(opkit_backend, types, data):
     """Backend == reference kernel for every drawn input of this type binding."""
     check_differential(opkit_backend, V22, data.draw(average_pool_22_calls(types, siblings=7), label='case'))
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='AveragePool', version=22, suite='examples', example='averagepool_1d_default', types={'T': 'tensor(float)'})
+def test_average_pool_22_example_averagepool_1d_default(opkit_backend):
+    check_example(opkit_backend, SPEC, V22, 'averagepool_1d_default')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='AveragePool', version=22, suite='examples', example='averagepool_2d_ceil', types={'T': 'tensor(float)'})
+def test_average_pool_22_example_averagepool_2d_ceil(opkit_backend):
+    check_example(opkit_backend, SPEC, V22, 'averagepool_2d_ceil')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='AveragePool', version=22, suite='examples', example='averagepool_2d_ceil_last_window_starts_on_pad', types={'T': 'tensor(float)'})
+def test_average_pool_22_example_averagepool_2d_ceil_last_window_starts_on_pad(opkit_backend):
+    check_example(opkit_backend, SPEC, V22, 'averagepool_2d_ceil_last_window_starts_on_pad')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='AveragePool', version=22, suite='examples', example='averagepool_2d_dilations', types={'T': 'tensor(float)'})
+def test_average_pool_22_example_averagepool_2d_dilations(opkit_backend):
+    check_example(opkit_backend, SPEC, V22, 'averagepool_2d_dilations')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='AveragePool', version=22, suite='examples', example='averagepool_2d_precomputed_pads', types={'T': 'tensor(float)'})
+def test_average_pool_22_example_averagepool_2d_precomputed_pads(opkit_backend):
+    check_example(opkit_backend, SPEC, V22, 'averagepool_2d_precomputed_pads')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='AveragePool', version=22, suite='examples', example='averagepool_2d_precomputed_pads_count_include_pad', types={'T': 'tensor(float)'})
+def test_average_pool_22_example_averagepool_2d_precomputed_pads_count_include_pad(opkit_backend):
+    check_example(opkit_backend, SPEC, V22, 'averagepool_2d_precomputed_pads_count_include_pad')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='AveragePool', version=22, suite='examples', example='averagepool_2d_precomputed_same_upper', types={'T': 'tensor(float)'})
+def test_average_pool_22_example_averagepool_2d_precomputed_same_upper(opkit_backend):
+    check_example(opkit_backend, SPEC, V22, 'averagepool_2d_precomputed_same_upper')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='AveragePool', version=22, suite='examples', example='averagepool_2d_precomputed_strides', types={'T': 'tensor(float)'})
+def test_average_pool_22_example_averagepool_2d_precomputed_strides(opkit_backend):
+    check_example(opkit_backend, SPEC, V22, 'averagepool_2d_precomputed_strides')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='AveragePool', version=22, suite='examples', example='averagepool_3d_dilations_small', types={'T': 'tensor(float)'})
+def test_average_pool_22_example_averagepool_3d_dilations_small(opkit_backend):
+    check_example(opkit_backend, SPEC, V22, 'averagepool_3d_dilations_small')

@@ -245,3 +245,23 @@ def batch_normalization_15_calls(types, initializers=True, siblings=0):
 def test_batch_normalization_15_differential(opkit_backend, types, data):
     """Backend == reference kernel for every drawn input of this type binding."""
     check_differential(opkit_backend, V15, data.draw(batch_normalization_15_calls(types, siblings=7), label='case'))
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='BatchNormalization', version=15, suite='examples', example='batchnorm_epsilon', types={'T': 'tensor(float)', 'T1': 'tensor(float)', 'T2': 'tensor(float)'})
+def test_batch_normalization_15_example_batchnorm_epsilon(opkit_backend):
+    check_example(opkit_backend, SPEC, V15, 'batchnorm_epsilon')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='BatchNormalization', version=15, suite='examples', example='batchnorm_epsilon_training_mode', types={'T': 'tensor(float)', 'T1': 'tensor(float)', 'T2': 'tensor(float)'})
+def test_batch_normalization_15_example_batchnorm_epsilon_training_mode(opkit_backend):
+    check_example(opkit_backend, SPEC, V15, 'batchnorm_epsilon_training_mode')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='BatchNormalization', version=15, suite='examples', example='batchnorm_example', types={'T': 'tensor(float)', 'T1': 'tensor(float)', 'T2': 'tensor(float)'})
+def test_batch_normalization_15_example_batchnorm_example(opkit_backend):
+    check_example(opkit_backend, SPEC, V15, 'batchnorm_example')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='BatchNormalization', version=15, suite='examples', example='batchnorm_example_training_mode', types={'T': 'tensor(float)', 'T1': 'tensor(float)', 'T2': 'tensor(float)'})
+def test_batch_normalization_15_example_batchnorm_example_training_mode(opkit_backend):
+    check_example(opkit_backend, SPEC, V15, 'batchnorm_example_training_mode')

@@ -142,3 +142,18 @@ def bernoulli_22_calls(types, initializers=True, siblings=0):
 
 
 # no differential test: Bernoulli-22 is nondeterministic (values cannot be compared)
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Bernoulli', version=22, suite='examples', example='bernoulli', types={'T1': 'tensor(double)'})
+def test_bernoulli_22_example_bernoulli(opkit_backend):
+    check_example(opkit_backend, SPEC, V22, 'bernoulli')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Bernoulli', version=22, suite='examples', example='bernoulli_double', types={'T1': 'tensor(float)'})
+def test_bernoulli_22_example_bernoulli_double(opkit_backend):
+    check_example(opkit_backend, SPEC, V22, 'bernoulli_double')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Bernoulli', version=22, suite='examples', example='bernoulli_seed', types={'T1': 'tensor(float)'})
+def test_bernoulli_22_example_bernoulli_seed(opkit_backend):
+    check_example(opkit_backend, SPEC, V22, 'bernoulli_seed')

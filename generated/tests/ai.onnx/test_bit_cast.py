@@ -102,3 +102,53 @@ def bit_cast_26_calls(types, initializers=True, siblings=0):
 def test_bit_cast_26_differential(opkit_backend, types, data):
     """Backend == reference kernel for every drawn input of this type binding."""
     check_differential(opkit_backend, V26, data.draw(bit_cast_26_calls(types, siblings=7), label='case'))
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='BitCast', version=26, suite='examples', example='bitcast_2d_float32_to_int32', types={'T1': 'tensor(float)'})
+def test_bit_cast_26_example_bitcast_2d_float32_to_int32(opkit_backend):
+    check_example(opkit_backend, SPEC, V26, 'bitcast_2d_float32_to_int32')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='BitCast', version=26, suite='examples', example='bitcast_bool_to_uint8', types={'T1': 'tensor(bool)'})
+def test_bit_cast_26_example_bitcast_bool_to_uint8(opkit_backend):
+    check_example(opkit_backend, SPEC, V26, 'bitcast_bool_to_uint8')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='BitCast', version=26, suite='examples', example='bitcast_float32_to_int32', types={'T1': 'tensor(float)'})
+def test_bit_cast_26_example_bitcast_float32_to_int32(opkit_backend):
+    check_example(opkit_backend, SPEC, V26, 'bitcast_float32_to_int32')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='BitCast', version=26, suite='examples', example='bitcast_float64_to_int64', types={'T1': 'tensor(double)'})
+def test_bit_cast_26_example_bitcast_float64_to_int64(opkit_backend):
+    check_example(opkit_backend, SPEC, V26, 'bitcast_float64_to_int64')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='BitCast', version=26, suite='examples', example='bitcast_int32_to_float32', types={'T1': 'tensor(int32)'})
+def test_bit_cast_26_example_bitcast_int32_to_float32(opkit_backend):
+    check_example(opkit_backend, SPEC, V26, 'bitcast_int32_to_float32')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='BitCast', version=26, suite='examples', example='bitcast_int64_to_float64', types={'T1': 'tensor(int64)'})
+def test_bit_cast_26_example_bitcast_int64_to_float64(opkit_backend):
+    check_example(opkit_backend, SPEC, V26, 'bitcast_int64_to_float64')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='BitCast', version=26, suite='examples', example='bitcast_int8_to_uint8', types={'T1': 'tensor(int8)'})
+def test_bit_cast_26_example_bitcast_int8_to_uint8(opkit_backend):
+    check_example(opkit_backend, SPEC, V26, 'bitcast_int8_to_uint8')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='BitCast', version=26, suite='examples', example='bitcast_scalar_float32_to_int32', types={'T1': 'tensor(float)'})
+def test_bit_cast_26_example_bitcast_scalar_float32_to_int32(opkit_backend):
+    check_example(opkit_backend, SPEC, V26, 'bitcast_scalar_float32_to_int32')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='BitCast', version=26, suite='examples', example='bitcast_uint16_to_int16', types={'T1': 'tensor(uint16)'})
+def test_bit_cast_26_example_bitcast_uint16_to_int16(opkit_backend):
+    check_example(opkit_backend, SPEC, V26, 'bitcast_uint16_to_int16')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='BitCast', version=26, suite='examples', example='bitcast_uint32_to_int32', types={'T1': 'tensor(uint32)'})
+def test_bit_cast_26_example_bitcast_uint32_to_int32(opkit_backend):
+    check_example(opkit_backend, SPEC, V26, 'bitcast_uint32_to_int32')

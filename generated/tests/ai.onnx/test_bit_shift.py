@@ -73,3 +73,143 @@ def bit_shift_28_calls(types, initializers=True, siblings=0):
 def test_bit_shift_28_differential(opkit_backend, types, data):
     """Backend == reference kernel for every drawn input of this type binding."""
     check_differential(opkit_backend, V28, data.draw(bit_shift_28_calls(types, siblings=7), label='case'))
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='BitShift', version=28, suite='examples', example='bitshift_left_int16', types={'T': 'tensor(int16)'})
+def test_bit_shift_28_example_bitshift_left_int16(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'bitshift_left_int16')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='BitShift', version=28, suite='examples', example='bitshift_left_int32', types={'T': 'tensor(int32)'})
+def test_bit_shift_28_example_bitshift_left_int32(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'bitshift_left_int32')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='BitShift', version=28, suite='examples', example='bitshift_left_int32_negative_shift', types={'T': 'tensor(int32)'})
+def test_bit_shift_28_example_bitshift_left_int32_negative_shift(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'bitshift_left_int32_negative_shift')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='BitShift', version=28, suite='examples', example='bitshift_left_int32_overflow', types={'T': 'tensor(int32)'})
+def test_bit_shift_28_example_bitshift_left_int32_overflow(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'bitshift_left_int32_overflow')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='BitShift', version=28, suite='examples', example='bitshift_left_int32_shift_ge_width', types={'T': 'tensor(int32)'})
+def test_bit_shift_28_example_bitshift_left_int32_shift_ge_width(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'bitshift_left_int32_shift_ge_width')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='BitShift', version=28, suite='examples', example='bitshift_left_int64', types={'T': 'tensor(int64)'})
+def test_bit_shift_28_example_bitshift_left_int64(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'bitshift_left_int64')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='BitShift', version=28, suite='examples', example='bitshift_left_int8', types={'T': 'tensor(int8)'})
+def test_bit_shift_28_example_bitshift_left_int8(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'bitshift_left_int8')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='BitShift', version=28, suite='examples', example='bitshift_left_int8_negative_shift', types={'T': 'tensor(int8)'})
+def test_bit_shift_28_example_bitshift_left_int8_negative_shift(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'bitshift_left_int8_negative_shift')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='BitShift', version=28, suite='examples', example='bitshift_left_int8_overflow', types={'T': 'tensor(int8)'})
+def test_bit_shift_28_example_bitshift_left_int8_overflow(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'bitshift_left_int8_overflow')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='BitShift', version=28, suite='examples', example='bitshift_left_int8_shift_ge_width', types={'T': 'tensor(int8)'})
+def test_bit_shift_28_example_bitshift_left_int8_shift_ge_width(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'bitshift_left_int8_shift_ge_width')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='BitShift', version=28, suite='examples', example='bitshift_left_uint16', types={'T': 'tensor(uint16)'})
+def test_bit_shift_28_example_bitshift_left_uint16(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'bitshift_left_uint16')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='BitShift', version=28, suite='examples', example='bitshift_left_uint32', types={'T': 'tensor(uint32)'})
+def test_bit_shift_28_example_bitshift_left_uint32(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'bitshift_left_uint32')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='BitShift', version=28, suite='examples', example='bitshift_left_uint64', types={'T': 'tensor(uint64)'})
+def test_bit_shift_28_example_bitshift_left_uint64(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'bitshift_left_uint64')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='BitShift', version=28, suite='examples', example='bitshift_left_uint8', types={'T': 'tensor(uint8)'})
+def test_bit_shift_28_example_bitshift_left_uint8(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'bitshift_left_uint8')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='BitShift', version=28, suite='examples', example='bitshift_right_int16', types={'T': 'tensor(int16)'})
+def test_bit_shift_28_example_bitshift_right_int16(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'bitshift_right_int16')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='BitShift', version=28, suite='examples', example='bitshift_right_int32', types={'T': 'tensor(int32)'})
+def test_bit_shift_28_example_bitshift_right_int32(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'bitshift_right_int32')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='BitShift', version=28, suite='examples', example='bitshift_right_int32_negative_input', types={'T': 'tensor(int32)'})
+def test_bit_shift_28_example_bitshift_right_int32_negative_input(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'bitshift_right_int32_negative_input')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='BitShift', version=28, suite='examples', example='bitshift_right_int32_negative_shift', types={'T': 'tensor(int32)'})
+def test_bit_shift_28_example_bitshift_right_int32_negative_shift(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'bitshift_right_int32_negative_shift')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='BitShift', version=28, suite='examples', example='bitshift_right_int32_shift_ge_width', types={'T': 'tensor(int32)'})
+def test_bit_shift_28_example_bitshift_right_int32_shift_ge_width(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'bitshift_right_int32_shift_ge_width')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='BitShift', version=28, suite='examples', example='bitshift_right_int64', types={'T': 'tensor(int64)'})
+def test_bit_shift_28_example_bitshift_right_int64(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'bitshift_right_int64')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='BitShift', version=28, suite='examples', example='bitshift_right_int8', types={'T': 'tensor(int8)'})
+def test_bit_shift_28_example_bitshift_right_int8(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'bitshift_right_int8')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='BitShift', version=28, suite='examples', example='bitshift_right_int8_negative_input', types={'T': 'tensor(int8)'})
+def test_bit_shift_28_example_bitshift_right_int8_negative_input(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'bitshift_right_int8_negative_input')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='BitShift', version=28, suite='examples', example='bitshift_right_int8_negative_shift', types={'T': 'tensor(int8)'})
+def test_bit_shift_28_example_bitshift_right_int8_negative_shift(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'bitshift_right_int8_negative_shift')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='BitShift', version=28, suite='examples', example='bitshift_right_int8_shift_ge_width', types={'T': 'tensor(int8)'})
+def test_bit_shift_28_example_bitshift_right_int8_shift_ge_width(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'bitshift_right_int8_shift_ge_width')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='BitShift', version=28, suite='examples', example='bitshift_right_uint16', types={'T': 'tensor(uint16)'})
+def test_bit_shift_28_example_bitshift_right_uint16(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'bitshift_right_uint16')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='BitShift', version=28, suite='examples', example='bitshift_right_uint32', types={'T': 'tensor(uint32)'})
+def test_bit_shift_28_example_bitshift_right_uint32(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'bitshift_right_uint32')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='BitShift', version=28, suite='examples', example='bitshift_right_uint64', types={'T': 'tensor(uint64)'})
+def test_bit_shift_28_example_bitshift_right_uint64(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'bitshift_right_uint64')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='BitShift', version=28, suite='examples', example='bitshift_right_uint8', types={'T': 'tensor(uint8)'})
+def test_bit_shift_28_example_bitshift_right_uint8(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'bitshift_right_uint8')

@@ -46,3 +46,18 @@ def bitwise_not_18_calls(types, initializers=True, siblings=0):
 def test_bitwise_not_18_differential(opkit_backend, types, data):
     """Backend == reference kernel for every drawn input of this type binding."""
     check_differential(opkit_backend, V18, data.draw(bitwise_not_18_calls(types, siblings=7), label='case'))
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='BitwiseNot', version=18, suite='examples', example='bitwise_not_2d', types={'T': 'tensor(int32)'})
+def test_bitwise_not_18_example_bitwise_not_2d(opkit_backend):
+    check_example(opkit_backend, SPEC, V18, 'bitwise_not_2d')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='BitwiseNot', version=18, suite='examples', example='bitwise_not_3d', types={'T': 'tensor(uint16)'})
+def test_bitwise_not_18_example_bitwise_not_3d(opkit_backend):
+    check_example(opkit_backend, SPEC, V18, 'bitwise_not_3d')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='BitwiseNot', version=18, suite='examples', example='bitwise_not_4d', types={'T': 'tensor(uint8)'})
+def test_bitwise_not_18_example_bitwise_not_4d(opkit_backend):
+    check_example(opkit_backend, SPEC, V18, 'bitwise_not_4d')

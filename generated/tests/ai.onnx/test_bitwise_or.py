@@ -46,3 +46,18 @@ def bitwise_or_18_calls(types, initializers=True, siblings=0):
 def test_bitwise_or_18_differential(opkit_backend, types, data):
     """Backend == reference kernel for every drawn input of this type binding."""
     check_differential(opkit_backend, V18, data.draw(bitwise_or_18_calls(types, siblings=7), label='case'))
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='BitwiseOr', version=18, suite='examples', example='bitwise_or_i32_2d', types={'T': 'tensor(int32)'})
+def test_bitwise_or_18_example_bitwise_or_i32_2d(opkit_backend):
+    check_example(opkit_backend, SPEC, V18, 'bitwise_or_i32_2d')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='BitwiseOr', version=18, suite='examples', example='bitwise_or_ui64_bcast_3v1d', types={'T': 'tensor(uint64)'})
+def test_bitwise_or_18_example_bitwise_or_ui64_bcast_3v1d(opkit_backend):
+    check_example(opkit_backend, SPEC, V18, 'bitwise_or_ui64_bcast_3v1d')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='BitwiseOr', version=18, suite='examples', example='bitwise_or_ui8_bcast_4v3d', types={'T': 'tensor(uint8)'})
+def test_bitwise_or_18_example_bitwise_or_ui8_bcast_4v3d(opkit_backend):
+    check_example(opkit_backend, SPEC, V18, 'bitwise_or_ui8_bcast_4v3d')

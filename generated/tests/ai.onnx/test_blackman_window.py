@@ -62,3 +62,13 @@ def blackman_window_17_calls(types, initializers=True, siblings=0):
 def test_blackman_window_17_differential(opkit_backend, types, data):
     """Backend == reference kernel for every drawn input of this type binding."""
     check_differential(opkit_backend, V17, data.draw(blackman_window_17_calls(types, siblings=7), label='case'))
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='BlackmanWindow', version=17, suite='examples', example='blackmanwindow', types={'T1': 'tensor(int32)'})
+def test_blackman_window_17_example_blackmanwindow(opkit_backend):
+    check_example(opkit_backend, SPEC, V17, 'blackmanwindow')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='BlackmanWindow', version=17, suite='examples', example='blackmanwindow_symmetric', types={'T1': 'tensor(int32)'})
+def test_blackman_window_17_example_blackmanwindow_symmetric(opkit_backend):
+    check_example(opkit_backend, SPEC, V17, 'blackmanwindow_symmetric')

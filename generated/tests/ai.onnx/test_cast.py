@@ -884,3 +884,303 @@ def cast_28_calls(types, initializers=True, siblings=0):
 def test_cast_28_differential(opkit_backend, types, data):
     """Backend == reference kernel for every drawn input of this type binding."""
     check_differential(opkit_backend, V28, data.draw(cast_28_calls(types, siblings=7), label='case'))
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Cast', version=28, suite='examples', example='cast_BFLOAT16_to_FLOAT', types={'T1': 'tensor(bfloat16)'})
+def test_cast_28_example_cast_BFLOAT16_to_FLOAT(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'cast_BFLOAT16_to_FLOAT')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Cast', version=28, suite='examples', example='cast_DOUBLE_to_FLOAT', types={'T1': 'tensor(double)'})
+def test_cast_28_example_cast_DOUBLE_to_FLOAT(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'cast_DOUBLE_to_FLOAT')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Cast', version=28, suite='examples', example='cast_DOUBLE_to_FLOAT16', types={'T1': 'tensor(double)'})
+def test_cast_28_example_cast_DOUBLE_to_FLOAT16(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'cast_DOUBLE_to_FLOAT16')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Cast', version=28, suite='examples', example='cast_FLOAT16_to_DOUBLE', types={'T1': 'tensor(float16)'})
+def test_cast_28_example_cast_FLOAT16_to_DOUBLE(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'cast_FLOAT16_to_DOUBLE')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Cast', version=28, suite='examples', example='cast_FLOAT16_to_FLOAT', types={'T1': 'tensor(float16)'})
+def test_cast_28_example_cast_FLOAT16_to_FLOAT(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'cast_FLOAT16_to_FLOAT')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Cast', version=28, suite='examples', example='cast_FLOAT16_to_FLOAT4E2M1', types={'T1': 'tensor(float16)'})
+def test_cast_28_example_cast_FLOAT16_to_FLOAT4E2M1(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'cast_FLOAT16_to_FLOAT4E2M1')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Cast', version=28, suite='examples', example='cast_FLOAT16_to_FLOAT8E4M3FN', types={'T1': 'tensor(float16)'})
+def test_cast_28_example_cast_FLOAT16_to_FLOAT8E4M3FN(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'cast_FLOAT16_to_FLOAT8E4M3FN')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Cast', version=28, suite='examples', example='cast_FLOAT16_to_FLOAT8E4M3FNUZ', types={'T1': 'tensor(float16)'})
+def test_cast_28_example_cast_FLOAT16_to_FLOAT8E4M3FNUZ(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'cast_FLOAT16_to_FLOAT8E4M3FNUZ')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Cast', version=28, suite='examples', example='cast_FLOAT16_to_FLOAT8E5M2', types={'T1': 'tensor(float16)'})
+def test_cast_28_example_cast_FLOAT16_to_FLOAT8E5M2(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'cast_FLOAT16_to_FLOAT8E5M2')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Cast', version=28, suite='examples', example='cast_FLOAT16_to_FLOAT8E5M2FNUZ', types={'T1': 'tensor(float16)'})
+def test_cast_28_example_cast_FLOAT16_to_FLOAT8E5M2FNUZ(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'cast_FLOAT16_to_FLOAT8E5M2FNUZ')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Cast', version=28, suite='examples', example='cast_FLOAT16_to_INT2', types={'T1': 'tensor(float16)'})
+def test_cast_28_example_cast_FLOAT16_to_INT2(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'cast_FLOAT16_to_INT2')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Cast', version=28, suite='examples', example='cast_FLOAT16_to_INT4', types={'T1': 'tensor(float16)'})
+def test_cast_28_example_cast_FLOAT16_to_INT4(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'cast_FLOAT16_to_INT4')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Cast', version=28, suite='examples', example='cast_FLOAT16_to_UINT2', types={'T1': 'tensor(float16)'})
+def test_cast_28_example_cast_FLOAT16_to_UINT2(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'cast_FLOAT16_to_UINT2')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Cast', version=28, suite='examples', example='cast_FLOAT16_to_UINT4', types={'T1': 'tensor(float16)'})
+def test_cast_28_example_cast_FLOAT16_to_UINT4(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'cast_FLOAT16_to_UINT4')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Cast', version=28, suite='examples', example='cast_FLOAT4E2M1_to_FLOAT', types={'T1': 'tensor(float4e2m1)'})
+def test_cast_28_example_cast_FLOAT4E2M1_to_FLOAT(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'cast_FLOAT4E2M1_to_FLOAT')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Cast', version=28, suite='examples', example='cast_FLOAT4E2M1_to_FLOAT16', types={'T1': 'tensor(float4e2m1)'})
+def test_cast_28_example_cast_FLOAT4E2M1_to_FLOAT16(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'cast_FLOAT4E2M1_to_FLOAT16')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Cast', version=28, suite='examples', example='cast_FLOAT8E4M3FNUZ_to_FLOAT', types={'T1': 'tensor(float8e4m3fnuz)'})
+def test_cast_28_example_cast_FLOAT8E4M3FNUZ_to_FLOAT(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'cast_FLOAT8E4M3FNUZ_to_FLOAT')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Cast', version=28, suite='examples', example='cast_FLOAT8E4M3FNUZ_to_FLOAT16', types={'T1': 'tensor(float8e4m3fnuz)'})
+def test_cast_28_example_cast_FLOAT8E4M3FNUZ_to_FLOAT16(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'cast_FLOAT8E4M3FNUZ_to_FLOAT16')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Cast', version=28, suite='examples', example='cast_FLOAT8E4M3FN_to_FLOAT', types={'T1': 'tensor(float8e4m3fn)'})
+def test_cast_28_example_cast_FLOAT8E4M3FN_to_FLOAT(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'cast_FLOAT8E4M3FN_to_FLOAT')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Cast', version=28, suite='examples', example='cast_FLOAT8E4M3FN_to_FLOAT16', types={'T1': 'tensor(float8e4m3fn)'})
+def test_cast_28_example_cast_FLOAT8E4M3FN_to_FLOAT16(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'cast_FLOAT8E4M3FN_to_FLOAT16')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Cast', version=28, suite='examples', example='cast_FLOAT8E5M2FNUZ_to_FLOAT', types={'T1': 'tensor(float8e5m2fnuz)'})
+def test_cast_28_example_cast_FLOAT8E5M2FNUZ_to_FLOAT(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'cast_FLOAT8E5M2FNUZ_to_FLOAT')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Cast', version=28, suite='examples', example='cast_FLOAT8E5M2FNUZ_to_FLOAT16', types={'T1': 'tensor(float8e5m2fnuz)'})
+def test_cast_28_example_cast_FLOAT8E5M2FNUZ_to_FLOAT16(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'cast_FLOAT8E5M2FNUZ_to_FLOAT16')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Cast', version=28, suite='examples', example='cast_FLOAT8E5M2_to_FLOAT', types={'T1': 'tensor(float8e5m2)'})
+def test_cast_28_example_cast_FLOAT8E5M2_to_FLOAT(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'cast_FLOAT8E5M2_to_FLOAT')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Cast', version=28, suite='examples', example='cast_FLOAT8E5M2_to_FLOAT16', types={'T1': 'tensor(float8e5m2)'})
+def test_cast_28_example_cast_FLOAT8E5M2_to_FLOAT16(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'cast_FLOAT8E5M2_to_FLOAT16')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Cast', version=28, suite='examples', example='cast_FLOAT_to_BFLOAT16', types={'T1': 'tensor(float)'})
+def test_cast_28_example_cast_FLOAT_to_BFLOAT16(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'cast_FLOAT_to_BFLOAT16')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Cast', version=28, suite='examples', example='cast_FLOAT_to_DOUBLE', types={'T1': 'tensor(float)'})
+def test_cast_28_example_cast_FLOAT_to_DOUBLE(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'cast_FLOAT_to_DOUBLE')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Cast', version=28, suite='examples', example='cast_FLOAT_to_FLOAT16', types={'T1': 'tensor(float)'})
+def test_cast_28_example_cast_FLOAT_to_FLOAT16(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'cast_FLOAT_to_FLOAT16')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Cast', version=28, suite='examples', example='cast_FLOAT_to_FLOAT4E2M1', types={'T1': 'tensor(float)'})
+def test_cast_28_example_cast_FLOAT_to_FLOAT4E2M1(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'cast_FLOAT_to_FLOAT4E2M1')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Cast', version=28, suite='examples', example='cast_FLOAT_to_FLOAT8E4M3FN', types={'T1': 'tensor(float)'})
+def test_cast_28_example_cast_FLOAT_to_FLOAT8E4M3FN(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'cast_FLOAT_to_FLOAT8E4M3FN')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Cast', version=28, suite='examples', example='cast_FLOAT_to_FLOAT8E4M3FNUZ', types={'T1': 'tensor(float)'})
+def test_cast_28_example_cast_FLOAT_to_FLOAT8E4M3FNUZ(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'cast_FLOAT_to_FLOAT8E4M3FNUZ')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Cast', version=28, suite='examples', example='cast_FLOAT_to_FLOAT8E5M2', types={'T1': 'tensor(float)'})
+def test_cast_28_example_cast_FLOAT_to_FLOAT8E5M2(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'cast_FLOAT_to_FLOAT8E5M2')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Cast', version=28, suite='examples', example='cast_FLOAT_to_FLOAT8E5M2FNUZ', types={'T1': 'tensor(float)'})
+def test_cast_28_example_cast_FLOAT_to_FLOAT8E5M2FNUZ(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'cast_FLOAT_to_FLOAT8E5M2FNUZ')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Cast', version=28, suite='examples', example='cast_FLOAT_to_INT2', types={'T1': 'tensor(float)'})
+def test_cast_28_example_cast_FLOAT_to_INT2(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'cast_FLOAT_to_INT2')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Cast', version=28, suite='examples', example='cast_FLOAT_to_INT4', types={'T1': 'tensor(float)'})
+def test_cast_28_example_cast_FLOAT_to_INT4(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'cast_FLOAT_to_INT4')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Cast', version=28, suite='examples', example='cast_FLOAT_to_UINT2', types={'T1': 'tensor(float)'})
+def test_cast_28_example_cast_FLOAT_to_UINT2(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'cast_FLOAT_to_UINT2')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Cast', version=28, suite='examples', example='cast_FLOAT_to_UINT4', types={'T1': 'tensor(float)'})
+def test_cast_28_example_cast_FLOAT_to_UINT4(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'cast_FLOAT_to_UINT4')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Cast', version=28, suite='examples', example='cast_INT2_to_FLOAT', types={'T1': 'tensor(int2)'})
+def test_cast_28_example_cast_INT2_to_FLOAT(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'cast_INT2_to_FLOAT')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Cast', version=28, suite='examples', example='cast_INT2_to_FLOAT16', types={'T1': 'tensor(int2)'})
+def test_cast_28_example_cast_INT2_to_FLOAT16(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'cast_INT2_to_FLOAT16')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Cast', version=28, suite='examples', example='cast_INT2_to_INT8', types={'T1': 'tensor(int2)'})
+def test_cast_28_example_cast_INT2_to_INT8(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'cast_INT2_to_INT8')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Cast', version=28, suite='examples', example='cast_INT4_to_FLOAT', types={'T1': 'tensor(int4)'})
+def test_cast_28_example_cast_INT4_to_FLOAT(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'cast_INT4_to_FLOAT')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Cast', version=28, suite='examples', example='cast_INT4_to_FLOAT16', types={'T1': 'tensor(int4)'})
+def test_cast_28_example_cast_INT4_to_FLOAT16(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'cast_INT4_to_FLOAT16')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Cast', version=28, suite='examples', example='cast_INT4_to_INT8', types={'T1': 'tensor(int4)'})
+def test_cast_28_example_cast_INT4_to_INT8(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'cast_INT4_to_INT8')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Cast', version=28, suite='examples', example='cast_UINT2_to_FLOAT', types={'T1': 'tensor(uint2)'})
+def test_cast_28_example_cast_UINT2_to_FLOAT(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'cast_UINT2_to_FLOAT')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Cast', version=28, suite='examples', example='cast_UINT2_to_FLOAT16', types={'T1': 'tensor(uint2)'})
+def test_cast_28_example_cast_UINT2_to_FLOAT16(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'cast_UINT2_to_FLOAT16')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Cast', version=28, suite='examples', example='cast_UINT2_to_UINT8', types={'T1': 'tensor(uint2)'})
+def test_cast_28_example_cast_UINT2_to_UINT8(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'cast_UINT2_to_UINT8')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Cast', version=28, suite='examples', example='cast_UINT4_to_FLOAT', types={'T1': 'tensor(uint4)'})
+def test_cast_28_example_cast_UINT4_to_FLOAT(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'cast_UINT4_to_FLOAT')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Cast', version=28, suite='examples', example='cast_UINT4_to_FLOAT16', types={'T1': 'tensor(uint4)'})
+def test_cast_28_example_cast_UINT4_to_FLOAT16(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'cast_UINT4_to_FLOAT16')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Cast', version=28, suite='examples', example='cast_UINT4_to_UINT8', types={'T1': 'tensor(uint4)'})
+def test_cast_28_example_cast_UINT4_to_UINT8(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'cast_UINT4_to_UINT8')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Cast', version=28, suite='examples', example='cast_e8m0_FLOAT16_to_FLOAT8E8M0', types={'T1': 'tensor(float16)'})
+def test_cast_28_example_cast_e8m0_FLOAT16_to_FLOAT8E8M0(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'cast_e8m0_FLOAT16_to_FLOAT8E8M0')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Cast', version=28, suite='examples', example='cast_e8m0_FLOAT8E8M0_to_FLOAT', types={'T1': 'tensor(float8e8m0)'})
+def test_cast_28_example_cast_e8m0_FLOAT8E8M0_to_FLOAT(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'cast_e8m0_FLOAT8E8M0_to_FLOAT')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Cast', version=28, suite='examples', example='cast_e8m0_FLOAT8E8M0_to_FLOAT16', types={'T1': 'tensor(float8e8m0)'})
+def test_cast_28_example_cast_e8m0_FLOAT8E8M0_to_FLOAT16(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'cast_e8m0_FLOAT8E8M0_to_FLOAT16')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Cast', version=28, suite='examples', example='cast_e8m0_FLOAT_to_FLOAT8E8M0', types={'T1': 'tensor(float)'})
+def test_cast_28_example_cast_e8m0_FLOAT_to_FLOAT8E8M0(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'cast_e8m0_FLOAT_to_FLOAT8E8M0')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Cast', version=28, suite='examples', example='cast_no_saturate_FLOAT16_to_FLOAT8E4M3FN', types={'T1': 'tensor(float16)'})
+def test_cast_28_example_cast_no_saturate_FLOAT16_to_FLOAT8E4M3FN(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'cast_no_saturate_FLOAT16_to_FLOAT8E4M3FN')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Cast', version=28, suite='examples', example='cast_no_saturate_FLOAT16_to_FLOAT8E4M3FNUZ', types={'T1': 'tensor(float16)'})
+def test_cast_28_example_cast_no_saturate_FLOAT16_to_FLOAT8E4M3FNUZ(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'cast_no_saturate_FLOAT16_to_FLOAT8E4M3FNUZ')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Cast', version=28, suite='examples', example='cast_no_saturate_FLOAT16_to_FLOAT8E5M2', types={'T1': 'tensor(float16)'})
+def test_cast_28_example_cast_no_saturate_FLOAT16_to_FLOAT8E5M2(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'cast_no_saturate_FLOAT16_to_FLOAT8E5M2')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Cast', version=28, suite='examples', example='cast_no_saturate_FLOAT16_to_FLOAT8E5M2FNUZ', types={'T1': 'tensor(float16)'})
+def test_cast_28_example_cast_no_saturate_FLOAT16_to_FLOAT8E5M2FNUZ(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'cast_no_saturate_FLOAT16_to_FLOAT8E5M2FNUZ')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Cast', version=28, suite='examples', example='cast_no_saturate_FLOAT_to_FLOAT8E4M3FN', types={'T1': 'tensor(float)'})
+def test_cast_28_example_cast_no_saturate_FLOAT_to_FLOAT8E4M3FN(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'cast_no_saturate_FLOAT_to_FLOAT8E4M3FN')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Cast', version=28, suite='examples', example='cast_no_saturate_FLOAT_to_FLOAT8E4M3FNUZ', types={'T1': 'tensor(float)'})
+def test_cast_28_example_cast_no_saturate_FLOAT_to_FLOAT8E4M3FNUZ(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'cast_no_saturate_FLOAT_to_FLOAT8E4M3FNUZ')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Cast', version=28, suite='examples', example='cast_no_saturate_FLOAT_to_FLOAT8E5M2', types={'T1': 'tensor(float)'})
+def test_cast_28_example_cast_no_saturate_FLOAT_to_FLOAT8E5M2(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'cast_no_saturate_FLOAT_to_FLOAT8E5M2')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Cast', version=28, suite='examples', example='cast_no_saturate_FLOAT_to_FLOAT8E5M2FNUZ', types={'T1': 'tensor(float)'})
+def test_cast_28_example_cast_no_saturate_FLOAT_to_FLOAT8E5M2FNUZ(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'cast_no_saturate_FLOAT_to_FLOAT8E5M2FNUZ')

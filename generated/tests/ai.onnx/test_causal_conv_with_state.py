@@ -41,3 +41,68 @@ def causal_conv_with_state_27_calls(types, initializers=True, siblings=0):
 def test_causal_conv_with_state_27_differential(opkit_backend, types, data):
     """Backend == reference kernel for every drawn input of this type binding."""
     check_differential(opkit_backend, V27, data.draw(causal_conv_with_state_27_calls(types, siblings=7), label='case'))
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='CausalConvWithState', version=27, suite='examples', example='causal_conv_with_state_b1_c1_degenerate', types={'T': 'tensor(float)'})
+def test_causal_conv_with_state_27_example_causal_conv_with_state_b1_c1_degenerate(opkit_backend):
+    check_example(opkit_backend, SPEC, V27, 'causal_conv_with_state_b1_c1_degenerate')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='CausalConvWithState', version=27, suite='examples', example='causal_conv_with_state_basic', types={'T': 'tensor(float)'})
+def test_causal_conv_with_state_27_example_causal_conv_with_state_basic(opkit_backend):
+    check_example(opkit_backend, SPEC, V27, 'causal_conv_with_state_basic')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='CausalConvWithState', version=27, suite='examples', example='causal_conv_with_state_decode_step', types={'T': 'tensor(float)'})
+def test_causal_conv_with_state_27_example_causal_conv_with_state_decode_step(opkit_backend):
+    check_example(opkit_backend, SPEC, V27, 'causal_conv_with_state_decode_step')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='CausalConvWithState', version=27, suite='examples', example='causal_conv_with_state_fp16', types={'T': 'tensor(float16)'})
+def test_causal_conv_with_state_27_example_causal_conv_with_state_fp16(opkit_backend):
+    check_example(opkit_backend, SPEC, V27, 'causal_conv_with_state_fp16')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='CausalConvWithState', version=27, suite='examples', example='causal_conv_with_state_kernel_size_one', types={'T': 'tensor(float)'})
+def test_causal_conv_with_state_27_example_causal_conv_with_state_kernel_size_one(opkit_backend):
+    check_example(opkit_backend, SPEC, V27, 'causal_conv_with_state_kernel_size_one')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='CausalConvWithState', version=27, suite='examples', example='causal_conv_with_state_short_input_no_past_state', types={'T': 'tensor(float)'})
+def test_causal_conv_with_state_27_example_causal_conv_with_state_short_input_no_past_state(opkit_backend):
+    check_example(opkit_backend, SPEC, V27, 'causal_conv_with_state_short_input_no_past_state')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='CausalConvWithState', version=27, suite='examples', example='causal_conv_with_state_silu', types={'T': 'tensor(float)'})
+def test_causal_conv_with_state_27_example_causal_conv_with_state_silu(opkit_backend):
+    check_example(opkit_backend, SPEC, V27, 'causal_conv_with_state_silu')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='CausalConvWithState', version=27, suite='examples', example='causal_conv_with_state_silu_fp16', types={'T': 'tensor(float16)'})
+def test_causal_conv_with_state_27_example_causal_conv_with_state_silu_fp16(opkit_backend):
+    check_example(opkit_backend, SPEC, V27, 'causal_conv_with_state_silu_fp16')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='CausalConvWithState', version=27, suite='examples', example='causal_conv_with_state_silu_with_past_state', types={'T': 'tensor(float)'})
+def test_causal_conv_with_state_27_example_causal_conv_with_state_silu_with_past_state(opkit_backend):
+    check_example(opkit_backend, SPEC, V27, 'causal_conv_with_state_silu_with_past_state')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='CausalConvWithState', version=27, suite='examples', example='causal_conv_with_state_swish_alias', types={'T': 'tensor(float)'})
+def test_causal_conv_with_state_27_example_causal_conv_with_state_swish_alias(opkit_backend):
+    check_example(opkit_backend, SPEC, V27, 'causal_conv_with_state_swish_alias')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='CausalConvWithState', version=27, suite='examples', example='causal_conv_with_state_with_bias', types={'T': 'tensor(float)'})
+def test_causal_conv_with_state_27_example_causal_conv_with_state_with_bias(opkit_backend):
+    check_example(opkit_backend, SPEC, V27, 'causal_conv_with_state_with_bias')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='CausalConvWithState', version=27, suite='examples', example='causal_conv_with_state_with_bias_and_past_state', types={'T': 'tensor(float)'})
+def test_causal_conv_with_state_27_example_causal_conv_with_state_with_bias_and_past_state(opkit_backend):
+    check_example(opkit_backend, SPEC, V27, 'causal_conv_with_state_with_bias_and_past_state')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='CausalConvWithState', version=27, suite='examples', example='causal_conv_with_state_with_past_state', types={'T': 'tensor(float)'})
+def test_causal_conv_with_state_27_example_causal_conv_with_state_with_past_state(opkit_backend):
+    check_example(opkit_backend, SPEC, V27, 'causal_conv_with_state_with_past_state')

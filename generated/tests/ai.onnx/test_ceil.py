@@ -94,3 +94,13 @@ def ceil_13_calls(types, initializers=True, siblings=0):
 def test_ceil_13_differential(opkit_backend, types, data):
     """Backend == reference kernel for every drawn input of this type binding."""
     check_differential(opkit_backend, V13, data.draw(ceil_13_calls(types, siblings=7), label='case'))
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Ceil', version=13, suite='examples', example='ceil', types={'T': 'tensor(float)'})
+def test_ceil_13_example_ceil(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'ceil')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Ceil', version=13, suite='examples', example='ceil_example', types={'T': 'tensor(float)'})
+def test_ceil_13_example_ceil_example(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'ceil_example')

@@ -66,3 +66,18 @@ def celu_28_calls(types, initializers=True, siblings=0):
 def test_celu_28_differential(opkit_backend, types, data):
     """Backend == reference kernel for every drawn input of this type binding."""
     check_differential(opkit_backend, V28, data.draw(celu_28_calls(types, siblings=7), label='case'))
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Celu', version=28, suite='examples', example='celu', types={'T': 'tensor(float)'})
+def test_celu_28_example_celu(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'celu')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Celu', version=28, suite='examples', example='celu_bfloat16', types={'T': 'tensor(bfloat16)'})
+def test_celu_28_example_celu_bfloat16(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'celu_bfloat16')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Celu', version=28, suite='examples', example='celu_float16', types={'T': 'tensor(float16)'})
+def test_celu_28_example_celu_float16(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'celu_float16')

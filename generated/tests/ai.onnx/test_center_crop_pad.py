@@ -70,3 +70,33 @@ def center_crop_pad_18_calls(types, initializers=True, siblings=0):
 def test_center_crop_pad_18_differential(opkit_backend, types, data):
     """Backend == reference kernel for every drawn input of this type binding."""
     check_differential(opkit_backend, V18, data.draw(center_crop_pad_18_calls(types, siblings=7), label='case'))
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='CenterCropPad', version=18, suite='examples', example='center_crop_pad_crop', types={'T': 'tensor(float)', 'Tind': 'tensor(int64)'})
+def test_center_crop_pad_18_example_center_crop_pad_crop(opkit_backend):
+    check_example(opkit_backend, SPEC, V18, 'center_crop_pad_crop')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='CenterCropPad', version=18, suite='examples', example='center_crop_pad_crop_and_pad', types={'T': 'tensor(float)', 'Tind': 'tensor(int64)'})
+def test_center_crop_pad_18_example_center_crop_pad_crop_and_pad(opkit_backend):
+    check_example(opkit_backend, SPEC, V18, 'center_crop_pad_crop_and_pad')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='CenterCropPad', version=18, suite='examples', example='center_crop_pad_crop_axes_chw', types={'T': 'tensor(float)', 'Tind': 'tensor(int64)'})
+def test_center_crop_pad_18_example_center_crop_pad_crop_axes_chw(opkit_backend):
+    check_example(opkit_backend, SPEC, V18, 'center_crop_pad_crop_axes_chw')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='CenterCropPad', version=18, suite='examples', example='center_crop_pad_crop_axes_hwc', types={'T': 'tensor(float)', 'Tind': 'tensor(int64)'})
+def test_center_crop_pad_18_example_center_crop_pad_crop_axes_hwc(opkit_backend):
+    check_example(opkit_backend, SPEC, V18, 'center_crop_pad_crop_axes_hwc')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='CenterCropPad', version=18, suite='examples', example='center_crop_pad_crop_negative_axes_hwc', types={'T': 'tensor(float)', 'Tind': 'tensor(int64)'})
+def test_center_crop_pad_18_example_center_crop_pad_crop_negative_axes_hwc(opkit_backend):
+    check_example(opkit_backend, SPEC, V18, 'center_crop_pad_crop_negative_axes_hwc')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='CenterCropPad', version=18, suite='examples', example='center_crop_pad_pad', types={'T': 'tensor(float)', 'Tind': 'tensor(int64)'})
+def test_center_crop_pad_18_example_center_crop_pad_pad(opkit_backend):
+    check_example(opkit_backend, SPEC, V18, 'center_crop_pad_pad')

@@ -162,3 +162,63 @@ def clip_13_calls(types, initializers=True, siblings=0):
 def test_clip_13_differential(opkit_backend, types, data):
     """Backend == reference kernel for every drawn input of this type binding."""
     check_differential(opkit_backend, V13, data.draw(clip_13_calls(types, siblings=7), label='case'))
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Clip', version=13, suite='examples', example='clip', types={'T': 'tensor(float)'})
+def test_clip_13_example_clip(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'clip')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Clip', version=13, suite='examples', example='clip_default_inbounds', types={'T': 'tensor(float)'})
+def test_clip_13_example_clip_default_inbounds(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'clip_default_inbounds')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Clip', version=13, suite='examples', example='clip_default_int8_inbounds', types={'T': 'tensor(int8)'})
+def test_clip_13_example_clip_default_int8_inbounds(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'clip_default_int8_inbounds')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Clip', version=13, suite='examples', example='clip_default_int8_max', types={'T': 'tensor(int8)'})
+def test_clip_13_example_clip_default_int8_max(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'clip_default_int8_max')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Clip', version=13, suite='examples', example='clip_default_int8_min', types={'T': 'tensor(int8)'})
+def test_clip_13_example_clip_default_int8_min(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'clip_default_int8_min')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Clip', version=13, suite='examples', example='clip_default_max', types={'T': 'tensor(float)'})
+def test_clip_13_example_clip_default_max(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'clip_default_max')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Clip', version=13, suite='examples', example='clip_default_min', types={'T': 'tensor(float)'})
+def test_clip_13_example_clip_default_min(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'clip_default_min')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Clip', version=13, suite='examples', example='clip_example', types={'T': 'tensor(float)'})
+def test_clip_13_example_clip_example(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'clip_example')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Clip', version=13, suite='examples', example='clip_inbounds', types={'T': 'tensor(float)'})
+def test_clip_13_example_clip_inbounds(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'clip_inbounds')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Clip', version=13, suite='examples', example='clip_min_greater_than_max', types={'T': 'tensor(float)'})
+def test_clip_13_example_clip_min_greater_than_max(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'clip_min_greater_than_max')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Clip', version=13, suite='examples', example='clip_outbounds', types={'T': 'tensor(float)'})
+def test_clip_13_example_clip_outbounds(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'clip_outbounds')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Clip', version=13, suite='examples', example='clip_splitbounds', types={'T': 'tensor(float)'})
+def test_clip_13_example_clip_splitbounds(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'clip_splitbounds')

@@ -54,3 +54,28 @@ def col2_im_18_calls(types, initializers=True, siblings=0):
 def test_col2_im_18_differential(opkit_backend, types, data):
     """Backend == reference kernel for every drawn input of this type binding."""
     check_differential(opkit_backend, V18, data.draw(col2_im_18_calls(types, siblings=7), label='case'))
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Col2Im', version=18, suite='examples', example='col2im', types={'T': 'tensor(float)'})
+def test_col2_im_18_example_col2im(opkit_backend):
+    check_example(opkit_backend, SPEC, V18, 'col2im')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Col2Im', version=18, suite='examples', example='col2im_5d', types={'T': 'tensor(float)'})
+def test_col2_im_18_example_col2im_5d(opkit_backend):
+    check_example(opkit_backend, SPEC, V18, 'col2im_5d')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Col2Im', version=18, suite='examples', example='col2im_dilations', types={'T': 'tensor(float)'})
+def test_col2_im_18_example_col2im_dilations(opkit_backend):
+    check_example(opkit_backend, SPEC, V18, 'col2im_dilations')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Col2Im', version=18, suite='examples', example='col2im_pads', types={'T': 'tensor(float)'})
+def test_col2_im_18_example_col2im_pads(opkit_backend):
+    check_example(opkit_backend, SPEC, V18, 'col2im_pads')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Col2Im', version=18, suite='examples', example='col2im_strides', types={'T': 'tensor(float)'})
+def test_col2_im_18_example_col2im_strides(opkit_backend):
+    check_example(opkit_backend, SPEC, V18, 'col2im_strides')

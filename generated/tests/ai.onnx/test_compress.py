@@ -130,3 +130,28 @@ def compress_28_calls(types, initializers=True, siblings=0):
 def test_compress_28_differential(opkit_backend, types, data):
     """Backend == reference kernel for every drawn input of this type binding."""
     check_differential(opkit_backend, V28, data.draw(compress_28_calls(types, siblings=7), label='case'))
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Compress', version=28, suite='examples', example='compress_0', types={'T': 'tensor(float)', 'T1': 'tensor(bool)'})
+def test_compress_28_example_compress_0(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'compress_0')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Compress', version=28, suite='examples', example='compress_1', types={'T': 'tensor(float)', 'T1': 'tensor(bool)'})
+def test_compress_28_example_compress_1(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'compress_1')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Compress', version=28, suite='examples', example='compress_bfloat16', types={'T': 'tensor(bfloat16)', 'T1': 'tensor(bool)'})
+def test_compress_28_example_compress_bfloat16(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'compress_bfloat16')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Compress', version=28, suite='examples', example='compress_default_axis', types={'T': 'tensor(float)', 'T1': 'tensor(bool)'})
+def test_compress_28_example_compress_default_axis(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'compress_default_axis')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Compress', version=28, suite='examples', example='compress_negative_axis', types={'T': 'tensor(float)', 'T1': 'tensor(bool)'})
+def test_compress_28_example_compress_negative_axis(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'compress_negative_axis')

@@ -156,3 +156,63 @@ def concat_13_calls(types, initializers=True, siblings=0):
 def test_concat_13_differential(opkit_backend, types, data):
     """Backend == reference kernel for every drawn input of this type binding."""
     check_differential(opkit_backend, V13, data.draw(concat_13_calls(types, siblings=7), label='case'))
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Concat', version=13, suite='examples', example='concat_1d_axis_0', types={'T': 'tensor(float)'})
+def test_concat_13_example_concat_1d_axis_0(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'concat_1d_axis_0')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Concat', version=13, suite='examples', example='concat_1d_axis_negative_1', types={'T': 'tensor(float)'})
+def test_concat_13_example_concat_1d_axis_negative_1(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'concat_1d_axis_negative_1')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Concat', version=13, suite='examples', example='concat_2d_axis_0', types={'T': 'tensor(float)'})
+def test_concat_13_example_concat_2d_axis_0(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'concat_2d_axis_0')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Concat', version=13, suite='examples', example='concat_2d_axis_1', types={'T': 'tensor(float)'})
+def test_concat_13_example_concat_2d_axis_1(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'concat_2d_axis_1')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Concat', version=13, suite='examples', example='concat_2d_axis_negative_1', types={'T': 'tensor(float)'})
+def test_concat_13_example_concat_2d_axis_negative_1(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'concat_2d_axis_negative_1')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Concat', version=13, suite='examples', example='concat_2d_axis_negative_2', types={'T': 'tensor(float)'})
+def test_concat_13_example_concat_2d_axis_negative_2(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'concat_2d_axis_negative_2')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Concat', version=13, suite='examples', example='concat_3d_axis_0', types={'T': 'tensor(float)'})
+def test_concat_13_example_concat_3d_axis_0(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'concat_3d_axis_0')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Concat', version=13, suite='examples', example='concat_3d_axis_1', types={'T': 'tensor(float)'})
+def test_concat_13_example_concat_3d_axis_1(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'concat_3d_axis_1')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Concat', version=13, suite='examples', example='concat_3d_axis_2', types={'T': 'tensor(float)'})
+def test_concat_13_example_concat_3d_axis_2(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'concat_3d_axis_2')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Concat', version=13, suite='examples', example='concat_3d_axis_negative_1', types={'T': 'tensor(float)'})
+def test_concat_13_example_concat_3d_axis_negative_1(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'concat_3d_axis_negative_1')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Concat', version=13, suite='examples', example='concat_3d_axis_negative_2', types={'T': 'tensor(float)'})
+def test_concat_13_example_concat_3d_axis_negative_2(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'concat_3d_axis_negative_2')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Concat', version=13, suite='examples', example='concat_3d_axis_negative_3', types={'T': 'tensor(float)'})
+def test_concat_13_example_concat_3d_axis_negative_3(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'concat_3d_axis_negative_3')

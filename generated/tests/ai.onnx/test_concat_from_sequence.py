@@ -53,3 +53,15 @@ def concat_from_sequence_11_calls(types, initializers=True, siblings=0):
 def test_concat_from_sequence_11_differential(opkit_backend, types, data):
     """Backend == reference kernel for every drawn input of this type binding."""
     check_differential(opkit_backend, V11, data.draw(concat_from_sequence_11_calls(types, siblings=7), label='case'))
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='ConcatFromSequence', version=11, suite='examples', example='concat_from_sequence_axis_0', types={'S': 'seq(tensor(float))'})
+def test_concat_from_sequence_11_example_concat_from_sequence_axis_0(opkit_backend):
+    """Two matrices joined along an existing axis."""
+    check_example(opkit_backend, SPEC, V11, 'concat_from_sequence_axis_0')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='ConcatFromSequence', version=11, suite='examples', example='concat_from_sequence_new_axis', types={'S': 'seq(tensor(float))'})
+def test_concat_from_sequence_11_example_concat_from_sequence_new_axis(opkit_backend):
+    """`new_axis = 1` stacks the tensors along a new leading axis."""
+    check_example(opkit_backend, SPEC, V11, 'concat_from_sequence_new_axis')

@@ -424,3 +424,8 @@ def constant_25_calls(types, initializers=True, siblings=0):
 def test_constant_25_differential(opkit_backend, types, data):
     """Backend == reference kernel for every drawn input of this type binding."""
     check_differential(opkit_backend, V25, data.draw(constant_25_calls(types, siblings=7), label='case'))
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Constant', version=25, suite='examples', example='constant', types={})
+def test_constant_25_example_constant(opkit_backend):
+    check_example(opkit_backend, SPEC, V25, 'constant')

@@ -265,3 +265,18 @@ def constant_of_shape_25_calls(types, initializers=True, siblings=0):
 def test_constant_of_shape_25_differential(opkit_backend, types, data):
     """Backend == reference kernel for every drawn input of this type binding."""
     check_differential(opkit_backend, V25, data.draw(constant_of_shape_25_calls(types, siblings=7), label='case'))
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='ConstantOfShape', version=25, suite='examples', example='constantofshape_float_ones', types={'T1': 'tensor(int64)'})
+def test_constant_of_shape_25_example_constantofshape_float_ones(opkit_backend):
+    check_example(opkit_backend, SPEC, V25, 'constantofshape_float_ones')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='ConstantOfShape', version=25, suite='examples', example='constantofshape_int_shape_zero', types={'T1': 'tensor(int64)'})
+def test_constant_of_shape_25_example_constantofshape_int_shape_zero(opkit_backend):
+    check_example(opkit_backend, SPEC, V25, 'constantofshape_int_shape_zero')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='ConstantOfShape', version=25, suite='examples', example='constantofshape_int_zeros', types={'T1': 'tensor(int64)'})
+def test_constant_of_shape_25_example_constantofshape_int_zeros(opkit_backend):
+    check_example(opkit_backend, SPEC, V25, 'constantofshape_int_zeros')

@@ -94,3 +94,33 @@ def conv_22_calls(types, initializers=True, siblings=0):
 def test_conv_22_differential(opkit_backend, types, data):
     """Backend == reference kernel for every drawn input of this type binding."""
     check_differential(opkit_backend, V22, data.draw(conv_22_calls(types, siblings=7), label='case'))
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Conv', version=22, suite='examples', example='basic_conv_with_padding', types={'T': 'tensor(float)'})
+def test_conv_22_example_basic_conv_with_padding(opkit_backend):
+    check_example(opkit_backend, SPEC, V22, 'basic_conv_with_padding')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Conv', version=22, suite='examples', example='basic_conv_without_padding', types={'T': 'tensor(float)'})
+def test_conv_22_example_basic_conv_without_padding(opkit_backend):
+    check_example(opkit_backend, SPEC, V22, 'basic_conv_without_padding')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Conv', version=22, suite='examples', example='conv_with_autopad_same', types={'T': 'tensor(float)'})
+def test_conv_22_example_conv_with_autopad_same(opkit_backend):
+    check_example(opkit_backend, SPEC, V22, 'conv_with_autopad_same')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Conv', version=22, suite='examples', example='conv_with_strides_and_asymmetric_padding', types={'T': 'tensor(float)'})
+def test_conv_22_example_conv_with_strides_and_asymmetric_padding(opkit_backend):
+    check_example(opkit_backend, SPEC, V22, 'conv_with_strides_and_asymmetric_padding')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Conv', version=22, suite='examples', example='conv_with_strides_no_padding', types={'T': 'tensor(float)'})
+def test_conv_22_example_conv_with_strides_no_padding(opkit_backend):
+    check_example(opkit_backend, SPEC, V22, 'conv_with_strides_no_padding')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Conv', version=22, suite='examples', example='conv_with_strides_padding', types={'T': 'tensor(float)'})
+def test_conv_22_example_conv_with_strides_padding(opkit_backend):
+    check_example(opkit_backend, SPEC, V22, 'conv_with_strides_padding')

@@ -42,3 +42,13 @@ def conv_integer_10_calls(types, initializers=True, siblings=0):
 def test_conv_integer_10_differential(opkit_backend, types, data):
     """Backend == reference kernel for every drawn input of this type binding."""
     check_differential(opkit_backend, V10, data.draw(conv_integer_10_calls(types, siblings=7), label='case'))
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='ConvInteger', version=10, suite='examples', example='convinteger_with_padding', types={'T1': 'tensor(uint8)', 'T2': 'tensor(uint8)'})
+def test_conv_integer_10_example_convinteger_with_padding(opkit_backend):
+    check_example(opkit_backend, SPEC, V10, 'convinteger_with_padding')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='ConvInteger', version=10, suite='examples', example='convinteger_without_padding', types={'T1': 'tensor(uint8)', 'T2': 'tensor(uint8)'})
+def test_conv_integer_10_example_convinteger_without_padding(opkit_backend):
+    check_example(opkit_backend, SPEC, V10, 'convinteger_without_padding')

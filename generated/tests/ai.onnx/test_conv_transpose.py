@@ -94,3 +94,58 @@ def conv_transpose_22_calls(types, initializers=True, siblings=0):
 def test_conv_transpose_22_differential(opkit_backend, types, data):
     """Backend == reference kernel for every drawn input of this type binding."""
     check_differential(opkit_backend, V22, data.draw(conv_transpose_22_calls(types, siblings=7), label='case'))
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='ConvTranspose', version=22, suite='examples', example='convtranspose', types={'T': 'tensor(float)'})
+def test_conv_transpose_22_example_convtranspose(opkit_backend):
+    check_example(opkit_backend, SPEC, V22, 'convtranspose')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='ConvTranspose', version=22, suite='examples', example='convtranspose_1d', types={'T': 'tensor(float)'})
+def test_conv_transpose_22_example_convtranspose_1d(opkit_backend):
+    check_example(opkit_backend, SPEC, V22, 'convtranspose_1d')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='ConvTranspose', version=22, suite='examples', example='convtranspose_3d', types={'T': 'tensor(float)'})
+def test_conv_transpose_22_example_convtranspose_3d(opkit_backend):
+    check_example(opkit_backend, SPEC, V22, 'convtranspose_3d')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='ConvTranspose', version=22, suite='examples', example='convtranspose_autopad_same', types={'T': 'tensor(float)'})
+def test_conv_transpose_22_example_convtranspose_autopad_same(opkit_backend):
+    check_example(opkit_backend, SPEC, V22, 'convtranspose_autopad_same')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='ConvTranspose', version=22, suite='examples', example='convtranspose_dilations', types={'T': 'tensor(float)'})
+def test_conv_transpose_22_example_convtranspose_dilations(opkit_backend):
+    check_example(opkit_backend, SPEC, V22, 'convtranspose_dilations')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='ConvTranspose', version=22, suite='examples', example='convtranspose_group_2', types={'T': 'tensor(float)'})
+def test_conv_transpose_22_example_convtranspose_group_2(opkit_backend):
+    check_example(opkit_backend, SPEC, V22, 'convtranspose_group_2')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='ConvTranspose', version=22, suite='examples', example='convtranspose_group_2_image_3', types={'T': 'tensor(float)'})
+def test_conv_transpose_22_example_convtranspose_group_2_image_3(opkit_backend):
+    check_example(opkit_backend, SPEC, V22, 'convtranspose_group_2_image_3')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='ConvTranspose', version=22, suite='examples', example='convtranspose_kernel_shape', types={'T': 'tensor(float)'})
+def test_conv_transpose_22_example_convtranspose_kernel_shape(opkit_backend):
+    check_example(opkit_backend, SPEC, V22, 'convtranspose_kernel_shape')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='ConvTranspose', version=22, suite='examples', example='convtranspose_output_shape', types={'T': 'tensor(float)'})
+def test_conv_transpose_22_example_convtranspose_output_shape(opkit_backend):
+    check_example(opkit_backend, SPEC, V22, 'convtranspose_output_shape')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='ConvTranspose', version=22, suite='examples', example='convtranspose_pad', types={'T': 'tensor(float)'})
+def test_conv_transpose_22_example_convtranspose_pad(opkit_backend):
+    check_example(opkit_backend, SPEC, V22, 'convtranspose_pad')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='ConvTranspose', version=22, suite='examples', example='convtranspose_pads', types={'T': 'tensor(float)'})
+def test_conv_transpose_22_example_convtranspose_pads(opkit_backend):
+    check_example(opkit_backend, SPEC, V22, 'convtranspose_pads')

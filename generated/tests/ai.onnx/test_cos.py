@@ -68,3 +68,13 @@ def cos_22_calls(types, initializers=True, siblings=0):
 def test_cos_22_differential(opkit_backend, types, data):
     """Backend == reference kernel for every drawn input of this type binding."""
     check_differential(opkit_backend, V22, data.draw(cos_22_calls(types, siblings=7), label='case'))
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Cos', version=22, suite='examples', example='cos', types={'T': 'tensor(float)'})
+def test_cos_22_example_cos(opkit_backend):
+    check_example(opkit_backend, SPEC, V22, 'cos')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Cos', version=22, suite='examples', example='cos_example', types={'T': 'tensor(float)'})
+def test_cos_22_example_cos_example(opkit_backend):
+    check_example(opkit_backend, SPEC, V22, 'cos_example')

@@ -68,3 +68,13 @@ def cosh_22_calls(types, initializers=True, siblings=0):
 def test_cosh_22_differential(opkit_backend, types, data):
     """Backend == reference kernel for every drawn input of this type binding."""
     check_differential(opkit_backend, V22, data.draw(cosh_22_calls(types, siblings=7), label='case'))
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Cosh', version=22, suite='examples', example='cosh', types={'T': 'tensor(float)'})
+def test_cosh_22_example_cosh(opkit_backend):
+    check_example(opkit_backend, SPEC, V22, 'cosh')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Cosh', version=22, suite='examples', example='cosh_example', types={'T': 'tensor(float)'})
+def test_cosh_22_example_cosh_example(opkit_backend):
+    check_example(opkit_backend, SPEC, V22, 'cosh_example')

@@ -89,3 +89,48 @@ def cum_sum_14_calls(types, initializers=True, siblings=0):
 def test_cum_sum_14_differential(opkit_backend, types, data):
     """Backend == reference kernel for every drawn input of this type binding."""
     check_differential(opkit_backend, V14, data.draw(cum_sum_14_calls(types, siblings=7), label='case'))
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='CumSum', version=14, suite='examples', example='cumsum_1d', types={'T': 'tensor(double)', 'T2': 'tensor(int32)'})
+def test_cum_sum_14_example_cumsum_1d(opkit_backend):
+    check_example(opkit_backend, SPEC, V14, 'cumsum_1d')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='CumSum', version=14, suite='examples', example='cumsum_1d_exclusive', types={'T': 'tensor(double)', 'T2': 'tensor(int32)'})
+def test_cum_sum_14_example_cumsum_1d_exclusive(opkit_backend):
+    check_example(opkit_backend, SPEC, V14, 'cumsum_1d_exclusive')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='CumSum', version=14, suite='examples', example='cumsum_1d_int32_exclusive', types={'T': 'tensor(int32)', 'T2': 'tensor(int32)'})
+def test_cum_sum_14_example_cumsum_1d_int32_exclusive(opkit_backend):
+    check_example(opkit_backend, SPEC, V14, 'cumsum_1d_int32_exclusive')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='CumSum', version=14, suite='examples', example='cumsum_1d_reverse', types={'T': 'tensor(double)', 'T2': 'tensor(int32)'})
+def test_cum_sum_14_example_cumsum_1d_reverse(opkit_backend):
+    check_example(opkit_backend, SPEC, V14, 'cumsum_1d_reverse')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='CumSum', version=14, suite='examples', example='cumsum_1d_reverse_exclusive', types={'T': 'tensor(double)', 'T2': 'tensor(int32)'})
+def test_cum_sum_14_example_cumsum_1d_reverse_exclusive(opkit_backend):
+    check_example(opkit_backend, SPEC, V14, 'cumsum_1d_reverse_exclusive')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='CumSum', version=14, suite='examples', example='cumsum_2d_axis_0', types={'T': 'tensor(double)', 'T2': 'tensor(int32)'})
+def test_cum_sum_14_example_cumsum_2d_axis_0(opkit_backend):
+    check_example(opkit_backend, SPEC, V14, 'cumsum_2d_axis_0')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='CumSum', version=14, suite='examples', example='cumsum_2d_axis_1', types={'T': 'tensor(double)', 'T2': 'tensor(int32)'})
+def test_cum_sum_14_example_cumsum_2d_axis_1(opkit_backend):
+    check_example(opkit_backend, SPEC, V14, 'cumsum_2d_axis_1')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='CumSum', version=14, suite='examples', example='cumsum_2d_int32', types={'T': 'tensor(int32)', 'T2': 'tensor(int32)'})
+def test_cum_sum_14_example_cumsum_2d_int32(opkit_backend):
+    check_example(opkit_backend, SPEC, V14, 'cumsum_2d_int32')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='CumSum', version=14, suite='examples', example='cumsum_2d_negative_axis', types={'T': 'tensor(double)', 'T2': 'tensor(int32)'})
+def test_cum_sum_14_example_cumsum_2d_negative_axis(opkit_backend):
+    check_example(opkit_backend, SPEC, V14, 'cumsum_2d_negative_axis')

@@ -68,3 +68,23 @@ def deform_conv_22_calls(types, initializers=True, siblings=0):
 def test_deform_conv_22_differential(opkit_backend, types, data):
     """Backend == reference kernel for every drawn input of this type binding."""
     check_differential(opkit_backend, V22, data.draw(deform_conv_22_calls(types, siblings=7), label='case'))
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='DeformConv', version=22, suite='examples', example='basic_deform_conv_with_padding', types={'T': 'tensor(float)'})
+def test_deform_conv_22_example_basic_deform_conv_with_padding(opkit_backend):
+    check_example(opkit_backend, SPEC, V22, 'basic_deform_conv_with_padding')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='DeformConv', version=22, suite='examples', example='basic_deform_conv_without_padding', types={'T': 'tensor(float)'})
+def test_deform_conv_22_example_basic_deform_conv_without_padding(opkit_backend):
+    check_example(opkit_backend, SPEC, V22, 'basic_deform_conv_without_padding')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='DeformConv', version=22, suite='examples', example='deform_conv_with_mask_bias', types={'T': 'tensor(float)'})
+def test_deform_conv_22_example_deform_conv_with_mask_bias(opkit_backend):
+    check_example(opkit_backend, SPEC, V22, 'deform_conv_with_mask_bias')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='DeformConv', version=22, suite='examples', example='deform_conv_with_multiple_offset_groups', types={'T': 'tensor(float)'})
+def test_deform_conv_22_example_deform_conv_with_multiple_offset_groups(opkit_backend):
+    check_example(opkit_backend, SPEC, V22, 'deform_conv_with_multiple_offset_groups')

@@ -169,3 +169,13 @@ def depth_to_space_28_calls(types, initializers=True, siblings=0):
 def test_depth_to_space_28_differential(opkit_backend, types, data):
     """Backend == reference kernel for every drawn input of this type binding."""
     check_differential(opkit_backend, V28, data.draw(depth_to_space_28_calls(types, siblings=7), label='case'))
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='DepthToSpace', version=28, suite='examples', example='depthtospace_crd_mode_example', types={'T': 'tensor(float)'})
+def test_depth_to_space_28_example_depthtospace_crd_mode_example(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'depthtospace_crd_mode_example')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='DepthToSpace', version=28, suite='examples', example='depthtospace_example', types={'T': 'tensor(float)'})
+def test_depth_to_space_28_example_depthtospace_example(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'depthtospace_example')

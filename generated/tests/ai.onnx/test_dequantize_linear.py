@@ -508,3 +508,73 @@ def dequantize_linear_28_calls(types, initializers=True, siblings=0):
 def test_dequantize_linear_28_differential(opkit_backend, types, data):
     """Backend == reference kernel for every drawn input of this type binding."""
     check_differential(opkit_backend, V28, data.draw(dequantize_linear_28_calls(types, siblings=7), label='case'))
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='DequantizeLinear', version=28, suite='examples', example='dequantizelinear', types={'T1': 'tensor(uint8)', 'T2': 'tensor(float)'})
+def test_dequantize_linear_28_example_dequantizelinear(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'dequantizelinear')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='DequantizeLinear', version=28, suite='examples', example='dequantizelinear_axis', types={'T1': 'tensor(uint8)', 'T2': 'tensor(float)'})
+def test_dequantize_linear_28_example_dequantizelinear_axis(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'dequantizelinear_axis')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='DequantizeLinear', version=28, suite='examples', example='dequantizelinear_blocked', types={'T1': 'tensor(uint8)', 'T2': 'tensor(float)'})
+def test_dequantize_linear_28_example_dequantizelinear_blocked(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'dequantizelinear_blocked')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='DequantizeLinear', version=28, suite='examples', example='dequantizelinear_e4m3fn', types={'T1': 'tensor(float8e4m3fn)', 'T2': 'tensor(float)'})
+def test_dequantize_linear_28_example_dequantizelinear_e4m3fn(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'dequantizelinear_e4m3fn')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='DequantizeLinear', version=28, suite='examples', example='dequantizelinear_e4m3fn_float16', types={'T1': 'tensor(float8e4m3fn)', 'T2': 'tensor(float16)'})
+def test_dequantize_linear_28_example_dequantizelinear_e4m3fn_float16(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'dequantizelinear_e4m3fn_float16')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='DequantizeLinear', version=28, suite='examples', example='dequantizelinear_e4m3fn_zero_point', types={'T1': 'tensor(float8e4m3fn)', 'T2': 'tensor(float)'})
+def test_dequantize_linear_28_example_dequantizelinear_e4m3fn_zero_point(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'dequantizelinear_e4m3fn_zero_point')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='DequantizeLinear', version=28, suite='examples', example='dequantizelinear_e5m2', types={'T1': 'tensor(float8e5m2)', 'T2': 'tensor(float)'})
+def test_dequantize_linear_28_example_dequantizelinear_e5m2(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'dequantizelinear_e5m2')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='DequantizeLinear', version=28, suite='examples', example='dequantizelinear_float4e2m1', types={'T1': 'tensor(float4e2m1)', 'T2': 'tensor(float)'})
+def test_dequantize_linear_28_example_dequantizelinear_float4e2m1(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'dequantizelinear_float4e2m1')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='DequantizeLinear', version=28, suite='examples', example='dequantizelinear_int16', types={'T1': 'tensor(int16)', 'T2': 'tensor(float)'})
+def test_dequantize_linear_28_example_dequantizelinear_int16(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'dequantizelinear_int16')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='DequantizeLinear', version=28, suite='examples', example='dequantizelinear_int2', types={'T1': 'tensor(int2)', 'T2': 'tensor(float)'})
+def test_dequantize_linear_28_example_dequantizelinear_int2(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'dequantizelinear_int2')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='DequantizeLinear', version=28, suite='examples', example='dequantizelinear_int4', types={'T1': 'tensor(int4)', 'T2': 'tensor(float)'})
+def test_dequantize_linear_28_example_dequantizelinear_int4(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'dequantizelinear_int4')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='DequantizeLinear', version=28, suite='examples', example='dequantizelinear_uint16', types={'T1': 'tensor(uint16)', 'T2': 'tensor(float)'})
+def test_dequantize_linear_28_example_dequantizelinear_uint16(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'dequantizelinear_uint16')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='DequantizeLinear', version=28, suite='examples', example='dequantizelinear_uint2', types={'T1': 'tensor(uint2)', 'T2': 'tensor(float)'})
+def test_dequantize_linear_28_example_dequantizelinear_uint2(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'dequantizelinear_uint2')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='DequantizeLinear', version=28, suite='examples', example='dequantizelinear_uint4', types={'T1': 'tensor(uint4)', 'T2': 'tensor(float)'})
+def test_dequantize_linear_28_example_dequantizelinear_uint4(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'dequantizelinear_uint4')

@@ -68,3 +68,13 @@ def det_22_calls(types, initializers=True, siblings=0):
 def test_det_22_differential(opkit_backend, types, data):
     """Backend == reference kernel for every drawn input of this type binding."""
     check_differential(opkit_backend, V22, data.draw(det_22_calls(types, siblings=7), label='case'))
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Det', version=22, suite='examples', example='det_2d', types={'T': 'tensor(float)'})
+def test_det_22_example_det_2d(opkit_backend):
+    check_example(opkit_backend, SPEC, V22, 'det_2d')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Det', version=22, suite='examples', example='det_nd', types={'T': 'tensor(float)'})
+def test_det_22_example_det_nd(opkit_backend):
+    check_example(opkit_backend, SPEC, V22, 'det_nd')

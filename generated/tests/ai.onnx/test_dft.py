@@ -48,6 +48,31 @@ def test_dft_17_differential(opkit_backend, types, data):
     check_differential(opkit_backend, V17, data.draw(dft_17_calls(types, siblings=7), label='case'))
 
 
+@pytest.mark.opkit(domain='ai.onnx', op='DFT', version=17, suite='examples', example='dft_axis_opset19', types={'T1': 'tensor(float)'})
+def test_dft_17_example_dft_axis_opset19(opkit_backend):
+    check_example(opkit_backend, SPEC, V17, 'dft_axis_opset19')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='DFT', version=17, suite='examples', example='dft_inverse_opset19', types={'T1': 'tensor(float)'})
+def test_dft_17_example_dft_inverse_opset19(opkit_backend):
+    check_example(opkit_backend, SPEC, V17, 'dft_inverse_opset19')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='DFT', version=17, suite='examples', example='dft_irfft_opset19', types={'T1': 'tensor(float)'})
+def test_dft_17_example_dft_irfft_opset19(opkit_backend):
+    check_example(opkit_backend, SPEC, V17, 'dft_irfft_opset19')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='DFT', version=17, suite='examples', example='dft_opset19', types={'T1': 'tensor(float)'})
+def test_dft_17_example_dft_opset19(opkit_backend):
+    check_example(opkit_backend, SPEC, V17, 'dft_opset19')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='DFT', version=17, suite='examples', example='dft_rfft_opset19', types={'T1': 'tensor(float)'})
+def test_dft_17_example_dft_rfft_opset19(opkit_backend):
+    check_example(opkit_backend, SPEC, V17, 'dft_rfft_opset19')
+
+
 # ------------------------------------------------------------------------------------------------
 # DFT-20
 
@@ -77,3 +102,28 @@ def dft_20_calls(types, initializers=True, siblings=0):
 def test_dft_20_differential(opkit_backend, types, data):
     """Backend == reference kernel for every drawn input of this type binding."""
     check_differential(opkit_backend, V20, data.draw(dft_20_calls(types, siblings=7), label='case'))
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='DFT', version=20, suite='examples', example='dft', types={'T1': 'tensor(float)'})
+def test_dft_20_example_dft(opkit_backend):
+    check_example(opkit_backend, SPEC, V20, 'dft')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='DFT', version=20, suite='examples', example='dft_axis', types={'T1': 'tensor(float)'})
+def test_dft_20_example_dft_axis(opkit_backend):
+    check_example(opkit_backend, SPEC, V20, 'dft_axis')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='DFT', version=20, suite='examples', example='dft_inverse', types={'T1': 'tensor(float)'})
+def test_dft_20_example_dft_inverse(opkit_backend):
+    check_example(opkit_backend, SPEC, V20, 'dft_inverse')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='DFT', version=20, suite='examples', example='dft_irfft', types={'T1': 'tensor(float)'})
+def test_dft_20_example_dft_irfft(opkit_backend):
+    check_example(opkit_backend, SPEC, V20, 'dft_irfft')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='DFT', version=20, suite='examples', example='dft_rfft', types={'T1': 'tensor(float)'})
+def test_dft_20_example_dft_rfft(opkit_backend):
+    check_example(opkit_backend, SPEC, V20, 'dft_rfft')

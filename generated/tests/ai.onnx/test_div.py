@@ -167,3 +167,53 @@ def div_14_calls(types, initializers=True, siblings=0):
 def test_div_14_differential(opkit_backend, types, data):
     """Backend == reference kernel for every drawn input of this type binding."""
     check_differential(opkit_backend, V14, data.draw(div_14_calls(types, siblings=7), label='case'))
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Div', version=14, suite='examples', example='div', types={'T': 'tensor(float)'})
+def test_div_14_example_div(opkit_backend):
+    check_example(opkit_backend, SPEC, V14, 'div')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Div', version=14, suite='examples', example='div_bcast', types={'T': 'tensor(float)'})
+def test_div_14_example_div_bcast(opkit_backend):
+    check_example(opkit_backend, SPEC, V14, 'div_bcast')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Div', version=14, suite='examples', example='div_example', types={'T': 'tensor(float)'})
+def test_div_14_example_div_example(opkit_backend):
+    check_example(opkit_backend, SPEC, V14, 'div_example')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Div', version=14, suite='examples', example='div_int16', types={'T': 'tensor(int16)'})
+def test_div_14_example_div_int16(opkit_backend):
+    check_example(opkit_backend, SPEC, V14, 'div_int16')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Div', version=14, suite='examples', example='div_int32_trunc', types={'T': 'tensor(int32)'})
+def test_div_14_example_div_int32_trunc(opkit_backend):
+    check_example(opkit_backend, SPEC, V14, 'div_int32_trunc')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Div', version=14, suite='examples', example='div_int8', types={'T': 'tensor(int8)'})
+def test_div_14_example_div_int8(opkit_backend):
+    check_example(opkit_backend, SPEC, V14, 'div_int8')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Div', version=14, suite='examples', example='div_uint16', types={'T': 'tensor(uint16)'})
+def test_div_14_example_div_uint16(opkit_backend):
+    check_example(opkit_backend, SPEC, V14, 'div_uint16')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Div', version=14, suite='examples', example='div_uint32', types={'T': 'tensor(uint32)'})
+def test_div_14_example_div_uint32(opkit_backend):
+    check_example(opkit_backend, SPEC, V14, 'div_uint32')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Div', version=14, suite='examples', example='div_uint64', types={'T': 'tensor(uint64)'})
+def test_div_14_example_div_uint64(opkit_backend):
+    check_example(opkit_backend, SPEC, V14, 'div_uint64')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Div', version=14, suite='examples', example='div_uint8', types={'T': 'tensor(uint8)'})
+def test_div_14_example_div_uint8(opkit_backend):
+    check_example(opkit_backend, SPEC, V14, 'div_uint8')

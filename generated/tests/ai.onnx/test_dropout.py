@@ -101,6 +101,16 @@ def dropout_10_calls(types, initializers=True, siblings=0):
 # no differential test: Dropout-10 is nondeterministic (values cannot be compared)
 
 
+@pytest.mark.opkit(domain='ai.onnx', op='Dropout', version=10, suite='examples', example='dropout_default_old', types={'T': 'tensor(float)'})
+def test_dropout_10_example_dropout_default_old(opkit_backend):
+    check_example(opkit_backend, SPEC, V10, 'dropout_default_old')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Dropout', version=10, suite='examples', example='dropout_random_old', types={'T': 'tensor(float)'})
+def test_dropout_10_example_dropout_random_old(opkit_backend):
+    check_example(opkit_backend, SPEC, V10, 'dropout_random_old')
+
+
 # ------------------------------------------------------------------------------------------------
 # Dropout-12
 
@@ -238,3 +248,53 @@ def dropout_22_calls(types, initializers=True, siblings=0):
 
 
 # no differential test: Dropout-22 is nondeterministic (values cannot be compared)
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Dropout', version=22, suite='examples', example='dropout_default', types={'T': 'tensor(float)'})
+def test_dropout_22_example_dropout_default(opkit_backend):
+    check_example(opkit_backend, SPEC, V22, 'dropout_default')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Dropout', version=22, suite='examples', example='dropout_default_mask', types={'T': 'tensor(float)'})
+def test_dropout_22_example_dropout_default_mask(opkit_backend):
+    check_example(opkit_backend, SPEC, V22, 'dropout_default_mask')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Dropout', version=22, suite='examples', example='dropout_default_mask_ratio', types={'T': 'tensor(float)', 'T1': 'tensor(float)'})
+def test_dropout_22_example_dropout_default_mask_ratio(opkit_backend):
+    check_example(opkit_backend, SPEC, V22, 'dropout_default_mask_ratio')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Dropout', version=22, suite='examples', example='dropout_default_ratio', types={'T': 'tensor(float)', 'T1': 'tensor(float)'})
+def test_dropout_22_example_dropout_default_ratio(opkit_backend):
+    check_example(opkit_backend, SPEC, V22, 'dropout_default_ratio')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Dropout', version=22, suite='examples', example='training_dropout', types={'T': 'tensor(float)', 'T1': 'tensor(float)', 'T2': 'tensor(bool)'})
+def test_dropout_22_example_training_dropout(opkit_backend):
+    check_example(opkit_backend, SPEC, V22, 'training_dropout')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Dropout', version=22, suite='examples', example='training_dropout_default', types={'T': 'tensor(float)', 'T1': 'tensor(float)', 'T2': 'tensor(bool)'})
+def test_dropout_22_example_training_dropout_default(opkit_backend):
+    check_example(opkit_backend, SPEC, V22, 'training_dropout_default')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Dropout', version=22, suite='examples', example='training_dropout_default_mask', types={'T': 'tensor(float)', 'T1': 'tensor(float)', 'T2': 'tensor(bool)'})
+def test_dropout_22_example_training_dropout_default_mask(opkit_backend):
+    check_example(opkit_backend, SPEC, V22, 'training_dropout_default_mask')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Dropout', version=22, suite='examples', example='training_dropout_mask', types={'T': 'tensor(float)', 'T1': 'tensor(float)', 'T2': 'tensor(bool)'})
+def test_dropout_22_example_training_dropout_mask(opkit_backend):
+    check_example(opkit_backend, SPEC, V22, 'training_dropout_mask')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Dropout', version=22, suite='examples', example='training_dropout_zero_ratio', types={'T': 'tensor(float)', 'T1': 'tensor(float)', 'T2': 'tensor(bool)'})
+def test_dropout_22_example_training_dropout_zero_ratio(opkit_backend):
+    check_example(opkit_backend, SPEC, V22, 'training_dropout_zero_ratio')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Dropout', version=22, suite='examples', example='training_dropout_zero_ratio_mask', types={'T': 'tensor(float)', 'T1': 'tensor(float)', 'T2': 'tensor(bool)'})
+def test_dropout_22_example_training_dropout_zero_ratio_mask(opkit_backend):
+    check_example(opkit_backend, SPEC, V22, 'training_dropout_zero_ratio_mask')

@@ -39,3 +39,18 @@ def dynamic_quantize_linear_11_calls(types, initializers=True, siblings=0):
 def test_dynamic_quantize_linear_11_differential(opkit_backend, types, data):
     """Backend == reference kernel for every drawn input of this type binding."""
     check_differential(opkit_backend, V11, data.draw(dynamic_quantize_linear_11_calls(types, siblings=7), label='case'))
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='DynamicQuantizeLinear', version=11, suite='examples', example='dynamicquantizelinear', types={'T1': 'tensor(float)'})
+def test_dynamic_quantize_linear_11_example_dynamicquantizelinear(opkit_backend):
+    check_example(opkit_backend, SPEC, V11, 'dynamicquantizelinear')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='DynamicQuantizeLinear', version=11, suite='examples', example='dynamicquantizelinear_max_adjusted', types={'T1': 'tensor(float)'})
+def test_dynamic_quantize_linear_11_example_dynamicquantizelinear_max_adjusted(opkit_backend):
+    check_example(opkit_backend, SPEC, V11, 'dynamicquantizelinear_max_adjusted')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='DynamicQuantizeLinear', version=11, suite='examples', example='dynamicquantizelinear_min_adjusted', types={'T1': 'tensor(float)'})
+def test_dynamic_quantize_linear_11_example_dynamicquantizelinear_min_adjusted(opkit_backend):
+    check_example(opkit_backend, SPEC, V11, 'dynamicquantizelinear_min_adjusted')

@@ -84,3 +84,48 @@ def einsum_28_calls(types, initializers=True, siblings=0):
 def test_einsum_28_differential(opkit_backend, types, data):
     """Backend == reference kernel for every drawn input of this type binding."""
     check_differential(opkit_backend, V28, data.draw(einsum_28_calls(types, siblings=7), label='case'))
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Einsum', version=28, suite='examples', example='einsum_batch_diagonal', types={'T': 'tensor(double)'})
+def test_einsum_28_example_einsum_batch_diagonal(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'einsum_batch_diagonal')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Einsum', version=28, suite='examples', example='einsum_batch_matmul', types={'T': 'tensor(double)'})
+def test_einsum_28_example_einsum_batch_matmul(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'einsum_batch_matmul')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Einsum', version=28, suite='examples', example='einsum_batch_matmul_bfloat16', types={'T': 'tensor(bfloat16)'})
+def test_einsum_28_example_einsum_batch_matmul_bfloat16(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'einsum_batch_matmul_bfloat16')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Einsum', version=28, suite='examples', example='einsum_inner_prod', types={'T': 'tensor(double)'})
+def test_einsum_28_example_einsum_inner_prod(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'einsum_inner_prod')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Einsum', version=28, suite='examples', example='einsum_scalar', types={'T': 'tensor(double)'})
+def test_einsum_28_example_einsum_scalar(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'einsum_scalar')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Einsum', version=28, suite='examples', example='einsum_sum', types={'T': 'tensor(double)'})
+def test_einsum_28_example_einsum_sum(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'einsum_sum')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Einsum', version=28, suite='examples', example='einsum_sum_bfloat16', types={'T': 'tensor(bfloat16)'})
+def test_einsum_28_example_einsum_sum_bfloat16(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'einsum_sum_bfloat16')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Einsum', version=28, suite='examples', example='einsum_transpose', types={'T': 'tensor(double)'})
+def test_einsum_28_example_einsum_transpose(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'einsum_transpose')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Einsum', version=28, suite='examples', example='einsum_transpose_bfloat16', types={'T': 'tensor(bfloat16)'})
+def test_einsum_28_example_einsum_transpose_bfloat16(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'einsum_transpose_bfloat16')

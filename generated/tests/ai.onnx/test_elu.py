@@ -94,3 +94,18 @@ def elu_22_calls(types, initializers=True, siblings=0):
 def test_elu_22_differential(opkit_backend, types, data):
     """Backend == reference kernel for every drawn input of this type binding."""
     check_differential(opkit_backend, V22, data.draw(elu_22_calls(types, siblings=7), label='case'))
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Elu', version=22, suite='examples', example='elu', types={'T': 'tensor(float)'})
+def test_elu_22_example_elu(opkit_backend):
+    check_example(opkit_backend, SPEC, V22, 'elu')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Elu', version=22, suite='examples', example='elu_default', types={'T': 'tensor(float)'})
+def test_elu_22_example_elu_default(opkit_backend):
+    check_example(opkit_backend, SPEC, V22, 'elu_default')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Elu', version=22, suite='examples', example='elu_example', types={'T': 'tensor(float)'})
+def test_elu_22_example_elu_example(opkit_backend):
+    check_example(opkit_backend, SPEC, V22, 'elu_example')

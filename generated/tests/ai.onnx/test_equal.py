@@ -175,3 +175,53 @@ def equal_19_calls(types, initializers=True, siblings=0):
 def test_equal_19_differential(opkit_backend, types, data):
     """Backend == reference kernel for every drawn input of this type binding."""
     check_differential(opkit_backend, V19, data.draw(equal_19_calls(types, siblings=7), label='case'))
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Equal', version=19, suite='examples', example='equal', types={'T': 'tensor(int32)'})
+def test_equal_19_example_equal(opkit_backend):
+    check_example(opkit_backend, SPEC, V19, 'equal')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Equal', version=19, suite='examples', example='equal_bcast', types={'T': 'tensor(int32)'})
+def test_equal_19_example_equal_bcast(opkit_backend):
+    check_example(opkit_backend, SPEC, V19, 'equal_bcast')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Equal', version=19, suite='examples', example='equal_int16', types={'T': 'tensor(int16)'})
+def test_equal_19_example_equal_int16(opkit_backend):
+    check_example(opkit_backend, SPEC, V19, 'equal_int16')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Equal', version=19, suite='examples', example='equal_int8', types={'T': 'tensor(int8)'})
+def test_equal_19_example_equal_int8(opkit_backend):
+    check_example(opkit_backend, SPEC, V19, 'equal_int8')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Equal', version=19, suite='examples', example='equal_string', types={'T': 'tensor(string)'})
+def test_equal_19_example_equal_string(opkit_backend):
+    check_example(opkit_backend, SPEC, V19, 'equal_string')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Equal', version=19, suite='examples', example='equal_string_broadcast', types={'T': 'tensor(string)'})
+def test_equal_19_example_equal_string_broadcast(opkit_backend):
+    check_example(opkit_backend, SPEC, V19, 'equal_string_broadcast')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Equal', version=19, suite='examples', example='equal_uint16', types={'T': 'tensor(uint16)'})
+def test_equal_19_example_equal_uint16(opkit_backend):
+    check_example(opkit_backend, SPEC, V19, 'equal_uint16')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Equal', version=19, suite='examples', example='equal_uint32', types={'T': 'tensor(uint32)'})
+def test_equal_19_example_equal_uint32(opkit_backend):
+    check_example(opkit_backend, SPEC, V19, 'equal_uint32')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Equal', version=19, suite='examples', example='equal_uint64', types={'T': 'tensor(uint64)'})
+def test_equal_19_example_equal_uint64(opkit_backend):
+    check_example(opkit_backend, SPEC, V19, 'equal_uint64')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Equal', version=19, suite='examples', example='equal_uint8', types={'T': 'tensor(uint8)'})
+def test_equal_19_example_equal_uint8(opkit_backend):
+    check_example(opkit_backend, SPEC, V19, 'equal_uint8')

@@ -76,3 +76,8 @@ def erf_13_calls(types, initializers=True, siblings=0):
 def test_erf_13_differential(opkit_backend, types, data):
     """Backend == reference kernel for every drawn input of this type binding."""
     check_differential(opkit_backend, V13, data.draw(erf_13_calls(types, siblings=7), label='case'))
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Erf', version=13, suite='examples', example='erf', types={'T': 'tensor(float)'})
+def test_erf_13_example_erf(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'erf')

@@ -94,3 +94,13 @@ def exp_13_calls(types, initializers=True, siblings=0):
 def test_exp_13_differential(opkit_backend, types, data):
     """Backend == reference kernel for every drawn input of this type binding."""
     check_differential(opkit_backend, V13, data.draw(exp_13_calls(types, siblings=7), label='case'))
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Exp', version=13, suite='examples', example='exp', types={'T': 'tensor(float)'})
+def test_exp_13_example_exp(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'exp')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Exp', version=13, suite='examples', example='exp_example', types={'T': 'tensor(float)'})
+def test_exp_13_example_exp_example(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'exp_example')

@@ -92,3 +92,13 @@ def expand_13_calls(types, initializers=True, siblings=0):
 def test_expand_13_differential(opkit_backend, types, data):
     """Backend == reference kernel for every drawn input of this type binding."""
     check_differential(opkit_backend, V13, data.draw(expand_13_calls(types, siblings=7), label='case'))
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Expand', version=13, suite='examples', example='expand_dim_changed', types={'T': 'tensor(float)'})
+def test_expand_13_example_expand_dim_changed(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'expand_dim_changed')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Expand', version=13, suite='examples', example='expand_dim_unchanged', types={'T': 'tensor(float)'})
+def test_expand_13_example_expand_dim_unchanged(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'expand_dim_unchanged')

@@ -189,3 +189,18 @@ def eye_like_22_calls(types, initializers=True, siblings=0):
 def test_eye_like_22_differential(opkit_backend, types, data):
     """Backend == reference kernel for every drawn input of this type binding."""
     check_differential(opkit_backend, V22, data.draw(eye_like_22_calls(types, siblings=7), label='case'))
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='EyeLike', version=22, suite='examples', example='eyelike_populate_off_main_diagonal', types={'T1': 'tensor(int32)'})
+def test_eye_like_22_example_eyelike_populate_off_main_diagonal(opkit_backend):
+    check_example(opkit_backend, SPEC, V22, 'eyelike_populate_off_main_diagonal')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='EyeLike', version=22, suite='examples', example='eyelike_with_dtype', types={'T1': 'tensor(int32)'})
+def test_eye_like_22_example_eyelike_with_dtype(opkit_backend):
+    check_example(opkit_backend, SPEC, V22, 'eyelike_with_dtype')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='EyeLike', version=22, suite='examples', example='eyelike_without_dtype', types={'T1': 'tensor(int32)'})
+def test_eye_like_22_example_eyelike_without_dtype(opkit_backend):
+    check_example(opkit_backend, SPEC, V22, 'eyelike_without_dtype')

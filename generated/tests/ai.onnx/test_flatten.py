@@ -343,3 +343,48 @@ def flatten_25_calls(types, initializers=True, siblings=0):
 def test_flatten_25_differential(opkit_backend, types, data):
     """Backend == reference kernel for every drawn input of this type binding."""
     check_differential(opkit_backend, V25, data.draw(flatten_25_calls(types, siblings=7), label='case'))
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Flatten', version=25, suite='examples', example='flatten_axis0', types={'T': 'tensor(float)'})
+def test_flatten_25_example_flatten_axis0(opkit_backend):
+    check_example(opkit_backend, SPEC, V25, 'flatten_axis0')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Flatten', version=25, suite='examples', example='flatten_axis1', types={'T': 'tensor(float)'})
+def test_flatten_25_example_flatten_axis1(opkit_backend):
+    check_example(opkit_backend, SPEC, V25, 'flatten_axis1')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Flatten', version=25, suite='examples', example='flatten_axis2', types={'T': 'tensor(float)'})
+def test_flatten_25_example_flatten_axis2(opkit_backend):
+    check_example(opkit_backend, SPEC, V25, 'flatten_axis2')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Flatten', version=25, suite='examples', example='flatten_axis3', types={'T': 'tensor(float)'})
+def test_flatten_25_example_flatten_axis3(opkit_backend):
+    check_example(opkit_backend, SPEC, V25, 'flatten_axis3')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Flatten', version=25, suite='examples', example='flatten_default_axis', types={'T': 'tensor(float)'})
+def test_flatten_25_example_flatten_default_axis(opkit_backend):
+    check_example(opkit_backend, SPEC, V25, 'flatten_default_axis')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Flatten', version=25, suite='examples', example='flatten_negative_axis1', types={'T': 'tensor(float)'})
+def test_flatten_25_example_flatten_negative_axis1(opkit_backend):
+    check_example(opkit_backend, SPEC, V25, 'flatten_negative_axis1')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Flatten', version=25, suite='examples', example='flatten_negative_axis2', types={'T': 'tensor(float)'})
+def test_flatten_25_example_flatten_negative_axis2(opkit_backend):
+    check_example(opkit_backend, SPEC, V25, 'flatten_negative_axis2')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Flatten', version=25, suite='examples', example='flatten_negative_axis3', types={'T': 'tensor(float)'})
+def test_flatten_25_example_flatten_negative_axis3(opkit_backend):
+    check_example(opkit_backend, SPEC, V25, 'flatten_negative_axis3')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Flatten', version=25, suite='examples', example='flatten_negative_axis4', types={'T': 'tensor(float)'})
+def test_flatten_25_example_flatten_negative_axis4(opkit_backend):
+    check_example(opkit_backend, SPEC, V25, 'flatten_negative_axis4')

@@ -94,3 +94,13 @@ def floor_13_calls(types, initializers=True, siblings=0):
 def test_floor_13_differential(opkit_backend, types, data):
     """Backend == reference kernel for every drawn input of this type binding."""
     check_differential(opkit_backend, V13, data.draw(floor_13_calls(types, siblings=7), label='case'))
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Floor', version=13, suite='examples', example='floor', types={'T': 'tensor(float)'})
+def test_floor_13_example_floor(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'floor')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Floor', version=13, suite='examples', example='floor_example', types={'T': 'tensor(float)'})
+def test_floor_13_example_floor_example(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'floor_example')

@@ -176,3 +176,23 @@ def gather_13_calls(types, initializers=True, siblings=0):
 def test_gather_13_differential(opkit_backend, types, data):
     """Backend == reference kernel for every drawn input of this type binding."""
     check_differential(opkit_backend, V13, data.draw(gather_13_calls(types, siblings=7), label='case'))
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Gather', version=13, suite='examples', example='gather_0', types={'T': 'tensor(float)', 'Tind': 'tensor(int64)'})
+def test_gather_13_example_gather_0(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'gather_0')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Gather', version=13, suite='examples', example='gather_1', types={'T': 'tensor(float)', 'Tind': 'tensor(int64)'})
+def test_gather_13_example_gather_1(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'gather_1')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Gather', version=13, suite='examples', example='gather_2d_indices', types={'T': 'tensor(float)', 'Tind': 'tensor(int64)'})
+def test_gather_13_example_gather_2d_indices(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'gather_2d_indices')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Gather', version=13, suite='examples', example='gather_negative_indices', types={'T': 'tensor(float)', 'Tind': 'tensor(int64)'})
+def test_gather_13_example_gather_negative_indices(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'gather_negative_indices')

@@ -123,3 +123,18 @@ def gather_elements_13_calls(types, initializers=True, siblings=0):
 def test_gather_elements_13_differential(opkit_backend, types, data):
     """Backend == reference kernel for every drawn input of this type binding."""
     check_differential(opkit_backend, V13, data.draw(gather_elements_13_calls(types, siblings=7), label='case'))
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='GatherElements', version=13, suite='examples', example='gather_elements_0', types={'T': 'tensor(float)', 'Tind': 'tensor(int64)'})
+def test_gather_elements_13_example_gather_elements_0(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'gather_elements_0')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='GatherElements', version=13, suite='examples', example='gather_elements_1', types={'T': 'tensor(float)', 'Tind': 'tensor(int64)'})
+def test_gather_elements_13_example_gather_elements_1(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'gather_elements_1')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='GatherElements', version=13, suite='examples', example='gather_elements_negative_indices', types={'T': 'tensor(float)', 'Tind': 'tensor(int64)'})
+def test_gather_elements_13_example_gather_elements_negative_indices(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'gather_elements_negative_indices')

@@ -130,3 +130,18 @@ def gather_nd_13_calls(types, initializers=True, siblings=0):
 def test_gather_nd_13_differential(opkit_backend, types, data):
     """Backend == reference kernel for every drawn input of this type binding."""
     check_differential(opkit_backend, V13, data.draw(gather_nd_13_calls(types, siblings=7), label='case'))
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='GatherND', version=13, suite='examples', example='gathernd_example_float32', types={'T': 'tensor(float)'})
+def test_gather_nd_13_example_gathernd_example_float32(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'gathernd_example_float32')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='GatherND', version=13, suite='examples', example='gathernd_example_int32', types={'T': 'tensor(int32)'})
+def test_gather_nd_13_example_gathernd_example_int32(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'gathernd_example_int32')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='GatherND', version=13, suite='examples', example='gathernd_example_int32_batch_dim1', types={'T': 'tensor(int32)'})
+def test_gather_nd_13_example_gathernd_example_int32_batch_dim1(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'gathernd_example_int32_batch_dim1')

@@ -42,3 +42,23 @@ def gelu_20_calls(types, initializers=True, siblings=0):
 def test_gelu_20_differential(opkit_backend, types, data):
     """Backend == reference kernel for every drawn input of this type binding."""
     check_differential(opkit_backend, V20, data.draw(gelu_20_calls(types, siblings=7), label='case'))
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Gelu', version=20, suite='examples', example='gelu_default_1', types={'T': 'tensor(float)'})
+def test_gelu_20_example_gelu_default_1(opkit_backend):
+    check_example(opkit_backend, SPEC, V20, 'gelu_default_1')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Gelu', version=20, suite='examples', example='gelu_default_2', types={'T': 'tensor(float)'})
+def test_gelu_20_example_gelu_default_2(opkit_backend):
+    check_example(opkit_backend, SPEC, V20, 'gelu_default_2')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Gelu', version=20, suite='examples', example='gelu_tanh_1', types={'T': 'tensor(float)'})
+def test_gelu_20_example_gelu_tanh_1(opkit_backend):
+    check_example(opkit_backend, SPEC, V20, 'gelu_tanh_1')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Gelu', version=20, suite='examples', example='gelu_tanh_2', types={'T': 'tensor(float)'})
+def test_gelu_20_example_gelu_tanh_2(opkit_backend):
+    check_example(opkit_backend, SPEC, V20, 'gelu_tanh_2')

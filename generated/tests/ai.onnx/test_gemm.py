@@ -184,3 +184,58 @@ def gemm_13_calls(types, initializers=True, siblings=0):
 def test_gemm_13_differential(opkit_backend, types, data):
     """Backend == reference kernel for every drawn input of this type binding."""
     check_differential(opkit_backend, V13, data.draw(gemm_13_calls(types, siblings=7), label='case'))
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Gemm', version=13, suite='examples', example='gemm_all_attributes', types={'T': 'tensor(float)'})
+def test_gemm_13_example_gemm_all_attributes(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'gemm_all_attributes')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Gemm', version=13, suite='examples', example='gemm_alpha', types={'T': 'tensor(float)'})
+def test_gemm_13_example_gemm_alpha(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'gemm_alpha')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Gemm', version=13, suite='examples', example='gemm_beta', types={'T': 'tensor(float)'})
+def test_gemm_13_example_gemm_beta(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'gemm_beta')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Gemm', version=13, suite='examples', example='gemm_default_matrix_bias', types={'T': 'tensor(float)'})
+def test_gemm_13_example_gemm_default_matrix_bias(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'gemm_default_matrix_bias')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Gemm', version=13, suite='examples', example='gemm_default_no_bias', types={'T': 'tensor(float)'})
+def test_gemm_13_example_gemm_default_no_bias(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'gemm_default_no_bias')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Gemm', version=13, suite='examples', example='gemm_default_scalar_bias', types={'T': 'tensor(float)'})
+def test_gemm_13_example_gemm_default_scalar_bias(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'gemm_default_scalar_bias')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Gemm', version=13, suite='examples', example='gemm_default_single_elem_vector_bias', types={'T': 'tensor(float)'})
+def test_gemm_13_example_gemm_default_single_elem_vector_bias(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'gemm_default_single_elem_vector_bias')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Gemm', version=13, suite='examples', example='gemm_default_vector_bias', types={'T': 'tensor(float)'})
+def test_gemm_13_example_gemm_default_vector_bias(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'gemm_default_vector_bias')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Gemm', version=13, suite='examples', example='gemm_default_zero_bias', types={'T': 'tensor(float)'})
+def test_gemm_13_example_gemm_default_zero_bias(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'gemm_default_zero_bias')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Gemm', version=13, suite='examples', example='gemm_transposeA', types={'T': 'tensor(float)'})
+def test_gemm_13_example_gemm_transposeA(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'gemm_transposeA')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Gemm', version=13, suite='examples', example='gemm_transposeB', types={'T': 'tensor(float)'})
+def test_gemm_13_example_gemm_transposeB(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'gemm_transposeB')

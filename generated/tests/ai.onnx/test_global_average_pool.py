@@ -68,3 +68,13 @@ def global_average_pool_22_calls(types, initializers=True, siblings=0):
 def test_global_average_pool_22_differential(opkit_backend, types, data):
     """Backend == reference kernel for every drawn input of this type binding."""
     check_differential(opkit_backend, V22, data.draw(global_average_pool_22_calls(types, siblings=7), label='case'))
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='GlobalAveragePool', version=22, suite='examples', example='globalaveragepool', types={'T': 'tensor(float)'})
+def test_global_average_pool_22_example_globalaveragepool(opkit_backend):
+    check_example(opkit_backend, SPEC, V22, 'globalaveragepool')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='GlobalAveragePool', version=22, suite='examples', example='globalaveragepool_precomputed', types={'T': 'tensor(float)'})
+def test_global_average_pool_22_example_globalaveragepool_precomputed(opkit_backend):
+    check_example(opkit_backend, SPEC, V22, 'globalaveragepool_precomputed')

@@ -94,3 +94,15 @@ def global_lp_pool_22_calls(types, initializers=True, siblings=0):
 def test_global_lp_pool_22_differential(opkit_backend, types, data):
     """Backend == reference kernel for every drawn input of this type binding."""
     check_differential(opkit_backend, V22, data.draw(global_lp_pool_22_calls(types, siblings=7), label='case'))
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='GlobalLpPool', version=22, suite='examples', example='global_lp_pool_p2', types={'T': 'tensor(float)'})
+def test_global_lp_pool_22_example_global_lp_pool_p2(opkit_backend):
+    """The 2-norm of each channel."""
+    check_example(opkit_backend, SPEC, V22, 'global_lp_pool_p2')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='GlobalLpPool', version=22, suite='examples', example='global_lp_pool_p1', types={'T': 'tensor(float)'})
+def test_global_lp_pool_22_example_global_lp_pool_p1(opkit_backend):
+    """`p = 1`: the sum of absolute values."""
+    check_example(opkit_backend, SPEC, V22, 'global_lp_pool_p1')

@@ -68,3 +68,13 @@ def global_max_pool_22_calls(types, initializers=True, siblings=0):
 def test_global_max_pool_22_differential(opkit_backend, types, data):
     """Backend == reference kernel for every drawn input of this type binding."""
     check_differential(opkit_backend, V22, data.draw(global_max_pool_22_calls(types, siblings=7), label='case'))
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='GlobalMaxPool', version=22, suite='examples', example='globalmaxpool', types={'T': 'tensor(float)'})
+def test_global_max_pool_22_example_globalmaxpool(opkit_backend):
+    check_example(opkit_backend, SPEC, V22, 'globalmaxpool')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='GlobalMaxPool', version=22, suite='examples', example='globalmaxpool_precomputed', types={'T': 'tensor(float)'})
+def test_global_max_pool_22_example_globalmaxpool_precomputed(opkit_backend):
+    check_example(opkit_backend, SPEC, V22, 'globalmaxpool_precomputed')

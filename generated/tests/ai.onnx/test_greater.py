@@ -136,3 +136,43 @@ def greater_13_calls(types, initializers=True, siblings=0):
 def test_greater_13_differential(opkit_backend, types, data):
     """Backend == reference kernel for every drawn input of this type binding."""
     check_differential(opkit_backend, V13, data.draw(greater_13_calls(types, siblings=7), label='case'))
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Greater', version=13, suite='examples', example='greater', types={'T': 'tensor(float)'})
+def test_greater_13_example_greater(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'greater')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Greater', version=13, suite='examples', example='greater_bcast', types={'T': 'tensor(float)'})
+def test_greater_13_example_greater_bcast(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'greater_bcast')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Greater', version=13, suite='examples', example='greater_int16', types={'T': 'tensor(int16)'})
+def test_greater_13_example_greater_int16(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'greater_int16')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Greater', version=13, suite='examples', example='greater_int8', types={'T': 'tensor(int8)'})
+def test_greater_13_example_greater_int8(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'greater_int8')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Greater', version=13, suite='examples', example='greater_uint16', types={'T': 'tensor(uint16)'})
+def test_greater_13_example_greater_uint16(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'greater_uint16')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Greater', version=13, suite='examples', example='greater_uint32', types={'T': 'tensor(uint32)'})
+def test_greater_13_example_greater_uint32(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'greater_uint32')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Greater', version=13, suite='examples', example='greater_uint64', types={'T': 'tensor(uint64)'})
+def test_greater_13_example_greater_uint64(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'greater_uint64')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Greater', version=13, suite='examples', example='greater_uint8', types={'T': 'tensor(uint8)'})
+def test_greater_13_example_greater_uint8(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'greater_uint8')

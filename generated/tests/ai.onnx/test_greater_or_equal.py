@@ -84,3 +84,43 @@ def greater_or_equal_16_calls(types, initializers=True, siblings=0):
 def test_greater_or_equal_16_differential(opkit_backend, types, data):
     """Backend == reference kernel for every drawn input of this type binding."""
     check_differential(opkit_backend, V16, data.draw(greater_or_equal_16_calls(types, siblings=7), label='case'))
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='GreaterOrEqual', version=16, suite='examples', example='greater_equal', types={'T': 'tensor(float)'})
+def test_greater_or_equal_16_example_greater_equal(opkit_backend):
+    check_example(opkit_backend, SPEC, V16, 'greater_equal')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='GreaterOrEqual', version=16, suite='examples', example='greater_equal_bcast', types={'T': 'tensor(float)'})
+def test_greater_or_equal_16_example_greater_equal_bcast(opkit_backend):
+    check_example(opkit_backend, SPEC, V16, 'greater_equal_bcast')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='GreaterOrEqual', version=16, suite='examples', example='greater_equal_int16', types={'T': 'tensor(int16)'})
+def test_greater_or_equal_16_example_greater_equal_int16(opkit_backend):
+    check_example(opkit_backend, SPEC, V16, 'greater_equal_int16')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='GreaterOrEqual', version=16, suite='examples', example='greater_equal_int8', types={'T': 'tensor(int8)'})
+def test_greater_or_equal_16_example_greater_equal_int8(opkit_backend):
+    check_example(opkit_backend, SPEC, V16, 'greater_equal_int8')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='GreaterOrEqual', version=16, suite='examples', example='greater_equal_uint16', types={'T': 'tensor(uint16)'})
+def test_greater_or_equal_16_example_greater_equal_uint16(opkit_backend):
+    check_example(opkit_backend, SPEC, V16, 'greater_equal_uint16')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='GreaterOrEqual', version=16, suite='examples', example='greater_equal_uint32', types={'T': 'tensor(uint32)'})
+def test_greater_or_equal_16_example_greater_equal_uint32(opkit_backend):
+    check_example(opkit_backend, SPEC, V16, 'greater_equal_uint32')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='GreaterOrEqual', version=16, suite='examples', example='greater_equal_uint64', types={'T': 'tensor(uint64)'})
+def test_greater_or_equal_16_example_greater_equal_uint64(opkit_backend):
+    check_example(opkit_backend, SPEC, V16, 'greater_equal_uint64')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='GreaterOrEqual', version=16, suite='examples', example='greater_equal_uint8', types={'T': 'tensor(uint8)'})
+def test_greater_or_equal_16_example_greater_equal_uint8(opkit_backend):
+    check_example(opkit_backend, SPEC, V16, 'greater_equal_uint8')

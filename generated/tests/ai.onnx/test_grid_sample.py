@@ -238,3 +238,93 @@ def grid_sample_22_calls(types, initializers=True, siblings=0):
 def test_grid_sample_22_differential(opkit_backend, types, data):
     """Backend == reference kernel for every drawn input of this type binding."""
     check_differential(opkit_backend, V22, data.draw(grid_sample_22_calls(types, siblings=7), label='case'))
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='GridSample', version=22, suite='examples', example='gridsample', types={'T1': 'tensor(float)', 'T2': 'tensor(float)'})
+def test_grid_sample_22_example_gridsample(opkit_backend):
+    check_example(opkit_backend, SPEC, V22, 'gridsample')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='GridSample', version=22, suite='examples', example='gridsample_aligncorners_true', types={'T1': 'tensor(float)', 'T2': 'tensor(float)'})
+def test_grid_sample_22_example_gridsample_aligncorners_true(opkit_backend):
+    check_example(opkit_backend, SPEC, V22, 'gridsample_aligncorners_true')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='GridSample', version=22, suite='examples', example='gridsample_bicubic', types={'T1': 'tensor(float)', 'T2': 'tensor(float)'})
+def test_grid_sample_22_example_gridsample_bicubic(opkit_backend):
+    check_example(opkit_backend, SPEC, V22, 'gridsample_bicubic')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='GridSample', version=22, suite='examples', example='gridsample_bicubic_align_corners_0_additional_1', types={'T1': 'tensor(float)', 'T2': 'tensor(float)'})
+def test_grid_sample_22_example_gridsample_bicubic_align_corners_0_additional_1(opkit_backend):
+    check_example(opkit_backend, SPEC, V22, 'gridsample_bicubic_align_corners_0_additional_1')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='GridSample', version=22, suite='examples', example='gridsample_bicubic_align_corners_1_additional_1', types={'T1': 'tensor(float)', 'T2': 'tensor(float)'})
+def test_grid_sample_22_example_gridsample_bicubic_align_corners_1_additional_1(opkit_backend):
+    check_example(opkit_backend, SPEC, V22, 'gridsample_bicubic_align_corners_1_additional_1')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='GridSample', version=22, suite='examples', example='gridsample_bilinear', types={'T1': 'tensor(float)', 'T2': 'tensor(float)'})
+def test_grid_sample_22_example_gridsample_bilinear(opkit_backend):
+    check_example(opkit_backend, SPEC, V22, 'gridsample_bilinear')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='GridSample', version=22, suite='examples', example='gridsample_bilinear_align_corners_0_additional_1', types={'T1': 'tensor(float)', 'T2': 'tensor(float)'})
+def test_grid_sample_22_example_gridsample_bilinear_align_corners_0_additional_1(opkit_backend):
+    check_example(opkit_backend, SPEC, V22, 'gridsample_bilinear_align_corners_0_additional_1')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='GridSample', version=22, suite='examples', example='gridsample_bilinear_align_corners_1_additional_1', types={'T1': 'tensor(float)', 'T2': 'tensor(float)'})
+def test_grid_sample_22_example_gridsample_bilinear_align_corners_1_additional_1(opkit_backend):
+    check_example(opkit_backend, SPEC, V22, 'gridsample_bilinear_align_corners_1_additional_1')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='GridSample', version=22, suite='examples', example='gridsample_border_padding', types={'T1': 'tensor(float)', 'T2': 'tensor(float)'})
+def test_grid_sample_22_example_gridsample_border_padding(opkit_backend):
+    check_example(opkit_backend, SPEC, V22, 'gridsample_border_padding')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='GridSample', version=22, suite='examples', example='gridsample_nearest', types={'T1': 'tensor(float)', 'T2': 'tensor(float)'})
+def test_grid_sample_22_example_gridsample_nearest(opkit_backend):
+    check_example(opkit_backend, SPEC, V22, 'gridsample_nearest')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='GridSample', version=22, suite='examples', example='gridsample_nearest_align_corners_0_additional_1', types={'T1': 'tensor(float)', 'T2': 'tensor(float)'})
+def test_grid_sample_22_example_gridsample_nearest_align_corners_0_additional_1(opkit_backend):
+    check_example(opkit_backend, SPEC, V22, 'gridsample_nearest_align_corners_0_additional_1')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='GridSample', version=22, suite='examples', example='gridsample_nearest_align_corners_1_additional_1', types={'T1': 'tensor(float)', 'T2': 'tensor(float)'})
+def test_grid_sample_22_example_gridsample_nearest_align_corners_1_additional_1(opkit_backend):
+    check_example(opkit_backend, SPEC, V22, 'gridsample_nearest_align_corners_1_additional_1')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='GridSample', version=22, suite='examples', example='gridsample_reflection_padding', types={'T1': 'tensor(float)', 'T2': 'tensor(float)'})
+def test_grid_sample_22_example_gridsample_reflection_padding(opkit_backend):
+    check_example(opkit_backend, SPEC, V22, 'gridsample_reflection_padding')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='GridSample', version=22, suite='examples', example='gridsample_volumetric_bilinear_align_corners_0', types={'T1': 'tensor(float)', 'T2': 'tensor(float)'})
+def test_grid_sample_22_example_gridsample_volumetric_bilinear_align_corners_0(opkit_backend):
+    check_example(opkit_backend, SPEC, V22, 'gridsample_volumetric_bilinear_align_corners_0')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='GridSample', version=22, suite='examples', example='gridsample_volumetric_bilinear_align_corners_1', types={'T1': 'tensor(float)', 'T2': 'tensor(float)'})
+def test_grid_sample_22_example_gridsample_volumetric_bilinear_align_corners_1(opkit_backend):
+    check_example(opkit_backend, SPEC, V22, 'gridsample_volumetric_bilinear_align_corners_1')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='GridSample', version=22, suite='examples', example='gridsample_volumetric_nearest_align_corners_0', types={'T1': 'tensor(float)', 'T2': 'tensor(float)'})
+def test_grid_sample_22_example_gridsample_volumetric_nearest_align_corners_0(opkit_backend):
+    check_example(opkit_backend, SPEC, V22, 'gridsample_volumetric_nearest_align_corners_0')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='GridSample', version=22, suite='examples', example='gridsample_volumetric_nearest_align_corners_1', types={'T1': 'tensor(float)', 'T2': 'tensor(float)'})
+def test_grid_sample_22_example_gridsample_volumetric_nearest_align_corners_1(opkit_backend):
+    check_example(opkit_backend, SPEC, V22, 'gridsample_volumetric_nearest_align_corners_1')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='GridSample', version=22, suite='examples', example='gridsample_zeros_padding', types={'T1': 'tensor(float)', 'T2': 'tensor(float)'})
+def test_grid_sample_22_example_gridsample_zeros_padding(opkit_backend):
+    check_example(opkit_backend, SPEC, V22, 'gridsample_zeros_padding')

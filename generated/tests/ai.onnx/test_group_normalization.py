@@ -69,3 +69,13 @@ def group_normalization_21_calls(types, initializers=True, siblings=0):
 def test_group_normalization_21_differential(opkit_backend, types, data):
     """Backend == reference kernel for every drawn input of this type binding."""
     check_differential(opkit_backend, V21, data.draw(group_normalization_21_calls(types, siblings=7), label='case'))
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='GroupNormalization', version=21, suite='examples', example='group_normalization_epsilon', types={'T': 'tensor(float)'})
+def test_group_normalization_21_example_group_normalization_epsilon(opkit_backend):
+    check_example(opkit_backend, SPEC, V21, 'group_normalization_epsilon')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='GroupNormalization', version=21, suite='examples', example='group_normalization_example', types={'T': 'tensor(float)'})
+def test_group_normalization_21_example_group_normalization_example(opkit_backend):
+    check_example(opkit_backend, SPEC, V21, 'group_normalization_example')

@@ -146,3 +146,33 @@ def gru_22_calls(types, initializers=True, siblings=0):
 def test_gru_22_differential(opkit_backend, types, data):
     """Backend == reference kernel for every drawn input of this type binding."""
     check_differential(opkit_backend, V22, data.draw(gru_22_calls(types, siblings=7), label='case'))
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='GRU', version=22, suite='examples', example='gru_batchwise', types={'T': 'tensor(float)'})
+def test_gru_22_example_gru_batchwise(opkit_backend):
+    check_example(opkit_backend, SPEC, V22, 'gru_batchwise')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='GRU', version=22, suite='examples', example='gru_bidirectional', types={'T': 'tensor(float)'})
+def test_gru_22_example_gru_bidirectional(opkit_backend):
+    check_example(opkit_backend, SPEC, V22, 'gru_bidirectional')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='GRU', version=22, suite='examples', example='gru_defaults', types={'T': 'tensor(float)'})
+def test_gru_22_example_gru_defaults(opkit_backend):
+    check_example(opkit_backend, SPEC, V22, 'gru_defaults')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='GRU', version=22, suite='examples', example='gru_reverse', types={'T': 'tensor(float)'})
+def test_gru_22_example_gru_reverse(opkit_backend):
+    check_example(opkit_backend, SPEC, V22, 'gru_reverse')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='GRU', version=22, suite='examples', example='gru_seq_length', types={'T': 'tensor(float)'})
+def test_gru_22_example_gru_seq_length(opkit_backend):
+    check_example(opkit_backend, SPEC, V22, 'gru_seq_length')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='GRU', version=22, suite='examples', example='gru_with_initial_bias', types={'T': 'tensor(float)'})
+def test_gru_22_example_gru_with_initial_bias(opkit_backend):
+    check_example(opkit_backend, SPEC, V22, 'gru_with_initial_bias')

@@ -62,3 +62,13 @@ def hamming_window_17_calls(types, initializers=True, siblings=0):
 def test_hamming_window_17_differential(opkit_backend, types, data):
     """Backend == reference kernel for every drawn input of this type binding."""
     check_differential(opkit_backend, V17, data.draw(hamming_window_17_calls(types, siblings=7), label='case'))
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='HammingWindow', version=17, suite='examples', example='hammingwindow', types={'T1': 'tensor(int32)'})
+def test_hamming_window_17_example_hammingwindow(opkit_backend):
+    check_example(opkit_backend, SPEC, V17, 'hammingwindow')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='HammingWindow', version=17, suite='examples', example='hammingwindow_symmetric', types={'T1': 'tensor(int32)'})
+def test_hamming_window_17_example_hammingwindow_symmetric(opkit_backend):
+    check_example(opkit_backend, SPEC, V17, 'hammingwindow_symmetric')

@@ -62,3 +62,13 @@ def hann_window_17_calls(types, initializers=True, siblings=0):
 def test_hann_window_17_differential(opkit_backend, types, data):
     """Backend == reference kernel for every drawn input of this type binding."""
     check_differential(opkit_backend, V17, data.draw(hann_window_17_calls(types, siblings=7), label='case'))
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='HannWindow', version=17, suite='examples', example='hannwindow', types={'T1': 'tensor(int32)'})
+def test_hann_window_17_example_hannwindow(opkit_backend):
+    check_example(opkit_backend, SPEC, V17, 'hannwindow')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='HannWindow', version=17, suite='examples', example='hannwindow_symmetric', types={'T1': 'tensor(int32)'})
+def test_hann_window_17_example_hannwindow_symmetric(opkit_backend):
+    check_example(opkit_backend, SPEC, V17, 'hannwindow_symmetric')

@@ -94,3 +94,18 @@ def hard_sigmoid_22_calls(types, initializers=True, siblings=0):
 def test_hard_sigmoid_22_differential(opkit_backend, types, data):
     """Backend == reference kernel for every drawn input of this type binding."""
     check_differential(opkit_backend, V22, data.draw(hard_sigmoid_22_calls(types, siblings=7), label='case'))
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='HardSigmoid', version=22, suite='examples', example='hardsigmoid', types={'T': 'tensor(float)'})
+def test_hard_sigmoid_22_example_hardsigmoid(opkit_backend):
+    check_example(opkit_backend, SPEC, V22, 'hardsigmoid')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='HardSigmoid', version=22, suite='examples', example='hardsigmoid_default', types={'T': 'tensor(float)'})
+def test_hard_sigmoid_22_example_hardsigmoid_default(opkit_backend):
+    check_example(opkit_backend, SPEC, V22, 'hardsigmoid_default')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='HardSigmoid', version=22, suite='examples', example='hardsigmoid_example', types={'T': 'tensor(float)'})
+def test_hard_sigmoid_22_example_hardsigmoid_example(opkit_backend):
+    check_example(opkit_backend, SPEC, V22, 'hardsigmoid_example')

@@ -94,3 +94,38 @@ def hardmax_13_calls(types, initializers=True, siblings=0):
 def test_hardmax_13_differential(opkit_backend, types, data):
     """Backend == reference kernel for every drawn input of this type binding."""
     check_differential(opkit_backend, V13, data.draw(hardmax_13_calls(types, siblings=7), label='case'))
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Hardmax', version=13, suite='examples', example='hardmax_axis_0', types={'T': 'tensor(float)'})
+def test_hardmax_13_example_hardmax_axis_0(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'hardmax_axis_0')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Hardmax', version=13, suite='examples', example='hardmax_axis_1', types={'T': 'tensor(float)'})
+def test_hardmax_13_example_hardmax_axis_1(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'hardmax_axis_1')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Hardmax', version=13, suite='examples', example='hardmax_axis_2', types={'T': 'tensor(float)'})
+def test_hardmax_13_example_hardmax_axis_2(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'hardmax_axis_2')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Hardmax', version=13, suite='examples', example='hardmax_default_axis', types={'T': 'tensor(float)'})
+def test_hardmax_13_example_hardmax_default_axis(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'hardmax_default_axis')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Hardmax', version=13, suite='examples', example='hardmax_example', types={'T': 'tensor(float)'})
+def test_hardmax_13_example_hardmax_example(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'hardmax_example')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Hardmax', version=13, suite='examples', example='hardmax_negative_axis', types={'T': 'tensor(float)'})
+def test_hardmax_13_example_hardmax_negative_axis(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'hardmax_negative_axis')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Hardmax', version=13, suite='examples', example='hardmax_one_hot', types={'T': 'tensor(float)'})
+def test_hardmax_13_example_hardmax_one_hot(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'hardmax_one_hot')

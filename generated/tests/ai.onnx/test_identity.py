@@ -232,6 +232,11 @@ def test_identity_16_differential(opkit_backend, types, data):
     check_differential(opkit_backend, V16, data.draw(identity_16_calls(types, siblings=7), label='case'))
 
 
+@pytest.mark.opkit(domain='ai.onnx', op='Identity', version=16, suite='examples', example='identity_opt', types={'V': 'optional(seq(tensor(float)))'})
+def test_identity_16_example_identity_opt(opkit_backend):
+    check_example(opkit_backend, SPEC, V16, 'identity_opt')
+
+
 # ------------------------------------------------------------------------------------------------
 # Identity-19
 
@@ -685,3 +690,13 @@ def identity_25_calls(types, initializers=True, siblings=0):
 def test_identity_25_differential(opkit_backend, types, data):
     """Backend == reference kernel for every drawn input of this type binding."""
     check_differential(opkit_backend, V25, data.draw(identity_25_calls(types, siblings=7), label='case'))
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Identity', version=25, suite='examples', example='identity', types={'V': 'tensor(float)'})
+def test_identity_25_example_identity(opkit_backend):
+    check_example(opkit_backend, SPEC, V25, 'identity')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Identity', version=25, suite='examples', example='identity_sequence', types={'V': 'seq(tensor(float))'})
+def test_identity_25_example_identity_sequence(opkit_backend):
+    check_example(opkit_backend, SPEC, V25, 'identity_sequence')

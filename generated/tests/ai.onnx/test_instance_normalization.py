@@ -94,3 +94,13 @@ def instance_normalization_22_calls(types, initializers=True, siblings=0):
 def test_instance_normalization_22_differential(opkit_backend, types, data):
     """Backend == reference kernel for every drawn input of this type binding."""
     check_differential(opkit_backend, V22, data.draw(instance_normalization_22_calls(types, siblings=7), label='case'))
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='InstanceNormalization', version=22, suite='examples', example='instancenorm_epsilon', types={'T': 'tensor(float)'})
+def test_instance_normalization_22_example_instancenorm_epsilon(opkit_backend):
+    check_example(opkit_backend, SPEC, V22, 'instancenorm_epsilon')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='InstanceNormalization', version=22, suite='examples', example='instancenorm_example', types={'T': 'tensor(float)'})
+def test_instance_normalization_22_example_instancenorm_example(opkit_backend):
+    check_example(opkit_backend, SPEC, V22, 'instancenorm_example')

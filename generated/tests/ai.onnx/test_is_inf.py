@@ -71,3 +71,23 @@ def is_inf_20_calls(types, initializers=True, siblings=0):
 def test_is_inf_20_differential(opkit_backend, types, data):
     """Backend == reference kernel for every drawn input of this type binding."""
     check_differential(opkit_backend, V20, data.draw(is_inf_20_calls(types, siblings=7), label='case'))
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='IsInf', version=20, suite='examples', example='isinf', types={'T1': 'tensor(float)'})
+def test_is_inf_20_example_isinf(opkit_backend):
+    check_example(opkit_backend, SPEC, V20, 'isinf')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='IsInf', version=20, suite='examples', example='isinf_float16', types={'T1': 'tensor(float16)'})
+def test_is_inf_20_example_isinf_float16(opkit_backend):
+    check_example(opkit_backend, SPEC, V20, 'isinf_float16')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='IsInf', version=20, suite='examples', example='isinf_negative', types={'T1': 'tensor(float)'})
+def test_is_inf_20_example_isinf_negative(opkit_backend):
+    check_example(opkit_backend, SPEC, V20, 'isinf_negative')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='IsInf', version=20, suite='examples', example='isinf_positive', types={'T1': 'tensor(float)'})
+def test_is_inf_20_example_isinf_positive(opkit_backend):
+    check_example(opkit_backend, SPEC, V20, 'isinf_positive')

@@ -99,3 +99,13 @@ def is_na_n_20_calls(types, initializers=True, siblings=0):
 def test_is_na_n_20_differential(opkit_backend, types, data):
     """Backend == reference kernel for every drawn input of this type binding."""
     check_differential(opkit_backend, V20, data.draw(is_na_n_20_calls(types, siblings=7), label='case'))
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='IsNaN', version=20, suite='examples', example='isnan', types={'T1': 'tensor(float)'})
+def test_is_na_n_20_example_isnan(opkit_backend):
+    check_example(opkit_backend, SPEC, V20, 'isnan')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='IsNaN', version=20, suite='examples', example='isnan_float16', types={'T1': 'tensor(float16)'})
+def test_is_na_n_20_example_isnan_float16(opkit_backend):
+    check_example(opkit_backend, SPEC, V20, 'isnan_float16')

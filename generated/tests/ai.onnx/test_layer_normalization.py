@@ -46,3 +46,98 @@ def layer_normalization_17_calls(types, initializers=True, siblings=0):
 def test_layer_normalization_17_differential(opkit_backend, types, data):
     """Backend == reference kernel for every drawn input of this type binding."""
     check_differential(opkit_backend, V17, data.draw(layer_normalization_17_calls(types, siblings=7), label='case'))
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='LayerNormalization', version=17, suite='examples', example='layer_normalization_2d_axis0', types={'T': 'tensor(float)'})
+def test_layer_normalization_17_example_layer_normalization_2d_axis0(opkit_backend):
+    check_example(opkit_backend, SPEC, V17, 'layer_normalization_2d_axis0')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='LayerNormalization', version=17, suite='examples', example='layer_normalization_2d_axis1', types={'T': 'tensor(float)'})
+def test_layer_normalization_17_example_layer_normalization_2d_axis1(opkit_backend):
+    check_example(opkit_backend, SPEC, V17, 'layer_normalization_2d_axis1')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='LayerNormalization', version=17, suite='examples', example='layer_normalization_2d_axis_negative_1', types={'T': 'tensor(float)'})
+def test_layer_normalization_17_example_layer_normalization_2d_axis_negative_1(opkit_backend):
+    check_example(opkit_backend, SPEC, V17, 'layer_normalization_2d_axis_negative_1')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='LayerNormalization', version=17, suite='examples', example='layer_normalization_2d_axis_negative_2', types={'T': 'tensor(float)'})
+def test_layer_normalization_17_example_layer_normalization_2d_axis_negative_2(opkit_backend):
+    check_example(opkit_backend, SPEC, V17, 'layer_normalization_2d_axis_negative_2')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='LayerNormalization', version=17, suite='examples', example='layer_normalization_3d_axis0_epsilon', types={'T': 'tensor(float)'})
+def test_layer_normalization_17_example_layer_normalization_3d_axis0_epsilon(opkit_backend):
+    check_example(opkit_backend, SPEC, V17, 'layer_normalization_3d_axis0_epsilon')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='LayerNormalization', version=17, suite='examples', example='layer_normalization_3d_axis1_epsilon', types={'T': 'tensor(float)'})
+def test_layer_normalization_17_example_layer_normalization_3d_axis1_epsilon(opkit_backend):
+    check_example(opkit_backend, SPEC, V17, 'layer_normalization_3d_axis1_epsilon')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='LayerNormalization', version=17, suite='examples', example='layer_normalization_3d_axis2_epsilon', types={'T': 'tensor(float)'})
+def test_layer_normalization_17_example_layer_normalization_3d_axis2_epsilon(opkit_backend):
+    check_example(opkit_backend, SPEC, V17, 'layer_normalization_3d_axis2_epsilon')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='LayerNormalization', version=17, suite='examples', example='layer_normalization_3d_axis_negative_1_epsilon', types={'T': 'tensor(float)'})
+def test_layer_normalization_17_example_layer_normalization_3d_axis_negative_1_epsilon(opkit_backend):
+    check_example(opkit_backend, SPEC, V17, 'layer_normalization_3d_axis_negative_1_epsilon')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='LayerNormalization', version=17, suite='examples', example='layer_normalization_3d_axis_negative_2_epsilon', types={'T': 'tensor(float)'})
+def test_layer_normalization_17_example_layer_normalization_3d_axis_negative_2_epsilon(opkit_backend):
+    check_example(opkit_backend, SPEC, V17, 'layer_normalization_3d_axis_negative_2_epsilon')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='LayerNormalization', version=17, suite='examples', example='layer_normalization_3d_axis_negative_3_epsilon', types={'T': 'tensor(float)'})
+def test_layer_normalization_17_example_layer_normalization_3d_axis_negative_3_epsilon(opkit_backend):
+    check_example(opkit_backend, SPEC, V17, 'layer_normalization_3d_axis_negative_3_epsilon')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='LayerNormalization', version=17, suite='examples', example='layer_normalization_4d_axis0', types={'T': 'tensor(float)'})
+def test_layer_normalization_17_example_layer_normalization_4d_axis0(opkit_backend):
+    check_example(opkit_backend, SPEC, V17, 'layer_normalization_4d_axis0')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='LayerNormalization', version=17, suite='examples', example='layer_normalization_4d_axis1', types={'T': 'tensor(float)'})
+def test_layer_normalization_17_example_layer_normalization_4d_axis1(opkit_backend):
+    check_example(opkit_backend, SPEC, V17, 'layer_normalization_4d_axis1')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='LayerNormalization', version=17, suite='examples', example='layer_normalization_4d_axis2', types={'T': 'tensor(float)'})
+def test_layer_normalization_17_example_layer_normalization_4d_axis2(opkit_backend):
+    check_example(opkit_backend, SPEC, V17, 'layer_normalization_4d_axis2')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='LayerNormalization', version=17, suite='examples', example='layer_normalization_4d_axis3', types={'T': 'tensor(float)'})
+def test_layer_normalization_17_example_layer_normalization_4d_axis3(opkit_backend):
+    check_example(opkit_backend, SPEC, V17, 'layer_normalization_4d_axis3')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='LayerNormalization', version=17, suite='examples', example='layer_normalization_4d_axis_negative_1', types={'T': 'tensor(float)'})
+def test_layer_normalization_17_example_layer_normalization_4d_axis_negative_1(opkit_backend):
+    check_example(opkit_backend, SPEC, V17, 'layer_normalization_4d_axis_negative_1')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='LayerNormalization', version=17, suite='examples', example='layer_normalization_4d_axis_negative_2', types={'T': 'tensor(float)'})
+def test_layer_normalization_17_example_layer_normalization_4d_axis_negative_2(opkit_backend):
+    check_example(opkit_backend, SPEC, V17, 'layer_normalization_4d_axis_negative_2')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='LayerNormalization', version=17, suite='examples', example='layer_normalization_4d_axis_negative_3', types={'T': 'tensor(float)'})
+def test_layer_normalization_17_example_layer_normalization_4d_axis_negative_3(opkit_backend):
+    check_example(opkit_backend, SPEC, V17, 'layer_normalization_4d_axis_negative_3')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='LayerNormalization', version=17, suite='examples', example='layer_normalization_4d_axis_negative_4', types={'T': 'tensor(float)'})
+def test_layer_normalization_17_example_layer_normalization_4d_axis_negative_4(opkit_backend):
+    check_example(opkit_backend, SPEC, V17, 'layer_normalization_4d_axis_negative_4')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='LayerNormalization', version=17, suite='examples', example='layer_normalization_default_axis', types={'T': 'tensor(float)'})
+def test_layer_normalization_17_example_layer_normalization_default_axis(opkit_backend):
+    check_example(opkit_backend, SPEC, V17, 'layer_normalization_default_axis')

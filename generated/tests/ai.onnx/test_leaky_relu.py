@@ -94,3 +94,18 @@ def leaky_relu_16_calls(types, initializers=True, siblings=0):
 def test_leaky_relu_16_differential(opkit_backend, types, data):
     """Backend == reference kernel for every drawn input of this type binding."""
     check_differential(opkit_backend, V16, data.draw(leaky_relu_16_calls(types, siblings=7), label='case'))
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='LeakyRelu', version=16, suite='examples', example='leakyrelu', types={'T': 'tensor(float)'})
+def test_leaky_relu_16_example_leakyrelu(opkit_backend):
+    check_example(opkit_backend, SPEC, V16, 'leakyrelu')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='LeakyRelu', version=16, suite='examples', example='leakyrelu_default', types={'T': 'tensor(float)'})
+def test_leaky_relu_16_example_leakyrelu_default(opkit_backend):
+    check_example(opkit_backend, SPEC, V16, 'leakyrelu_default')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='LeakyRelu', version=16, suite='examples', example='leakyrelu_example', types={'T': 'tensor(float)'})
+def test_leaky_relu_16_example_leakyrelu_example(opkit_backend):
+    check_example(opkit_backend, SPEC, V16, 'leakyrelu_example')

@@ -136,3 +136,43 @@ def less_13_calls(types, initializers=True, siblings=0):
 def test_less_13_differential(opkit_backend, types, data):
     """Backend == reference kernel for every drawn input of this type binding."""
     check_differential(opkit_backend, V13, data.draw(less_13_calls(types, siblings=7), label='case'))
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Less', version=13, suite='examples', example='less', types={'T': 'tensor(float)'})
+def test_less_13_example_less(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'less')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Less', version=13, suite='examples', example='less_bcast', types={'T': 'tensor(float)'})
+def test_less_13_example_less_bcast(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'less_bcast')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Less', version=13, suite='examples', example='less_int16', types={'T': 'tensor(int16)'})
+def test_less_13_example_less_int16(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'less_int16')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Less', version=13, suite='examples', example='less_int8', types={'T': 'tensor(int8)'})
+def test_less_13_example_less_int8(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'less_int8')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Less', version=13, suite='examples', example='less_uint16', types={'T': 'tensor(uint16)'})
+def test_less_13_example_less_uint16(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'less_uint16')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Less', version=13, suite='examples', example='less_uint32', types={'T': 'tensor(uint32)'})
+def test_less_13_example_less_uint32(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'less_uint32')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Less', version=13, suite='examples', example='less_uint64', types={'T': 'tensor(uint64)'})
+def test_less_13_example_less_uint64(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'less_uint64')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Less', version=13, suite='examples', example='less_uint8', types={'T': 'tensor(uint8)'})
+def test_less_13_example_less_uint8(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'less_uint8')

@@ -47,3 +47,8 @@ def linear_attention_27_calls(types, initializers=True, siblings=0):
 def test_linear_attention_27_differential(opkit_backend, types, data):
     """Backend == reference kernel for every drawn input of this type binding."""
     check_differential(opkit_backend, V27, data.draw(linear_attention_27_calls(types, siblings=7), label='case'))
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='LinearAttention', version=27, suite='examples', example='linear_attention_linear_t1_no_past', types={'T': 'tensor(float)'})
+def test_linear_attention_27_example_linear_attention_linear_t1_no_past(opkit_backend):
+    check_example(opkit_backend, SPEC, V27, 'linear_attention_linear_t1_no_past')

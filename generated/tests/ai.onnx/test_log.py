@@ -94,3 +94,13 @@ def log_13_calls(types, initializers=True, siblings=0):
 def test_log_13_differential(opkit_backend, types, data):
     """Backend == reference kernel for every drawn input of this type binding."""
     check_differential(opkit_backend, V13, data.draw(log_13_calls(types, siblings=7), label='case'))
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Log', version=13, suite='examples', example='log', types={'T': 'tensor(float)'})
+def test_log_13_example_log(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'log')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Log', version=13, suite='examples', example='log_example', types={'T': 'tensor(float)'})
+def test_log_13_example_log_example(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'log_example')

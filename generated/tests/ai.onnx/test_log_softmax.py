@@ -94,3 +94,38 @@ def log_softmax_13_calls(types, initializers=True, siblings=0):
 def test_log_softmax_13_differential(opkit_backend, types, data):
     """Backend == reference kernel for every drawn input of this type binding."""
     check_differential(opkit_backend, V13, data.draw(log_softmax_13_calls(types, siblings=7), label='case'))
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='LogSoftmax', version=13, suite='examples', example='logsoftmax_axis_0', types={'T': 'tensor(float)'})
+def test_log_softmax_13_example_logsoftmax_axis_0(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'logsoftmax_axis_0')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='LogSoftmax', version=13, suite='examples', example='logsoftmax_axis_1', types={'T': 'tensor(float)'})
+def test_log_softmax_13_example_logsoftmax_axis_1(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'logsoftmax_axis_1')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='LogSoftmax', version=13, suite='examples', example='logsoftmax_axis_2', types={'T': 'tensor(float)'})
+def test_log_softmax_13_example_logsoftmax_axis_2(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'logsoftmax_axis_2')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='LogSoftmax', version=13, suite='examples', example='logsoftmax_default_axis', types={'T': 'tensor(float)'})
+def test_log_softmax_13_example_logsoftmax_default_axis(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'logsoftmax_default_axis')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='LogSoftmax', version=13, suite='examples', example='logsoftmax_example_1', types={'T': 'tensor(float)'})
+def test_log_softmax_13_example_logsoftmax_example_1(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'logsoftmax_example_1')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='LogSoftmax', version=13, suite='examples', example='logsoftmax_large_number', types={'T': 'tensor(float)'})
+def test_log_softmax_13_example_logsoftmax_large_number(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'logsoftmax_large_number')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='LogSoftmax', version=13, suite='examples', example='logsoftmax_negative_axis', types={'T': 'tensor(float)'})
+def test_log_softmax_13_example_logsoftmax_negative_axis(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'logsoftmax_negative_axis')

@@ -68,3 +68,33 @@ def lp_normalization_22_calls(types, initializers=True, siblings=0):
 def test_lp_normalization_22_differential(opkit_backend, types, data):
     """Backend == reference kernel for every drawn input of this type binding."""
     check_differential(opkit_backend, V22, data.draw(lp_normalization_22_calls(types, siblings=7), label='case'))
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='LpNormalization', version=22, suite='examples', example='l1normalization_axis_0', types={'T': 'tensor(float)'})
+def test_lp_normalization_22_example_l1normalization_axis_0(opkit_backend):
+    check_example(opkit_backend, SPEC, V22, 'l1normalization_axis_0')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='LpNormalization', version=22, suite='examples', example='l1normalization_axis_1', types={'T': 'tensor(float)'})
+def test_lp_normalization_22_example_l1normalization_axis_1(opkit_backend):
+    check_example(opkit_backend, SPEC, V22, 'l1normalization_axis_1')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='LpNormalization', version=22, suite='examples', example='l1normalization_axis_last', types={'T': 'tensor(float)'})
+def test_lp_normalization_22_example_l1normalization_axis_last(opkit_backend):
+    check_example(opkit_backend, SPEC, V22, 'l1normalization_axis_last')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='LpNormalization', version=22, suite='examples', example='l2normalization_axis_0', types={'T': 'tensor(float)'})
+def test_lp_normalization_22_example_l2normalization_axis_0(opkit_backend):
+    check_example(opkit_backend, SPEC, V22, 'l2normalization_axis_0')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='LpNormalization', version=22, suite='examples', example='l2normalization_axis_1', types={'T': 'tensor(float)'})
+def test_lp_normalization_22_example_l2normalization_axis_1(opkit_backend):
+    check_example(opkit_backend, SPEC, V22, 'l2normalization_axis_1')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='LpNormalization', version=22, suite='examples', example='lpnormalization_default', types={'T': 'tensor(float)'})
+def test_lp_normalization_22_example_lpnormalization_default(opkit_backend):
+    check_example(opkit_backend, SPEC, V22, 'lpnormalization_default')

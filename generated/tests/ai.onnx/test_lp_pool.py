@@ -146,3 +146,13 @@ def lp_pool_22_calls(types, initializers=True, siblings=0):
 def test_lp_pool_22_differential(opkit_backend, types, data):
     """Backend == reference kernel for every drawn input of this type binding."""
     check_differential(opkit_backend, V22, data.draw(lp_pool_22_calls(types, siblings=7), label='case'))
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='LpPool', version=22, suite='examples', example='lppool_1d_default', types={'T': 'tensor(float)'})
+def test_lp_pool_22_example_lppool_1d_default(opkit_backend):
+    check_example(opkit_backend, SPEC, V22, 'lppool_1d_default')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='LpPool', version=22, suite='examples', example='lppool_2d_dilations', types={'T': 'tensor(float)'})
+def test_lp_pool_22_example_lppool_2d_dilations(opkit_backend):
+    check_example(opkit_backend, SPEC, V22, 'lppool_2d_dilations')

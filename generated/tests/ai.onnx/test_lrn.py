@@ -68,3 +68,8 @@ def lrn_13_calls(types, initializers=True, siblings=0):
 def test_lrn_13_differential(opkit_backend, types, data):
     """Backend == reference kernel for every drawn input of this type binding."""
     check_differential(opkit_backend, V13, data.draw(lrn_13_calls(types, siblings=7), label='case'))
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='LRN', version=13, suite='examples', example='lrn', types={'T': 'tensor(float)'})
+def test_lrn_13_example_lrn(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'lrn')

@@ -120,3 +120,33 @@ def lstm_22_calls(types, initializers=True, siblings=0):
 def test_lstm_22_differential(opkit_backend, types, data):
     """Backend == reference kernel for every drawn input of this type binding."""
     check_differential(opkit_backend, V22, data.draw(lstm_22_calls(types, siblings=7), label='case'))
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='LSTM', version=22, suite='examples', example='lstm_batchwise', types={'T': 'tensor(float)'})
+def test_lstm_22_example_lstm_batchwise(opkit_backend):
+    check_example(opkit_backend, SPEC, V22, 'lstm_batchwise')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='LSTM', version=22, suite='examples', example='lstm_bidirectional', types={'T': 'tensor(float)'})
+def test_lstm_22_example_lstm_bidirectional(opkit_backend):
+    check_example(opkit_backend, SPEC, V22, 'lstm_bidirectional')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='LSTM', version=22, suite='examples', example='lstm_defaults', types={'T': 'tensor(float)'})
+def test_lstm_22_example_lstm_defaults(opkit_backend):
+    check_example(opkit_backend, SPEC, V22, 'lstm_defaults')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='LSTM', version=22, suite='examples', example='lstm_reverse', types={'T': 'tensor(float)'})
+def test_lstm_22_example_lstm_reverse(opkit_backend):
+    check_example(opkit_backend, SPEC, V22, 'lstm_reverse')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='LSTM', version=22, suite='examples', example='lstm_with_initial_bias', types={'T': 'tensor(float)'})
+def test_lstm_22_example_lstm_with_initial_bias(opkit_backend):
+    check_example(opkit_backend, SPEC, V22, 'lstm_with_initial_bias')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='LSTM', version=22, suite='examples', example='lstm_with_peepholes', types={'T': 'tensor(float)', 'T1': 'tensor(int32)'})
+def test_lstm_22_example_lstm_with_peepholes(opkit_backend):
+    check_example(opkit_backend, SPEC, V22, 'lstm_with_peepholes')

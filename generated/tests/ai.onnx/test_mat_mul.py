@@ -102,3 +102,38 @@ def mat_mul_13_calls(types, initializers=True, siblings=0):
 def test_mat_mul_13_differential(opkit_backend, types, data):
     """Backend == reference kernel for every drawn input of this type binding."""
     check_differential(opkit_backend, V13, data.draw(mat_mul_13_calls(types, siblings=7), label='case'))
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='MatMul', version=13, suite='examples', example='matmul_1d_1d', types={'T': 'tensor(float)'})
+def test_mat_mul_13_example_matmul_1d_1d(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'matmul_1d_1d')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='MatMul', version=13, suite='examples', example='matmul_1d_3d', types={'T': 'tensor(float)'})
+def test_mat_mul_13_example_matmul_1d_3d(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'matmul_1d_3d')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='MatMul', version=13, suite='examples', example='matmul_2d', types={'T': 'tensor(float)'})
+def test_mat_mul_13_example_matmul_2d(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'matmul_2d')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='MatMul', version=13, suite='examples', example='matmul_3d', types={'T': 'tensor(float)'})
+def test_mat_mul_13_example_matmul_3d(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'matmul_3d')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='MatMul', version=13, suite='examples', example='matmul_4d', types={'T': 'tensor(float)'})
+def test_mat_mul_13_example_matmul_4d(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'matmul_4d')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='MatMul', version=13, suite='examples', example='matmul_4d_1d', types={'T': 'tensor(float)'})
+def test_mat_mul_13_example_matmul_4d_1d(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'matmul_4d_1d')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='MatMul', version=13, suite='examples', example='matmul_bcast', types={'T': 'tensor(float)'})
+def test_mat_mul_13_example_matmul_bcast(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'matmul_bcast')

@@ -42,3 +42,8 @@ def mat_mul_integer_10_calls(types, initializers=True, siblings=0):
 def test_mat_mul_integer_10_differential(opkit_backend, types, data):
     """Backend == reference kernel for every drawn input of this type binding."""
     check_differential(opkit_backend, V10, data.draw(mat_mul_integer_10_calls(types, siblings=7), label='case'))
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='MatMulInteger', version=10, suite='examples', example='matmulinteger', types={'T1': 'tensor(uint8)', 'T2': 'tensor(uint8)'})
+def test_mat_mul_integer_10_example_matmulinteger(opkit_backend):
+    check_example(opkit_backend, SPEC, V10, 'matmulinteger')

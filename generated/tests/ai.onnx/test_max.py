@@ -162,3 +162,73 @@ def max_13_calls(types, initializers=True, siblings=0):
 def test_max_13_differential(opkit_backend, types, data):
     """Backend == reference kernel for every drawn input of this type binding."""
     check_differential(opkit_backend, V13, data.draw(max_13_calls(types, siblings=7), label='case'))
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Max', version=13, suite='examples', example='max_example', types={'T': 'tensor(float)'})
+def test_max_13_example_max_example(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'max_example')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Max', version=13, suite='examples', example='max_float16', types={'T': 'tensor(float16)'})
+def test_max_13_example_max_float16(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'max_float16')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Max', version=13, suite='examples', example='max_float32', types={'T': 'tensor(float)'})
+def test_max_13_example_max_float32(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'max_float32')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Max', version=13, suite='examples', example='max_float64', types={'T': 'tensor(double)'})
+def test_max_13_example_max_float64(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'max_float64')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Max', version=13, suite='examples', example='max_int16', types={'T': 'tensor(int16)'})
+def test_max_13_example_max_int16(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'max_int16')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Max', version=13, suite='examples', example='max_int32', types={'T': 'tensor(int32)'})
+def test_max_13_example_max_int32(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'max_int32')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Max', version=13, suite='examples', example='max_int64', types={'T': 'tensor(int64)'})
+def test_max_13_example_max_int64(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'max_int64')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Max', version=13, suite='examples', example='max_int8', types={'T': 'tensor(int8)'})
+def test_max_13_example_max_int8(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'max_int8')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Max', version=13, suite='examples', example='max_one_input', types={'T': 'tensor(float)'})
+def test_max_13_example_max_one_input(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'max_one_input')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Max', version=13, suite='examples', example='max_two_inputs', types={'T': 'tensor(float)'})
+def test_max_13_example_max_two_inputs(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'max_two_inputs')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Max', version=13, suite='examples', example='max_uint16', types={'T': 'tensor(uint16)'})
+def test_max_13_example_max_uint16(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'max_uint16')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Max', version=13, suite='examples', example='max_uint32', types={'T': 'tensor(uint32)'})
+def test_max_13_example_max_uint32(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'max_uint32')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Max', version=13, suite='examples', example='max_uint64', types={'T': 'tensor(uint64)'})
+def test_max_13_example_max_uint64(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'max_uint64')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Max', version=13, suite='examples', example='max_uint8', types={'T': 'tensor(uint8)'})
+def test_max_13_example_max_uint8(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'max_uint8')

@@ -176,3 +176,63 @@ def max_pool_22_calls(types, initializers=True, siblings=0):
 def test_max_pool_22_differential(opkit_backend, types, data):
     """Backend == reference kernel for every drawn input of this type binding."""
     check_differential(opkit_backend, V22, data.draw(max_pool_22_calls(types, siblings=7), label='case'))
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='MaxPool', version=22, suite='examples', example='maxpool_1d_default', types={'T': 'tensor(float)'})
+def test_max_pool_22_example_maxpool_1d_default(opkit_backend):
+    check_example(opkit_backend, SPEC, V22, 'maxpool_1d_default')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='MaxPool', version=22, suite='examples', example='maxpool_2d_ceil', types={'T': 'tensor(float)'})
+def test_max_pool_22_example_maxpool_2d_ceil(opkit_backend):
+    check_example(opkit_backend, SPEC, V22, 'maxpool_2d_ceil')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='MaxPool', version=22, suite='examples', example='maxpool_2d_ceil_output_size_reduce_by_one', types={'T': 'tensor(float)'})
+def test_max_pool_22_example_maxpool_2d_ceil_output_size_reduce_by_one(opkit_backend):
+    check_example(opkit_backend, SPEC, V22, 'maxpool_2d_ceil_output_size_reduce_by_one')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='MaxPool', version=22, suite='examples', example='maxpool_2d_dilations', types={'T': 'tensor(float)'})
+def test_max_pool_22_example_maxpool_2d_dilations(opkit_backend):
+    check_example(opkit_backend, SPEC, V22, 'maxpool_2d_dilations')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='MaxPool', version=22, suite='examples', example='maxpool_2d_precomputed_pads', types={'T': 'tensor(float)'})
+def test_max_pool_22_example_maxpool_2d_precomputed_pads(opkit_backend):
+    check_example(opkit_backend, SPEC, V22, 'maxpool_2d_precomputed_pads')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='MaxPool', version=22, suite='examples', example='maxpool_2d_precomputed_same_upper', types={'T': 'tensor(float)'})
+def test_max_pool_22_example_maxpool_2d_precomputed_same_upper(opkit_backend):
+    check_example(opkit_backend, SPEC, V22, 'maxpool_2d_precomputed_same_upper')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='MaxPool', version=22, suite='examples', example='maxpool_2d_precomputed_strides', types={'T': 'tensor(float)'})
+def test_max_pool_22_example_maxpool_2d_precomputed_strides(opkit_backend):
+    check_example(opkit_backend, SPEC, V22, 'maxpool_2d_precomputed_strides')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='MaxPool', version=22, suite='examples', example='maxpool_2d_uint8', types={'T': 'tensor(uint8)'})
+def test_max_pool_22_example_maxpool_2d_uint8(opkit_backend):
+    check_example(opkit_backend, SPEC, V22, 'maxpool_2d_uint8')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='MaxPool', version=22, suite='examples', example='maxpool_3d_dilations', types={'T': 'tensor(float)'})
+def test_max_pool_22_example_maxpool_3d_dilations(opkit_backend):
+    check_example(opkit_backend, SPEC, V22, 'maxpool_3d_dilations')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='MaxPool', version=22, suite='examples', example='maxpool_3d_dilations_use_ref_impl', types={'T': 'tensor(float)'})
+def test_max_pool_22_example_maxpool_3d_dilations_use_ref_impl(opkit_backend):
+    check_example(opkit_backend, SPEC, V22, 'maxpool_3d_dilations_use_ref_impl')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='MaxPool', version=22, suite='examples', example='maxpool_with_argmax_2d_precomputed_pads', types={'T': 'tensor(float)'})
+def test_max_pool_22_example_maxpool_with_argmax_2d_precomputed_pads(opkit_backend):
+    check_example(opkit_backend, SPEC, V22, 'maxpool_with_argmax_2d_precomputed_pads')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='MaxPool', version=22, suite='examples', example='maxpool_with_argmax_2d_precomputed_strides', types={'T': 'tensor(float)'})
+def test_max_pool_22_example_maxpool_with_argmax_2d_precomputed_strides(opkit_backend):
+    check_example(opkit_backend, SPEC, V22, 'maxpool_with_argmax_2d_precomputed_strides')

@@ -68,3 +68,9 @@ def max_roi_pool_22_calls(types, initializers=True, siblings=0):
 def test_max_roi_pool_22_differential(opkit_backend, types, data):
     """Backend == reference kernel for every drawn input of this type binding."""
     check_differential(opkit_backend, V22, data.draw(max_roi_pool_22_calls(types, siblings=7), label='case'))
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='MaxRoiPool', version=22, suite='examples', example='max_roi_pool', types={'T': 'tensor(float)'})
+def test_max_roi_pool_22_example_max_roi_pool(opkit_backend):
+    """One region of interest (batch 0, corners (0, 0) and (3, 3)) pooled to 2x2."""
+    check_example(opkit_backend, SPEC, V22, 'max_roi_pool')

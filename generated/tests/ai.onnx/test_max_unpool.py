@@ -94,3 +94,13 @@ def max_unpool_22_calls(types, initializers=True, siblings=0):
 def test_max_unpool_22_differential(opkit_backend, types, data):
     """Backend == reference kernel for every drawn input of this type binding."""
     check_differential(opkit_backend, V22, data.draw(max_unpool_22_calls(types, siblings=7), label='case'))
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='MaxUnpool', version=22, suite='examples', example='maxunpool_export_with_output_shape', types={'T1': 'tensor(float)', 'T2': 'tensor(int64)'})
+def test_max_unpool_22_example_maxunpool_export_with_output_shape(opkit_backend):
+    check_example(opkit_backend, SPEC, V22, 'maxunpool_export_with_output_shape')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='MaxUnpool', version=22, suite='examples', example='maxunpool_export_without_output_shape', types={'T1': 'tensor(float)', 'T2': 'tensor(int64)'})
+def test_max_unpool_22_example_maxunpool_export_without_output_shape(opkit_backend):
+    check_example(opkit_backend, SPEC, V22, 'maxunpool_export_without_output_shape')

@@ -120,3 +120,18 @@ def mean_13_calls(types, initializers=True, siblings=0):
 def test_mean_13_differential(opkit_backend, types, data):
     """Backend == reference kernel for every drawn input of this type binding."""
     check_differential(opkit_backend, V13, data.draw(mean_13_calls(types, siblings=7), label='case'))
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Mean', version=13, suite='examples', example='mean_example', types={'T': 'tensor(float)'})
+def test_mean_13_example_mean_example(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'mean_example')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Mean', version=13, suite='examples', example='mean_one_input', types={'T': 'tensor(float)'})
+def test_mean_13_example_mean_one_input(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'mean_one_input')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Mean', version=13, suite='examples', example='mean_two_inputs', types={'T': 'tensor(float)'})
+def test_mean_13_example_mean_two_inputs(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'mean_two_inputs')

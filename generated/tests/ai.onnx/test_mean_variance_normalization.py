@@ -63,3 +63,8 @@ def mean_variance_normalization_13_calls(types, initializers=True, siblings=0):
 def test_mean_variance_normalization_13_differential(opkit_backend, types, data):
     """Backend == reference kernel for every drawn input of this type binding."""
     check_differential(opkit_backend, V13, data.draw(mean_variance_normalization_13_calls(types, siblings=7), label='case'))
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='MeanVarianceNormalization', version=13, suite='examples', example='mvn', types={'T': 'tensor(float)'})
+def test_mean_variance_normalization_13_example_mvn(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'mvn')

@@ -102,3 +102,8 @@ def mel_weight_matrix_17_calls(types, initializers=True, siblings=0):
 def test_mel_weight_matrix_17_differential(opkit_backend, types, data):
     """Backend == reference kernel for every drawn input of this type binding."""
     check_differential(opkit_backend, V17, data.draw(mel_weight_matrix_17_calls(types, siblings=7), label='case'))
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='MelWeightMatrix', version=17, suite='examples', example='melweightmatrix', types={'T1': 'tensor(int32)', 'T2': 'tensor(float)'})
+def test_mel_weight_matrix_17_example_melweightmatrix(opkit_backend):
+    check_example(opkit_backend, SPEC, V17, 'melweightmatrix')

@@ -162,3 +162,73 @@ def min_13_calls(types, initializers=True, siblings=0):
 def test_min_13_differential(opkit_backend, types, data):
     """Backend == reference kernel for every drawn input of this type binding."""
     check_differential(opkit_backend, V13, data.draw(min_13_calls(types, siblings=7), label='case'))
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Min', version=13, suite='examples', example='min_example', types={'T': 'tensor(float)'})
+def test_min_13_example_min_example(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'min_example')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Min', version=13, suite='examples', example='min_float16', types={'T': 'tensor(float16)'})
+def test_min_13_example_min_float16(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'min_float16')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Min', version=13, suite='examples', example='min_float32', types={'T': 'tensor(float)'})
+def test_min_13_example_min_float32(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'min_float32')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Min', version=13, suite='examples', example='min_float64', types={'T': 'tensor(double)'})
+def test_min_13_example_min_float64(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'min_float64')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Min', version=13, suite='examples', example='min_int16', types={'T': 'tensor(int16)'})
+def test_min_13_example_min_int16(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'min_int16')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Min', version=13, suite='examples', example='min_int32', types={'T': 'tensor(int32)'})
+def test_min_13_example_min_int32(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'min_int32')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Min', version=13, suite='examples', example='min_int64', types={'T': 'tensor(int64)'})
+def test_min_13_example_min_int64(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'min_int64')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Min', version=13, suite='examples', example='min_int8', types={'T': 'tensor(int8)'})
+def test_min_13_example_min_int8(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'min_int8')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Min', version=13, suite='examples', example='min_one_input', types={'T': 'tensor(float)'})
+def test_min_13_example_min_one_input(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'min_one_input')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Min', version=13, suite='examples', example='min_two_inputs', types={'T': 'tensor(float)'})
+def test_min_13_example_min_two_inputs(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'min_two_inputs')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Min', version=13, suite='examples', example='min_uint16', types={'T': 'tensor(uint16)'})
+def test_min_13_example_min_uint16(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'min_uint16')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Min', version=13, suite='examples', example='min_uint32', types={'T': 'tensor(uint32)'})
+def test_min_13_example_min_uint32(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'min_uint32')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Min', version=13, suite='examples', example='min_uint64', types={'T': 'tensor(uint64)'})
+def test_min_13_example_min_uint64(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'min_uint64')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Min', version=13, suite='examples', example='min_uint8', types={'T': 'tensor(uint8)'})
+def test_min_13_example_min_uint8(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'min_uint8')

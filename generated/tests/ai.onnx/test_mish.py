@@ -68,3 +68,8 @@ def mish_22_calls(types, initializers=True, siblings=0):
 def test_mish_22_differential(opkit_backend, types, data):
     """Backend == reference kernel for every drawn input of this type binding."""
     check_differential(opkit_backend, V22, data.draw(mish_22_calls(types, siblings=7), label='case'))
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Mish', version=22, suite='examples', example='mish', types={'T': 'tensor(float)'})
+def test_mish_22_example_mish(opkit_backend):
+    check_example(opkit_backend, SPEC, V22, 'mish')

@@ -119,3 +119,98 @@ def mod_28_calls(types, initializers=True, siblings=0):
 def test_mod_28_differential(opkit_backend, types, data):
     """Backend == reference kernel for every drawn input of this type binding."""
     check_differential(opkit_backend, V28, data.draw(mod_28_calls(types, siblings=7), label='case'))
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Mod', version=28, suite='examples', example='mod_broadcast', types={'T': 'tensor(int32)'})
+def test_mod_28_example_mod_broadcast(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'mod_broadcast')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Mod', version=28, suite='examples', example='mod_float16_mixed_sign_fmod_0', types={'T': 'tensor(float16)'})
+def test_mod_28_example_mod_float16_mixed_sign_fmod_0(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'mod_float16_mixed_sign_fmod_0')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Mod', version=28, suite='examples', example='mod_float32_mixed_sign_fmod_0', types={'T': 'tensor(float)'})
+def test_mod_28_example_mod_float32_mixed_sign_fmod_0(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'mod_float32_mixed_sign_fmod_0')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Mod', version=28, suite='examples', example='mod_float64_mixed_sign_fmod_0', types={'T': 'tensor(double)'})
+def test_mod_28_example_mod_float64_mixed_sign_fmod_0(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'mod_float64_mixed_sign_fmod_0')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Mod', version=28, suite='examples', example='mod_float_edge_cases_fmod_0_float16', types={'T': 'tensor(float16)'})
+def test_mod_28_example_mod_float_edge_cases_fmod_0_float16(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'mod_float_edge_cases_fmod_0_float16')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Mod', version=28, suite='examples', example='mod_float_edge_cases_fmod_0_float32', types={'T': 'tensor(float)'})
+def test_mod_28_example_mod_float_edge_cases_fmod_0_float32(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'mod_float_edge_cases_fmod_0_float32')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Mod', version=28, suite='examples', example='mod_float_edge_cases_fmod_0_float64', types={'T': 'tensor(double)'})
+def test_mod_28_example_mod_float_edge_cases_fmod_0_float64(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'mod_float_edge_cases_fmod_0_float64')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Mod', version=28, suite='examples', example='mod_int64_fmod', types={'T': 'tensor(int64)'})
+def test_mod_28_example_mod_int64_fmod(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'mod_int64_fmod')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Mod', version=28, suite='examples', example='mod_mixed_sign_float16', types={'T': 'tensor(float16)'})
+def test_mod_28_example_mod_mixed_sign_float16(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'mod_mixed_sign_float16')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Mod', version=28, suite='examples', example='mod_mixed_sign_float32', types={'T': 'tensor(float)'})
+def test_mod_28_example_mod_mixed_sign_float32(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'mod_mixed_sign_float32')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Mod', version=28, suite='examples', example='mod_mixed_sign_float64', types={'T': 'tensor(double)'})
+def test_mod_28_example_mod_mixed_sign_float64(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'mod_mixed_sign_float64')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Mod', version=28, suite='examples', example='mod_mixed_sign_int16', types={'T': 'tensor(int16)'})
+def test_mod_28_example_mod_mixed_sign_int16(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'mod_mixed_sign_int16')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Mod', version=28, suite='examples', example='mod_mixed_sign_int32', types={'T': 'tensor(int32)'})
+def test_mod_28_example_mod_mixed_sign_int32(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'mod_mixed_sign_int32')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Mod', version=28, suite='examples', example='mod_mixed_sign_int64', types={'T': 'tensor(int64)'})
+def test_mod_28_example_mod_mixed_sign_int64(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'mod_mixed_sign_int64')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Mod', version=28, suite='examples', example='mod_mixed_sign_int8', types={'T': 'tensor(int8)'})
+def test_mod_28_example_mod_mixed_sign_int8(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'mod_mixed_sign_int8')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Mod', version=28, suite='examples', example='mod_uint16', types={'T': 'tensor(uint16)'})
+def test_mod_28_example_mod_uint16(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'mod_uint16')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Mod', version=28, suite='examples', example='mod_uint32', types={'T': 'tensor(uint32)'})
+def test_mod_28_example_mod_uint32(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'mod_uint32')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Mod', version=28, suite='examples', example='mod_uint64', types={'T': 'tensor(uint64)'})
+def test_mod_28_example_mod_uint64(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'mod_uint64')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Mod', version=28, suite='examples', example='mod_uint8', types={'T': 'tensor(uint8)'})
+def test_mod_28_example_mod_uint8(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'mod_uint8')

@@ -167,3 +167,48 @@ def mul_14_calls(types, initializers=True, siblings=0):
 def test_mul_14_differential(opkit_backend, types, data):
     """Backend == reference kernel for every drawn input of this type binding."""
     check_differential(opkit_backend, V14, data.draw(mul_14_calls(types, siblings=7), label='case'))
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Mul', version=14, suite='examples', example='mul', types={'T': 'tensor(float)'})
+def test_mul_14_example_mul(opkit_backend):
+    check_example(opkit_backend, SPEC, V14, 'mul')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Mul', version=14, suite='examples', example='mul_bcast', types={'T': 'tensor(float)'})
+def test_mul_14_example_mul_bcast(opkit_backend):
+    check_example(opkit_backend, SPEC, V14, 'mul_bcast')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Mul', version=14, suite='examples', example='mul_example', types={'T': 'tensor(float)'})
+def test_mul_14_example_mul_example(opkit_backend):
+    check_example(opkit_backend, SPEC, V14, 'mul_example')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Mul', version=14, suite='examples', example='mul_int16', types={'T': 'tensor(int16)'})
+def test_mul_14_example_mul_int16(opkit_backend):
+    check_example(opkit_backend, SPEC, V14, 'mul_int16')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Mul', version=14, suite='examples', example='mul_int8', types={'T': 'tensor(int8)'})
+def test_mul_14_example_mul_int8(opkit_backend):
+    check_example(opkit_backend, SPEC, V14, 'mul_int8')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Mul', version=14, suite='examples', example='mul_uint16', types={'T': 'tensor(uint16)'})
+def test_mul_14_example_mul_uint16(opkit_backend):
+    check_example(opkit_backend, SPEC, V14, 'mul_uint16')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Mul', version=14, suite='examples', example='mul_uint32', types={'T': 'tensor(uint32)'})
+def test_mul_14_example_mul_uint32(opkit_backend):
+    check_example(opkit_backend, SPEC, V14, 'mul_uint32')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Mul', version=14, suite='examples', example='mul_uint64', types={'T': 'tensor(uint64)'})
+def test_mul_14_example_mul_uint64(opkit_backend):
+    check_example(opkit_backend, SPEC, V14, 'mul_uint64')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Mul', version=14, suite='examples', example='mul_uint8', types={'T': 'tensor(uint8)'})
+def test_mul_14_example_mul_uint8(opkit_backend):
+    check_example(opkit_backend, SPEC, V14, 'mul_uint8')

@@ -65,3 +65,9 @@ def multinomial_22_calls(types, initializers=True, siblings=0):
 
 
 # no differential test: Multinomial-22 is nondeterministic (values cannot be compared)
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Multinomial', version=22, suite='examples', example='multinomial', types={'T1': 'tensor(float)'})
+def test_multinomial_22_example_multinomial(opkit_backend):
+    """One draw of opkit's kernel. The op is nondeterministic: a runtime draws its own values, so only the output's type and shape are checked."""
+    check_example(opkit_backend, SPEC, V22, 'multinomial')

@@ -102,3 +102,13 @@ def neg_13_calls(types, initializers=True, siblings=0):
 def test_neg_13_differential(opkit_backend, types, data):
     """Backend == reference kernel for every drawn input of this type binding."""
     check_differential(opkit_backend, V13, data.draw(neg_13_calls(types, siblings=7), label='case'))
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Neg', version=13, suite='examples', example='neg', types={'T': 'tensor(float)'})
+def test_neg_13_example_neg(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'neg')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Neg', version=13, suite='examples', example='neg_example', types={'T': 'tensor(float)'})
+def test_neg_13_example_neg_example(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'neg_example')

@@ -104,3 +104,78 @@ def negative_log_likelihood_loss_22_calls(types, initializers=True, siblings=0):
 def test_negative_log_likelihood_loss_22_differential(opkit_backend, types, data):
     """Backend == reference kernel for every drawn input of this type binding."""
     check_differential(opkit_backend, V22, data.draw(negative_log_likelihood_loss_22_calls(types, siblings=7), label='case'))
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='NegativeLogLikelihoodLoss', version=22, suite='examples', example='nllloss_NC', types={'T': 'tensor(float)', 'Tind': 'tensor(int64)'})
+def test_negative_log_likelihood_loss_22_example_nllloss_NC(opkit_backend):
+    check_example(opkit_backend, SPEC, V22, 'nllloss_NC')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='NegativeLogLikelihoodLoss', version=22, suite='examples', example='nllloss_NCd1', types={'T': 'tensor(float)', 'Tind': 'tensor(int64)'})
+def test_negative_log_likelihood_loss_22_example_nllloss_NCd1(opkit_backend):
+    check_example(opkit_backend, SPEC, V22, 'nllloss_NCd1')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='NegativeLogLikelihoodLoss', version=22, suite='examples', example='nllloss_NCd1_ii', types={'T': 'tensor(float)', 'Tind': 'tensor(int64)'})
+def test_negative_log_likelihood_loss_22_example_nllloss_NCd1_ii(opkit_backend):
+    check_example(opkit_backend, SPEC, V22, 'nllloss_NCd1_ii')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='NegativeLogLikelihoodLoss', version=22, suite='examples', example='nllloss_NCd1_mean_weight_negative_ii', types={'T': 'tensor(float)', 'Tind': 'tensor(int64)'})
+def test_negative_log_likelihood_loss_22_example_nllloss_NCd1_mean_weight_negative_ii(opkit_backend):
+    check_example(opkit_backend, SPEC, V22, 'nllloss_NCd1_mean_weight_negative_ii')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='NegativeLogLikelihoodLoss', version=22, suite='examples', example='nllloss_NCd1_weight', types={'T': 'tensor(float)', 'Tind': 'tensor(int64)'})
+def test_negative_log_likelihood_loss_22_example_nllloss_NCd1_weight(opkit_backend):
+    check_example(opkit_backend, SPEC, V22, 'nllloss_NCd1_weight')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='NegativeLogLikelihoodLoss', version=22, suite='examples', example='nllloss_NCd1_weight_ii', types={'T': 'tensor(float)', 'Tind': 'tensor(int64)'})
+def test_negative_log_likelihood_loss_22_example_nllloss_NCd1_weight_ii(opkit_backend):
+    check_example(opkit_backend, SPEC, V22, 'nllloss_NCd1_weight_ii')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='NegativeLogLikelihoodLoss', version=22, suite='examples', example='nllloss_NCd1d2', types={'T': 'tensor(float)', 'Tind': 'tensor(int64)'})
+def test_negative_log_likelihood_loss_22_example_nllloss_NCd1d2(opkit_backend):
+    check_example(opkit_backend, SPEC, V22, 'nllloss_NCd1d2')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='NegativeLogLikelihoodLoss', version=22, suite='examples', example='nllloss_NCd1d2_no_weight_reduction_mean_ii', types={'T': 'tensor(float)', 'Tind': 'tensor(int64)'})
+def test_negative_log_likelihood_loss_22_example_nllloss_NCd1d2_no_weight_reduction_mean_ii(opkit_backend):
+    check_example(opkit_backend, SPEC, V22, 'nllloss_NCd1d2_no_weight_reduction_mean_ii')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='NegativeLogLikelihoodLoss', version=22, suite='examples', example='nllloss_NCd1d2_reduction_mean', types={'T': 'tensor(float)', 'Tind': 'tensor(int64)'})
+def test_negative_log_likelihood_loss_22_example_nllloss_NCd1d2_reduction_mean(opkit_backend):
+    check_example(opkit_backend, SPEC, V22, 'nllloss_NCd1d2_reduction_mean')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='NegativeLogLikelihoodLoss', version=22, suite='examples', example='nllloss_NCd1d2_reduction_sum', types={'T': 'tensor(float)', 'Tind': 'tensor(int64)'})
+def test_negative_log_likelihood_loss_22_example_nllloss_NCd1d2_reduction_sum(opkit_backend):
+    check_example(opkit_backend, SPEC, V22, 'nllloss_NCd1d2_reduction_sum')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='NegativeLogLikelihoodLoss', version=22, suite='examples', example='nllloss_NCd1d2_with_weight', types={'T': 'tensor(float)', 'Tind': 'tensor(int64)'})
+def test_negative_log_likelihood_loss_22_example_nllloss_NCd1d2_with_weight(opkit_backend):
+    check_example(opkit_backend, SPEC, V22, 'nllloss_NCd1d2_with_weight')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='NegativeLogLikelihoodLoss', version=22, suite='examples', example='nllloss_NCd1d2_with_weight_reduction_mean', types={'T': 'tensor(float)', 'Tind': 'tensor(int64)'})
+def test_negative_log_likelihood_loss_22_example_nllloss_NCd1d2_with_weight_reduction_mean(opkit_backend):
+    check_example(opkit_backend, SPEC, V22, 'nllloss_NCd1d2_with_weight_reduction_mean')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='NegativeLogLikelihoodLoss', version=22, suite='examples', example='nllloss_NCd1d2_with_weight_reduction_sum', types={'T': 'tensor(float)', 'Tind': 'tensor(int64)'})
+def test_negative_log_likelihood_loss_22_example_nllloss_NCd1d2_with_weight_reduction_sum(opkit_backend):
+    check_example(opkit_backend, SPEC, V22, 'nllloss_NCd1d2_with_weight_reduction_sum')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='NegativeLogLikelihoodLoss', version=22, suite='examples', example='nllloss_NCd1d2_with_weight_reduction_sum_ii', types={'T': 'tensor(float)', 'Tind': 'tensor(int64)'})
+def test_negative_log_likelihood_loss_22_example_nllloss_NCd1d2_with_weight_reduction_sum_ii(opkit_backend):
+    check_example(opkit_backend, SPEC, V22, 'nllloss_NCd1d2_with_weight_reduction_sum_ii')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='NegativeLogLikelihoodLoss', version=22, suite='examples', example='nllloss_NCd1d2d3_sum_weight_high_ii', types={'T': 'tensor(float)', 'Tind': 'tensor(int64)'})
+def test_negative_log_likelihood_loss_22_example_nllloss_NCd1d2d3_sum_weight_high_ii(opkit_backend):
+    check_example(opkit_backend, SPEC, V22, 'nllloss_NCd1d2d3_sum_weight_high_ii')

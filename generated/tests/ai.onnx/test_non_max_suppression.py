@@ -63,3 +63,53 @@ def non_max_suppression_11_calls(types, initializers=True, siblings=0):
 def test_non_max_suppression_11_differential(opkit_backend, types, data):
     """Backend == reference kernel for every drawn input of this type binding."""
     check_differential(opkit_backend, V11, data.draw(non_max_suppression_11_calls(types, siblings=7), label='case'))
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='NonMaxSuppression', version=11, suite='examples', example='nonmaxsuppression_center_point_box_format', types={})
+def test_non_max_suppression_11_example_nonmaxsuppression_center_point_box_format(opkit_backend):
+    check_example(opkit_backend, SPEC, V11, 'nonmaxsuppression_center_point_box_format')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='NonMaxSuppression', version=11, suite='examples', example='nonmaxsuppression_flipped_coordinates', types={})
+def test_non_max_suppression_11_example_nonmaxsuppression_flipped_coordinates(opkit_backend):
+    check_example(opkit_backend, SPEC, V11, 'nonmaxsuppression_flipped_coordinates')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='NonMaxSuppression', version=11, suite='examples', example='nonmaxsuppression_identical_boxes', types={})
+def test_non_max_suppression_11_example_nonmaxsuppression_identical_boxes(opkit_backend):
+    check_example(opkit_backend, SPEC, V11, 'nonmaxsuppression_identical_boxes')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='NonMaxSuppression', version=11, suite='examples', example='nonmaxsuppression_iou_threshold_boundary', types={})
+def test_non_max_suppression_11_example_nonmaxsuppression_iou_threshold_boundary(opkit_backend):
+    check_example(opkit_backend, SPEC, V11, 'nonmaxsuppression_iou_threshold_boundary')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='NonMaxSuppression', version=11, suite='examples', example='nonmaxsuppression_limit_output_size', types={})
+def test_non_max_suppression_11_example_nonmaxsuppression_limit_output_size(opkit_backend):
+    check_example(opkit_backend, SPEC, V11, 'nonmaxsuppression_limit_output_size')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='NonMaxSuppression', version=11, suite='examples', example='nonmaxsuppression_single_box', types={})
+def test_non_max_suppression_11_example_nonmaxsuppression_single_box(opkit_backend):
+    check_example(opkit_backend, SPEC, V11, 'nonmaxsuppression_single_box')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='NonMaxSuppression', version=11, suite='examples', example='nonmaxsuppression_suppress_by_IOU', types={})
+def test_non_max_suppression_11_example_nonmaxsuppression_suppress_by_IOU(opkit_backend):
+    check_example(opkit_backend, SPEC, V11, 'nonmaxsuppression_suppress_by_IOU')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='NonMaxSuppression', version=11, suite='examples', example='nonmaxsuppression_suppress_by_IOU_and_scores', types={})
+def test_non_max_suppression_11_example_nonmaxsuppression_suppress_by_IOU_and_scores(opkit_backend):
+    check_example(opkit_backend, SPEC, V11, 'nonmaxsuppression_suppress_by_IOU_and_scores')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='NonMaxSuppression', version=11, suite='examples', example='nonmaxsuppression_two_batches', types={})
+def test_non_max_suppression_11_example_nonmaxsuppression_two_batches(opkit_backend):
+    check_example(opkit_backend, SPEC, V11, 'nonmaxsuppression_two_batches')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='NonMaxSuppression', version=11, suite='examples', example='nonmaxsuppression_two_classes', types={})
+def test_non_max_suppression_11_example_nonmaxsuppression_two_classes(opkit_backend):
+    check_example(opkit_backend, SPEC, V11, 'nonmaxsuppression_two_classes')

@@ -92,3 +92,8 @@ def non_zero_13_calls(types, initializers=True, siblings=0):
 def test_non_zero_13_differential(opkit_backend, types, data):
     """Backend == reference kernel for every drawn input of this type binding."""
     check_differential(opkit_backend, V13, data.draw(non_zero_13_calls(types, siblings=7), label='case'))
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='NonZero', version=13, suite='examples', example='nonzero_example', types={'T': 'tensor(bool)'})
+def test_non_zero_13_example_nonzero_example(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'nonzero_example')

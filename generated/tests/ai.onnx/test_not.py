@@ -39,3 +39,18 @@ def not_1_calls(types, initializers=True, siblings=0):
 def test_not_1_differential(opkit_backend, types, data):
     """Backend == reference kernel for every drawn input of this type binding."""
     check_differential(opkit_backend, V1, data.draw(not_1_calls(types, siblings=7), label='case'))
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Not', version=1, suite='examples', example='not_2d', types={'T': 'tensor(bool)'})
+def test_not_1_example_not_2d(opkit_backend):
+    check_example(opkit_backend, SPEC, V1, 'not_2d')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Not', version=1, suite='examples', example='not_3d', types={'T': 'tensor(bool)'})
+def test_not_1_example_not_3d(opkit_backend):
+    check_example(opkit_backend, SPEC, V1, 'not_3d')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Not', version=1, suite='examples', example='not_4d', types={'T': 'tensor(bool)'})
+def test_not_1_example_not_4d(opkit_backend):
+    check_example(opkit_backend, SPEC, V1, 'not_4d')

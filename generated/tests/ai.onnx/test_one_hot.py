@@ -276,3 +276,33 @@ def one_hot_28_calls(types, initializers=True, siblings=0):
 def test_one_hot_28_differential(opkit_backend, types, data):
     """Backend == reference kernel for every drawn input of this type binding."""
     check_differential(opkit_backend, V28, data.draw(one_hot_28_calls(types, siblings=7), label='case'))
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='OneHot', version=28, suite='examples', example='onehot_negative_indices', types={'T1': 'tensor(int64)', 'T2': 'tensor(float)', 'T3': 'tensor(float)'})
+def test_one_hot_28_example_onehot_negative_indices(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'onehot_negative_indices')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='OneHot', version=28, suite='examples', example='onehot_out_of_range_indices', types={'T1': 'tensor(int64)', 'T2': 'tensor(float)', 'T3': 'tensor(float)'})
+def test_one_hot_28_example_onehot_out_of_range_indices(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'onehot_out_of_range_indices')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='OneHot', version=28, suite='examples', example='onehot_with_axis', types={'T1': 'tensor(float)', 'T2': 'tensor(float)', 'T3': 'tensor(float)'})
+def test_one_hot_28_example_onehot_with_axis(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'onehot_with_axis')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='OneHot', version=28, suite='examples', example='onehot_with_bfloat16_values', types={'T1': 'tensor(int64)', 'T2': 'tensor(float)', 'T3': 'tensor(bfloat16)'})
+def test_one_hot_28_example_onehot_with_bfloat16_values(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'onehot_with_bfloat16_values')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='OneHot', version=28, suite='examples', example='onehot_with_negative_axis', types={'T1': 'tensor(float)', 'T2': 'tensor(float)', 'T3': 'tensor(float)'})
+def test_one_hot_28_example_onehot_with_negative_axis(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'onehot_with_negative_axis')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='OneHot', version=28, suite='examples', example='onehot_without_axis', types={'T1': 'tensor(int64)', 'T2': 'tensor(float)', 'T3': 'tensor(int32)'})
+def test_one_hot_28_example_onehot_without_axis(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'onehot_without_axis')

@@ -147,3 +147,9 @@ def optional_28_calls(types, initializers=True, siblings=0):
 def test_optional_28_differential(opkit_backend, types, data):
     """Backend == reference kernel for every drawn input of this type binding."""
     check_differential(opkit_backend, V28, data.draw(optional_28_calls(types, siblings=7), label='case'))
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Optional', version=28, suite='examples', example='optional_of_tensor', types={'V': 'tensor(float)'})
+def test_optional_28_example_optional_of_tensor(opkit_backend):
+    """An optional holding the input tensor."""
+    check_example(opkit_backend, SPEC, V28, 'optional_of_tensor')

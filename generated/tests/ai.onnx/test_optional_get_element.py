@@ -286,3 +286,23 @@ def optional_get_element_28_calls(types, initializers=True, siblings=0):
 def test_optional_get_element_28_differential(opkit_backend, types, data):
     """Backend == reference kernel for every drawn input of this type binding."""
     check_differential(opkit_backend, V28, data.draw(optional_get_element_28_calls(types, siblings=7), label='case'))
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='OptionalGetElement', version=28, suite='examples', example='optional_get_element_optional_sequence', types={'O': 'optional(seq(tensor(int32)))'})
+def test_optional_get_element_28_example_optional_get_element_optional_sequence(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'optional_get_element_optional_sequence')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='OptionalGetElement', version=28, suite='examples', example='optional_get_element_optional_tensor', types={'O': 'optional(tensor(float))'})
+def test_optional_get_element_28_example_optional_get_element_optional_tensor(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'optional_get_element_optional_tensor')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='OptionalGetElement', version=28, suite='examples', example='optional_get_element_sequence', types={'O': 'seq(tensor(int32))'})
+def test_optional_get_element_28_example_optional_get_element_sequence(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'optional_get_element_sequence')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='OptionalGetElement', version=28, suite='examples', example='optional_get_element_tensor', types={'O': 'tensor(float)'})
+def test_optional_get_element_28_example_optional_get_element_tensor(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'optional_get_element_tensor')

@@ -286,3 +286,38 @@ def optional_has_element_28_calls(types, initializers=True, siblings=0):
 def test_optional_has_element_28_differential(opkit_backend, types, data):
     """Backend == reference kernel for every drawn input of this type binding."""
     check_differential(opkit_backend, V28, data.draw(optional_has_element_28_calls(types, siblings=7), label='case'))
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='OptionalHasElement', version=28, suite='examples', example='optional_has_element_empty_no_input_name_optional_input', types={})
+def test_optional_has_element_28_example_optional_has_element_empty_no_input_name_optional_input(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'optional_has_element_empty_no_input_name_optional_input')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='OptionalHasElement', version=28, suite='examples', example='optional_has_element_empty_no_input_name_tensor_input', types={})
+def test_optional_has_element_28_example_optional_has_element_empty_no_input_name_tensor_input(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'optional_has_element_empty_no_input_name_tensor_input')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='OptionalHasElement', version=28, suite='examples', example='optional_has_element_empty_no_input_optional_input', types={})
+def test_optional_has_element_28_example_optional_has_element_empty_no_input_optional_input(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'optional_has_element_empty_no_input_optional_input')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='OptionalHasElement', version=28, suite='examples', example='optional_has_element_empty_no_input_tensor_input', types={})
+def test_optional_has_element_28_example_optional_has_element_empty_no_input_tensor_input(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'optional_has_element_empty_no_input_tensor_input')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='OptionalHasElement', version=28, suite='examples', example='optional_has_element_empty_optional_input', types={'O': 'optional(tensor(int32))'})
+def test_optional_has_element_28_example_optional_has_element_empty_optional_input(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'optional_has_element_empty_optional_input')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='OptionalHasElement', version=28, suite='examples', example='optional_has_element_optional_input', types={'O': 'optional(tensor(float))'})
+def test_optional_has_element_28_example_optional_has_element_optional_input(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'optional_has_element_optional_input')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='OptionalHasElement', version=28, suite='examples', example='optional_has_element_tensor_input', types={'O': 'optional(tensor(float))'})
+def test_optional_has_element_28_example_optional_has_element_tensor_input(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'optional_has_element_tensor_input')

@@ -63,3 +63,38 @@ def or_7_calls(types, initializers=True, siblings=0):
 def test_or_7_differential(opkit_backend, types, data):
     """Backend == reference kernel for every drawn input of this type binding."""
     check_differential(opkit_backend, V7, data.draw(or_7_calls(types, siblings=7), label='case'))
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Or', version=7, suite='examples', example='or2d', types={'T': 'tensor(bool)'})
+def test_or_7_example_or2d(opkit_backend):
+    check_example(opkit_backend, SPEC, V7, 'or2d')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Or', version=7, suite='examples', example='or3d', types={'T': 'tensor(bool)'})
+def test_or_7_example_or3d(opkit_backend):
+    check_example(opkit_backend, SPEC, V7, 'or3d')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Or', version=7, suite='examples', example='or_bcast3v1d', types={'T': 'tensor(bool)'})
+def test_or_7_example_or_bcast3v1d(opkit_backend):
+    check_example(opkit_backend, SPEC, V7, 'or_bcast3v1d')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Or', version=7, suite='examples', example='or_bcast3v2d', types={'T': 'tensor(bool)'})
+def test_or_7_example_or_bcast3v2d(opkit_backend):
+    check_example(opkit_backend, SPEC, V7, 'or_bcast3v2d')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Or', version=7, suite='examples', example='or_bcast4v2d', types={'T': 'tensor(bool)'})
+def test_or_7_example_or_bcast4v2d(opkit_backend):
+    check_example(opkit_backend, SPEC, V7, 'or_bcast4v2d')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Or', version=7, suite='examples', example='or_bcast4v3d', types={'T': 'tensor(bool)'})
+def test_or_7_example_or_bcast4v3d(opkit_backend):
+    check_example(opkit_backend, SPEC, V7, 'or_bcast4v3d')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Or', version=7, suite='examples', example='or_bcast4v4d', types={'T': 'tensor(bool)'})
+def test_or_7_example_or_bcast4v4d(opkit_backend):
+    check_example(opkit_backend, SPEC, V7, 'or_bcast4v4d')

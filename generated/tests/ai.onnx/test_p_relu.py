@@ -154,3 +154,13 @@ def p_relu_16_calls(types, initializers=True, siblings=0):
 def test_p_relu_16_differential(opkit_backend, types, data):
     """Backend == reference kernel for every drawn input of this type binding."""
     check_differential(opkit_backend, V16, data.draw(p_relu_16_calls(types, siblings=7), label='case'))
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='PRelu', version=16, suite='examples', example='prelu_broadcast', types={'T': 'tensor(float)'})
+def test_p_relu_16_example_prelu_broadcast(opkit_backend):
+    check_example(opkit_backend, SPEC, V16, 'prelu_broadcast')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='PRelu', version=16, suite='examples', example='prelu_example', types={'T': 'tensor(float)'})
+def test_p_relu_16_example_prelu_example(opkit_backend):
+    check_example(opkit_backend, SPEC, V16, 'prelu_example')

@@ -532,3 +532,33 @@ def pad_25_calls(types, initializers=True, siblings=0):
 def test_pad_25_differential(opkit_backend, types, data):
     """Backend == reference kernel for every drawn input of this type binding."""
     check_differential(opkit_backend, V25, data.draw(pad_25_calls(types, siblings=7), label='case'))
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Pad', version=25, suite='examples', example='constant_pad', types={'T': 'tensor(float)'})
+def test_pad_25_example_constant_pad(opkit_backend):
+    check_example(opkit_backend, SPEC, V25, 'constant_pad')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Pad', version=25, suite='examples', example='constant_pad_axes', types={'T': 'tensor(float)', 'Tind': 'tensor(int64)'})
+def test_pad_25_example_constant_pad_axes(opkit_backend):
+    check_example(opkit_backend, SPEC, V25, 'constant_pad_axes')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Pad', version=25, suite='examples', example='constant_pad_negative_axes', types={'T': 'tensor(float)', 'Tind': 'tensor(int64)'})
+def test_pad_25_example_constant_pad_negative_axes(opkit_backend):
+    check_example(opkit_backend, SPEC, V25, 'constant_pad_negative_axes')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Pad', version=25, suite='examples', example='edge_pad', types={'T': 'tensor(int32)'})
+def test_pad_25_example_edge_pad(opkit_backend):
+    check_example(opkit_backend, SPEC, V25, 'edge_pad')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Pad', version=25, suite='examples', example='reflect_pad', types={'T': 'tensor(int32)'})
+def test_pad_25_example_reflect_pad(opkit_backend):
+    check_example(opkit_backend, SPEC, V25, 'reflect_pad')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Pad', version=25, suite='examples', example='wrap_pad', types={'T': 'tensor(int32)'})
+def test_pad_25_example_wrap_pad(opkit_backend):
+    check_example(opkit_backend, SPEC, V25, 'wrap_pad')

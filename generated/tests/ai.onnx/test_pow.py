@@ -319,3 +319,63 @@ def pow_15_calls(types, initializers=True, siblings=0):
 def test_pow_15_differential(opkit_backend, types, data):
     """Backend == reference kernel for every drawn input of this type binding."""
     check_differential(opkit_backend, V15, data.draw(pow_15_calls(types, siblings=7), label='case'))
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Pow', version=15, suite='examples', example='pow', types={'T': 'tensor(float)', 'T1': 'tensor(float)'})
+def test_pow_15_example_pow(opkit_backend):
+    check_example(opkit_backend, SPEC, V15, 'pow')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Pow', version=15, suite='examples', example='pow_bcast_array', types={'T': 'tensor(float)', 'T1': 'tensor(float)'})
+def test_pow_15_example_pow_bcast_array(opkit_backend):
+    check_example(opkit_backend, SPEC, V15, 'pow_bcast_array')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Pow', version=15, suite='examples', example='pow_bcast_scalar', types={'T': 'tensor(float)', 'T1': 'tensor(float)'})
+def test_pow_15_example_pow_bcast_scalar(opkit_backend):
+    check_example(opkit_backend, SPEC, V15, 'pow_bcast_scalar')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Pow', version=15, suite='examples', example='pow_example', types={'T': 'tensor(float)', 'T1': 'tensor(float)'})
+def test_pow_15_example_pow_example(opkit_backend):
+    check_example(opkit_backend, SPEC, V15, 'pow_example')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Pow', version=15, suite='examples', example='pow_types_float32_int32', types={'T': 'tensor(float)', 'T1': 'tensor(int32)'})
+def test_pow_15_example_pow_types_float32_int32(opkit_backend):
+    check_example(opkit_backend, SPEC, V15, 'pow_types_float32_int32')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Pow', version=15, suite='examples', example='pow_types_float32_int64', types={'T': 'tensor(float)', 'T1': 'tensor(int64)'})
+def test_pow_15_example_pow_types_float32_int64(opkit_backend):
+    check_example(opkit_backend, SPEC, V15, 'pow_types_float32_int64')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Pow', version=15, suite='examples', example='pow_types_float32_uint32', types={'T': 'tensor(float)', 'T1': 'tensor(uint32)'})
+def test_pow_15_example_pow_types_float32_uint32(opkit_backend):
+    check_example(opkit_backend, SPEC, V15, 'pow_types_float32_uint32')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Pow', version=15, suite='examples', example='pow_types_float32_uint64', types={'T': 'tensor(float)', 'T1': 'tensor(uint64)'})
+def test_pow_15_example_pow_types_float32_uint64(opkit_backend):
+    check_example(opkit_backend, SPEC, V15, 'pow_types_float32_uint64')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Pow', version=15, suite='examples', example='pow_types_int32_float32', types={'T': 'tensor(int32)', 'T1': 'tensor(float)'})
+def test_pow_15_example_pow_types_int32_float32(opkit_backend):
+    check_example(opkit_backend, SPEC, V15, 'pow_types_int32_float32')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Pow', version=15, suite='examples', example='pow_types_int32_int32', types={'T': 'tensor(int32)', 'T1': 'tensor(int32)'})
+def test_pow_15_example_pow_types_int32_int32(opkit_backend):
+    check_example(opkit_backend, SPEC, V15, 'pow_types_int32_int32')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Pow', version=15, suite='examples', example='pow_types_int64_float32', types={'T': 'tensor(int64)', 'T1': 'tensor(float)'})
+def test_pow_15_example_pow_types_int64_float32(opkit_backend):
+    check_example(opkit_backend, SPEC, V15, 'pow_types_int64_float32')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Pow', version=15, suite='examples', example='pow_types_int64_int64', types={'T': 'tensor(int64)', 'T1': 'tensor(int64)'})
+def test_pow_15_example_pow_types_int64_int64(opkit_backend):
+    check_example(opkit_backend, SPEC, V15, 'pow_types_int64_int64')

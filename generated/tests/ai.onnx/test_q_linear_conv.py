@@ -46,3 +46,8 @@ def q_linear_conv_10_calls(types, initializers=True, siblings=0):
 def test_q_linear_conv_10_differential(opkit_backend, types, data):
     """Backend == reference kernel for every drawn input of this type binding."""
     check_differential(opkit_backend, V10, data.draw(q_linear_conv_10_calls(types, siblings=7), label='case'))
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='QLinearConv', version=10, suite='examples', example='qlinearconv', types={'T1': 'tensor(uint8)', 'T2': 'tensor(uint8)', 'T3': 'tensor(uint8)'})
+def test_q_linear_conv_10_example_qlinearconv(opkit_backend):
+    check_example(opkit_backend, SPEC, V10, 'qlinearconv')

@@ -133,3 +133,43 @@ def q_linear_mat_mul_21_calls(types, initializers=True, siblings=0):
 def test_q_linear_mat_mul_21_differential(opkit_backend, types, data):
     """Backend == reference kernel for every drawn input of this type binding."""
     check_differential(opkit_backend, V21, data.draw(q_linear_mat_mul_21_calls(types, siblings=7), label='case'))
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='QLinearMatMul', version=21, suite='examples', example='qlinearmatmul_2D_int8_float16', types={'T1': 'tensor(int8)', 'TS': 'tensor(float16)', 'T2': 'tensor(int8)', 'T3': 'tensor(int8)'})
+def test_q_linear_mat_mul_21_example_qlinearmatmul_2D_int8_float16(opkit_backend):
+    check_example(opkit_backend, SPEC, V21, 'qlinearmatmul_2D_int8_float16')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='QLinearMatMul', version=21, suite='examples', example='qlinearmatmul_2D_int8_float32', types={'T1': 'tensor(int8)', 'TS': 'tensor(float)', 'T2': 'tensor(int8)', 'T3': 'tensor(int8)'})
+def test_q_linear_mat_mul_21_example_qlinearmatmul_2D_int8_float32(opkit_backend):
+    check_example(opkit_backend, SPEC, V21, 'qlinearmatmul_2D_int8_float32')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='QLinearMatMul', version=21, suite='examples', example='qlinearmatmul_2D_uint8_float16', types={'T1': 'tensor(uint8)', 'TS': 'tensor(float16)', 'T2': 'tensor(uint8)', 'T3': 'tensor(uint8)'})
+def test_q_linear_mat_mul_21_example_qlinearmatmul_2D_uint8_float16(opkit_backend):
+    check_example(opkit_backend, SPEC, V21, 'qlinearmatmul_2D_uint8_float16')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='QLinearMatMul', version=21, suite='examples', example='qlinearmatmul_2D_uint8_float32', types={'T1': 'tensor(uint8)', 'TS': 'tensor(float)', 'T2': 'tensor(uint8)', 'T3': 'tensor(uint8)'})
+def test_q_linear_mat_mul_21_example_qlinearmatmul_2D_uint8_float32(opkit_backend):
+    check_example(opkit_backend, SPEC, V21, 'qlinearmatmul_2D_uint8_float32')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='QLinearMatMul', version=21, suite='examples', example='qlinearmatmul_3D_int8_float16', types={'T1': 'tensor(int8)', 'TS': 'tensor(float16)', 'T2': 'tensor(int8)', 'T3': 'tensor(int8)'})
+def test_q_linear_mat_mul_21_example_qlinearmatmul_3D_int8_float16(opkit_backend):
+    check_example(opkit_backend, SPEC, V21, 'qlinearmatmul_3D_int8_float16')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='QLinearMatMul', version=21, suite='examples', example='qlinearmatmul_3D_int8_float32', types={'T1': 'tensor(int8)', 'TS': 'tensor(float)', 'T2': 'tensor(int8)', 'T3': 'tensor(int8)'})
+def test_q_linear_mat_mul_21_example_qlinearmatmul_3D_int8_float32(opkit_backend):
+    check_example(opkit_backend, SPEC, V21, 'qlinearmatmul_3D_int8_float32')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='QLinearMatMul', version=21, suite='examples', example='qlinearmatmul_3D_uint8_float16', types={'T1': 'tensor(uint8)', 'TS': 'tensor(float16)', 'T2': 'tensor(uint8)', 'T3': 'tensor(uint8)'})
+def test_q_linear_mat_mul_21_example_qlinearmatmul_3D_uint8_float16(opkit_backend):
+    check_example(opkit_backend, SPEC, V21, 'qlinearmatmul_3D_uint8_float16')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='QLinearMatMul', version=21, suite='examples', example='qlinearmatmul_3D_uint8_float32', types={'T1': 'tensor(uint8)', 'TS': 'tensor(float)', 'T2': 'tensor(uint8)', 'T3': 'tensor(uint8)'})
+def test_q_linear_mat_mul_21_example_qlinearmatmul_3D_uint8_float32(opkit_backend):
+    check_example(opkit_backend, SPEC, V21, 'qlinearmatmul_3D_uint8_float32')

@@ -523,3 +523,68 @@ def quantize_linear_28_calls(types, initializers=True, siblings=0):
 def test_quantize_linear_28_differential(opkit_backend, types, data):
     """Backend == reference kernel for every drawn input of this type binding."""
     check_differential(opkit_backend, V28, data.draw(quantize_linear_28_calls(types, siblings=7), label='case'))
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='QuantizeLinear', version=28, suite='examples', example='quantizelinear', types={'T1': 'tensor(float)', 'T2': 'tensor(float)', 'T3': 'tensor(uint8)'})
+def test_quantize_linear_28_example_quantizelinear(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'quantizelinear')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='QuantizeLinear', version=28, suite='examples', example='quantizelinear_axis', types={'T1': 'tensor(float)', 'T2': 'tensor(float)', 'T3': 'tensor(uint8)'})
+def test_quantize_linear_28_example_quantizelinear_axis(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'quantizelinear_axis')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='QuantizeLinear', version=28, suite='examples', example='quantizelinear_blocked_asymmetric', types={'T1': 'tensor(float)', 'T2': 'tensor(float)', 'T3': 'tensor(uint8)'})
+def test_quantize_linear_28_example_quantizelinear_blocked_asymmetric(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'quantizelinear_blocked_asymmetric')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='QuantizeLinear', version=28, suite='examples', example='quantizelinear_blocked_symmetric', types={'T1': 'tensor(float)', 'T2': 'tensor(float)'})
+def test_quantize_linear_28_example_quantizelinear_blocked_symmetric(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'quantizelinear_blocked_symmetric')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='QuantizeLinear', version=28, suite='examples', example='quantizelinear_e4m3fn', types={'T1': 'tensor(float)', 'T2': 'tensor(float)', 'T3': 'tensor(float8e4m3fn)'})
+def test_quantize_linear_28_example_quantizelinear_e4m3fn(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'quantizelinear_e4m3fn')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='QuantizeLinear', version=28, suite='examples', example='quantizelinear_e5m2', types={'T1': 'tensor(float)', 'T2': 'tensor(float)', 'T3': 'tensor(float8e5m2)'})
+def test_quantize_linear_28_example_quantizelinear_e5m2(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'quantizelinear_e5m2')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='QuantizeLinear', version=28, suite='examples', example='quantizelinear_float4e2m1', types={'T1': 'tensor(float)', 'T2': 'tensor(float)', 'T3': 'tensor(float4e2m1)'})
+def test_quantize_linear_28_example_quantizelinear_float4e2m1(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'quantizelinear_float4e2m1')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='QuantizeLinear', version=28, suite='examples', example='quantizelinear_int16', types={'T1': 'tensor(float)', 'T2': 'tensor(float)', 'T3': 'tensor(int16)'})
+def test_quantize_linear_28_example_quantizelinear_int16(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'quantizelinear_int16')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='QuantizeLinear', version=28, suite='examples', example='quantizelinear_int2', types={'T1': 'tensor(float)', 'T2': 'tensor(float)', 'T3': 'tensor(int2)'})
+def test_quantize_linear_28_example_quantizelinear_int2(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'quantizelinear_int2')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='QuantizeLinear', version=28, suite='examples', example='quantizelinear_int4', types={'T1': 'tensor(float)', 'T2': 'tensor(float)', 'T3': 'tensor(int4)'})
+def test_quantize_linear_28_example_quantizelinear_int4(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'quantizelinear_int4')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='QuantizeLinear', version=28, suite='examples', example='quantizelinear_uint16', types={'T1': 'tensor(float)', 'T2': 'tensor(float)', 'T3': 'tensor(uint16)'})
+def test_quantize_linear_28_example_quantizelinear_uint16(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'quantizelinear_uint16')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='QuantizeLinear', version=28, suite='examples', example='quantizelinear_uint2', types={'T1': 'tensor(float)', 'T2': 'tensor(float)', 'T3': 'tensor(uint2)'})
+def test_quantize_linear_28_example_quantizelinear_uint2(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'quantizelinear_uint2')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='QuantizeLinear', version=28, suite='examples', example='quantizelinear_uint4', types={'T1': 'tensor(float)', 'T2': 'tensor(float)', 'T3': 'tensor(uint4)'})
+def test_quantize_linear_28_example_quantizelinear_uint4(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'quantizelinear_uint4')

@@ -160,3 +160,9 @@ def random_normal_like_22_calls(types, initializers=True, siblings=0):
 
 
 # no differential test: RandomNormalLike-22 is nondeterministic (values cannot be compared)
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='RandomNormalLike', version=22, suite='examples', example='random_normal_like', types={'T1': 'tensor(float)'})
+def test_random_normal_like_22_example_random_normal_like(opkit_backend):
+    """One draw of opkit's kernel. The op is nondeterministic: a runtime draws its own values, so only the output's type and shape are checked."""
+    check_example(opkit_backend, SPEC, V22, 'random_normal_like')

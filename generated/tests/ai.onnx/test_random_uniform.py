@@ -58,3 +58,9 @@ def random_uniform_22_calls(types, initializers=True, siblings=0):
 
 
 # no differential test: RandomUniform-22 is nondeterministic (values cannot be compared)
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='RandomUniform', version=22, suite='examples', example='random_uniform', types={})
+def test_random_uniform_22_example_random_uniform(opkit_backend):
+    """One draw of opkit's kernel. The op is nondeterministic: a runtime draws its own values, so only the output's type and shape are checked."""
+    check_example(opkit_backend, SPEC, V22, 'random_uniform')

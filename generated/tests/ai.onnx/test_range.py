@@ -73,3 +73,23 @@ def range_27_calls(types, initializers=True, siblings=0):
 def test_range_27_differential(opkit_backend, types, data):
     """Backend == reference kernel for every drawn input of this type binding."""
     check_differential(opkit_backend, V27, data.draw(range_27_calls(types, siblings=7), label='case'))
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Range', version=27, suite='examples', example='range_bfloat16_type_positive_delta', types={'T': 'tensor(bfloat16)'})
+def test_range_27_example_range_bfloat16_type_positive_delta(opkit_backend):
+    check_example(opkit_backend, SPEC, V27, 'range_bfloat16_type_positive_delta')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Range', version=27, suite='examples', example='range_float16_type_positive_delta', types={'T': 'tensor(float16)'})
+def test_range_27_example_range_float16_type_positive_delta(opkit_backend):
+    check_example(opkit_backend, SPEC, V27, 'range_float16_type_positive_delta')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Range', version=27, suite='examples', example='range_float_type_positive_delta', types={'T': 'tensor(float)'})
+def test_range_27_example_range_float_type_positive_delta(opkit_backend):
+    check_example(opkit_backend, SPEC, V27, 'range_float_type_positive_delta')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Range', version=27, suite='examples', example='range_int32_type_negative_delta', types={'T': 'tensor(int32)'})
+def test_range_27_example_range_int32_type_negative_delta(opkit_backend):
+    check_example(opkit_backend, SPEC, V27, 'range_int32_type_negative_delta')

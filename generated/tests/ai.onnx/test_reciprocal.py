@@ -94,3 +94,13 @@ def reciprocal_13_calls(types, initializers=True, siblings=0):
 def test_reciprocal_13_differential(opkit_backend, types, data):
     """Backend == reference kernel for every drawn input of this type binding."""
     check_differential(opkit_backend, V13, data.draw(reciprocal_13_calls(types, siblings=7), label='case'))
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Reciprocal', version=13, suite='examples', example='reciprocal', types={'T': 'tensor(float)'})
+def test_reciprocal_13_example_reciprocal(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'reciprocal')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Reciprocal', version=13, suite='examples', example='reciprocal_example', types={'T': 'tensor(float)'})
+def test_reciprocal_13_example_reciprocal_example(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'reciprocal_example')

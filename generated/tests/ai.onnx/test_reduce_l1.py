@@ -137,3 +137,48 @@ def reduce_l1_18_calls(types, initializers=True, siblings=0):
 def test_reduce_l1_18_differential(opkit_backend, types, data):
     """Backend == reference kernel for every drawn input of this type binding."""
     check_differential(opkit_backend, V18, data.draw(reduce_l1_18_calls(types, siblings=7), label='case'))
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='ReduceL1', version=18, suite='examples', example='reduce_l1_default_axes_keepdims_example', types={'T': 'tensor(float)'})
+def test_reduce_l1_18_example_reduce_l1_default_axes_keepdims_example(opkit_backend):
+    check_example(opkit_backend, SPEC, V18, 'reduce_l1_default_axes_keepdims_example')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='ReduceL1', version=18, suite='examples', example='reduce_l1_default_axes_keepdims_random', types={'T': 'tensor(float)'})
+def test_reduce_l1_18_example_reduce_l1_default_axes_keepdims_random(opkit_backend):
+    check_example(opkit_backend, SPEC, V18, 'reduce_l1_default_axes_keepdims_random')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='ReduceL1', version=18, suite='examples', example='reduce_l1_do_not_keepdims_example', types={'T': 'tensor(float)'})
+def test_reduce_l1_18_example_reduce_l1_do_not_keepdims_example(opkit_backend):
+    check_example(opkit_backend, SPEC, V18, 'reduce_l1_do_not_keepdims_example')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='ReduceL1', version=18, suite='examples', example='reduce_l1_do_not_keepdims_random', types={'T': 'tensor(float)'})
+def test_reduce_l1_18_example_reduce_l1_do_not_keepdims_random(opkit_backend):
+    check_example(opkit_backend, SPEC, V18, 'reduce_l1_do_not_keepdims_random')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='ReduceL1', version=18, suite='examples', example='reduce_l1_empty_set', types={'T': 'tensor(float)'})
+def test_reduce_l1_18_example_reduce_l1_empty_set(opkit_backend):
+    check_example(opkit_backend, SPEC, V18, 'reduce_l1_empty_set')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='ReduceL1', version=18, suite='examples', example='reduce_l1_keep_dims_example', types={'T': 'tensor(float)'})
+def test_reduce_l1_18_example_reduce_l1_keep_dims_example(opkit_backend):
+    check_example(opkit_backend, SPEC, V18, 'reduce_l1_keep_dims_example')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='ReduceL1', version=18, suite='examples', example='reduce_l1_keep_dims_random', types={'T': 'tensor(float)'})
+def test_reduce_l1_18_example_reduce_l1_keep_dims_random(opkit_backend):
+    check_example(opkit_backend, SPEC, V18, 'reduce_l1_keep_dims_random')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='ReduceL1', version=18, suite='examples', example='reduce_l1_negative_axes_keep_dims_example', types={'T': 'tensor(float)'})
+def test_reduce_l1_18_example_reduce_l1_negative_axes_keep_dims_example(opkit_backend):
+    check_example(opkit_backend, SPEC, V18, 'reduce_l1_negative_axes_keep_dims_example')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='ReduceL1', version=18, suite='examples', example='reduce_l1_negative_axes_keep_dims_random', types={'T': 'tensor(float)'})
+def test_reduce_l1_18_example_reduce_l1_negative_axes_keep_dims_random(opkit_backend):
+    check_example(opkit_backend, SPEC, V18, 'reduce_l1_negative_axes_keep_dims_random')

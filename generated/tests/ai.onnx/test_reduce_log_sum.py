@@ -164,3 +164,28 @@ def reduce_log_sum_28_calls(types, initializers=True, siblings=0):
 def test_reduce_log_sum_28_differential(opkit_backend, types, data):
     """Backend == reference kernel for every drawn input of this type binding."""
     check_differential(opkit_backend, V28, data.draw(reduce_log_sum_28_calls(types, siblings=7), label='case'))
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='ReduceLogSum', version=28, suite='examples', example='reduce_log_sum_asc_axes', types={'T': 'tensor(float)'})
+def test_reduce_log_sum_28_example_reduce_log_sum_asc_axes(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'reduce_log_sum_asc_axes')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='ReduceLogSum', version=28, suite='examples', example='reduce_log_sum_default', types={'T': 'tensor(float)'})
+def test_reduce_log_sum_28_example_reduce_log_sum_default(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'reduce_log_sum_default')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='ReduceLogSum', version=28, suite='examples', example='reduce_log_sum_desc_axes', types={'T': 'tensor(float)'})
+def test_reduce_log_sum_28_example_reduce_log_sum_desc_axes(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'reduce_log_sum_desc_axes')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='ReduceLogSum', version=28, suite='examples', example='reduce_log_sum_empty_set', types={'T': 'tensor(float)'})
+def test_reduce_log_sum_28_example_reduce_log_sum_empty_set(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'reduce_log_sum_empty_set')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='ReduceLogSum', version=28, suite='examples', example='reduce_log_sum_negative_axes', types={'T': 'tensor(float)'})
+def test_reduce_log_sum_28_example_reduce_log_sum_negative_axes(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'reduce_log_sum_negative_axes')

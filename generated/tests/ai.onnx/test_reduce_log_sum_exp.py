@@ -164,3 +164,48 @@ def reduce_log_sum_exp_28_calls(types, initializers=True, siblings=0):
 def test_reduce_log_sum_exp_28_differential(opkit_backend, types, data):
     """Backend == reference kernel for every drawn input of this type binding."""
     check_differential(opkit_backend, V28, data.draw(reduce_log_sum_exp_28_calls(types, siblings=7), label='case'))
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='ReduceLogSumExp', version=28, suite='examples', example='reduce_log_sum_exp_default_axes_keepdims_example', types={'T': 'tensor(double)'})
+def test_reduce_log_sum_exp_28_example_reduce_log_sum_exp_default_axes_keepdims_example(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'reduce_log_sum_exp_default_axes_keepdims_example')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='ReduceLogSumExp', version=28, suite='examples', example='reduce_log_sum_exp_default_axes_keepdims_random', types={'T': 'tensor(double)'})
+def test_reduce_log_sum_exp_28_example_reduce_log_sum_exp_default_axes_keepdims_random(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'reduce_log_sum_exp_default_axes_keepdims_random')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='ReduceLogSumExp', version=28, suite='examples', example='reduce_log_sum_exp_do_not_keepdims_example', types={'T': 'tensor(double)'})
+def test_reduce_log_sum_exp_28_example_reduce_log_sum_exp_do_not_keepdims_example(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'reduce_log_sum_exp_do_not_keepdims_example')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='ReduceLogSumExp', version=28, suite='examples', example='reduce_log_sum_exp_do_not_keepdims_random', types={'T': 'tensor(double)'})
+def test_reduce_log_sum_exp_28_example_reduce_log_sum_exp_do_not_keepdims_random(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'reduce_log_sum_exp_do_not_keepdims_random')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='ReduceLogSumExp', version=28, suite='examples', example='reduce_log_sum_exp_empty_set', types={'T': 'tensor(float)'})
+def test_reduce_log_sum_exp_28_example_reduce_log_sum_exp_empty_set(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'reduce_log_sum_exp_empty_set')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='ReduceLogSumExp', version=28, suite='examples', example='reduce_log_sum_exp_keepdims_example', types={'T': 'tensor(double)'})
+def test_reduce_log_sum_exp_28_example_reduce_log_sum_exp_keepdims_example(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'reduce_log_sum_exp_keepdims_example')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='ReduceLogSumExp', version=28, suite='examples', example='reduce_log_sum_exp_keepdims_random', types={'T': 'tensor(double)'})
+def test_reduce_log_sum_exp_28_example_reduce_log_sum_exp_keepdims_random(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'reduce_log_sum_exp_keepdims_random')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='ReduceLogSumExp', version=28, suite='examples', example='reduce_log_sum_exp_negative_axes_keepdims_example', types={'T': 'tensor(double)'})
+def test_reduce_log_sum_exp_28_example_reduce_log_sum_exp_negative_axes_keepdims_example(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'reduce_log_sum_exp_negative_axes_keepdims_example')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='ReduceLogSumExp', version=28, suite='examples', example='reduce_log_sum_exp_negative_axes_keepdims_random', types={'T': 'tensor(double)'})
+def test_reduce_log_sum_exp_28_example_reduce_log_sum_exp_negative_axes_keepdims_random(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'reduce_log_sum_exp_negative_axes_keepdims_random')

@@ -175,6 +175,46 @@ def test_reduce_max_18_differential(opkit_backend, types, data):
     check_differential(opkit_backend, V18, data.draw(reduce_max_18_calls(types, siblings=7), label='case'))
 
 
+@pytest.mark.opkit(domain='ai.onnx', op='ReduceMax', version=18, suite='examples', example='reduce_max_default_axes_keepdim_example', types={'T': 'tensor(float)'})
+def test_reduce_max_18_example_reduce_max_default_axes_keepdim_example(opkit_backend):
+    check_example(opkit_backend, SPEC, V18, 'reduce_max_default_axes_keepdim_example')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='ReduceMax', version=18, suite='examples', example='reduce_max_default_axes_keepdims_random', types={'T': 'tensor(float)'})
+def test_reduce_max_18_example_reduce_max_default_axes_keepdims_random(opkit_backend):
+    check_example(opkit_backend, SPEC, V18, 'reduce_max_default_axes_keepdims_random')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='ReduceMax', version=18, suite='examples', example='reduce_max_do_not_keepdims_example', types={'T': 'tensor(float)'})
+def test_reduce_max_18_example_reduce_max_do_not_keepdims_example(opkit_backend):
+    check_example(opkit_backend, SPEC, V18, 'reduce_max_do_not_keepdims_example')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='ReduceMax', version=18, suite='examples', example='reduce_max_do_not_keepdims_random', types={'T': 'tensor(float)'})
+def test_reduce_max_18_example_reduce_max_do_not_keepdims_random(opkit_backend):
+    check_example(opkit_backend, SPEC, V18, 'reduce_max_do_not_keepdims_random')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='ReduceMax', version=18, suite='examples', example='reduce_max_keepdims_example', types={'T': 'tensor(float)'})
+def test_reduce_max_18_example_reduce_max_keepdims_example(opkit_backend):
+    check_example(opkit_backend, SPEC, V18, 'reduce_max_keepdims_example')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='ReduceMax', version=18, suite='examples', example='reduce_max_keepdims_random', types={'T': 'tensor(float)'})
+def test_reduce_max_18_example_reduce_max_keepdims_random(opkit_backend):
+    check_example(opkit_backend, SPEC, V18, 'reduce_max_keepdims_random')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='ReduceMax', version=18, suite='examples', example='reduce_max_negative_axes_keepdims_example', types={'T': 'tensor(float)'})
+def test_reduce_max_18_example_reduce_max_negative_axes_keepdims_example(opkit_backend):
+    check_example(opkit_backend, SPEC, V18, 'reduce_max_negative_axes_keepdims_example')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='ReduceMax', version=18, suite='examples', example='reduce_max_negative_axes_keepdims_random', types={'T': 'tensor(float)'})
+def test_reduce_max_18_example_reduce_max_negative_axes_keepdims_random(opkit_backend):
+    check_example(opkit_backend, SPEC, V18, 'reduce_max_negative_axes_keepdims_random')
+
+
 # ------------------------------------------------------------------------------------------------
 # ReduceMax-20
 
@@ -207,3 +247,18 @@ def reduce_max_20_calls(types, initializers=True, siblings=0):
 def test_reduce_max_20_differential(opkit_backend, types, data):
     """Backend == reference kernel for every drawn input of this type binding."""
     check_differential(opkit_backend, V20, data.draw(reduce_max_20_calls(types, siblings=7), label='case'))
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='ReduceMax', version=20, suite='examples', example='reduce_max_bool_inputs', types={'T': 'tensor(bool)'})
+def test_reduce_max_20_example_reduce_max_bool_inputs(opkit_backend):
+    check_example(opkit_backend, SPEC, V20, 'reduce_max_bool_inputs')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='ReduceMax', version=20, suite='examples', example='reduce_max_empty_set', types={'T': 'tensor(float)'})
+def test_reduce_max_20_example_reduce_max_empty_set(opkit_backend):
+    check_example(opkit_backend, SPEC, V20, 'reduce_max_empty_set')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='ReduceMax', version=20, suite='examples', example='reduce_max_empty_set_bool', types={'T': 'tensor(bool)'})
+def test_reduce_max_20_example_reduce_max_empty_set_bool(opkit_backend):
+    check_example(opkit_backend, SPEC, V20, 'reduce_max_empty_set_bool')

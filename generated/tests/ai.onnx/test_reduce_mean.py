@@ -137,3 +137,43 @@ def reduce_mean_18_calls(types, initializers=True, siblings=0):
 def test_reduce_mean_18_differential(opkit_backend, types, data):
     """Backend == reference kernel for every drawn input of this type binding."""
     check_differential(opkit_backend, V18, data.draw(reduce_mean_18_calls(types, siblings=7), label='case'))
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='ReduceMean', version=18, suite='examples', example='reduce_mean_default_axes_keepdims_example', types={'T': 'tensor(float)'})
+def test_reduce_mean_18_example_reduce_mean_default_axes_keepdims_example(opkit_backend):
+    check_example(opkit_backend, SPEC, V18, 'reduce_mean_default_axes_keepdims_example')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='ReduceMean', version=18, suite='examples', example='reduce_mean_default_axes_keepdims_random', types={'T': 'tensor(float)'})
+def test_reduce_mean_18_example_reduce_mean_default_axes_keepdims_random(opkit_backend):
+    check_example(opkit_backend, SPEC, V18, 'reduce_mean_default_axes_keepdims_random')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='ReduceMean', version=18, suite='examples', example='reduce_mean_do_not_keepdims_example', types={'T': 'tensor(float)'})
+def test_reduce_mean_18_example_reduce_mean_do_not_keepdims_example(opkit_backend):
+    check_example(opkit_backend, SPEC, V18, 'reduce_mean_do_not_keepdims_example')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='ReduceMean', version=18, suite='examples', example='reduce_mean_do_not_keepdims_random', types={'T': 'tensor(float)'})
+def test_reduce_mean_18_example_reduce_mean_do_not_keepdims_random(opkit_backend):
+    check_example(opkit_backend, SPEC, V18, 'reduce_mean_do_not_keepdims_random')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='ReduceMean', version=18, suite='examples', example='reduce_mean_keepdims_example', types={'T': 'tensor(float)'})
+def test_reduce_mean_18_example_reduce_mean_keepdims_example(opkit_backend):
+    check_example(opkit_backend, SPEC, V18, 'reduce_mean_keepdims_example')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='ReduceMean', version=18, suite='examples', example='reduce_mean_keepdims_random', types={'T': 'tensor(float)'})
+def test_reduce_mean_18_example_reduce_mean_keepdims_random(opkit_backend):
+    check_example(opkit_backend, SPEC, V18, 'reduce_mean_keepdims_random')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='ReduceMean', version=18, suite='examples', example='reduce_mean_negative_axes_keepdims_example', types={'T': 'tensor(float)'})
+def test_reduce_mean_18_example_reduce_mean_negative_axes_keepdims_example(opkit_backend):
+    check_example(opkit_backend, SPEC, V18, 'reduce_mean_negative_axes_keepdims_example')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='ReduceMean', version=18, suite='examples', example='reduce_mean_negative_axes_keepdims_random', types={'T': 'tensor(float)'})
+def test_reduce_mean_18_example_reduce_mean_negative_axes_keepdims_random(opkit_backend):
+    check_example(opkit_backend, SPEC, V18, 'reduce_mean_negative_axes_keepdims_random')

@@ -175,6 +175,46 @@ def test_reduce_min_18_differential(opkit_backend, types, data):
     check_differential(opkit_backend, V18, data.draw(reduce_min_18_calls(types, siblings=7), label='case'))
 
 
+@pytest.mark.opkit(domain='ai.onnx', op='ReduceMin', version=18, suite='examples', example='reduce_min_default_axes_keepdims_example', types={'T': 'tensor(float)'})
+def test_reduce_min_18_example_reduce_min_default_axes_keepdims_example(opkit_backend):
+    check_example(opkit_backend, SPEC, V18, 'reduce_min_default_axes_keepdims_example')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='ReduceMin', version=18, suite='examples', example='reduce_min_default_axes_keepdims_random', types={'T': 'tensor(float)'})
+def test_reduce_min_18_example_reduce_min_default_axes_keepdims_random(opkit_backend):
+    check_example(opkit_backend, SPEC, V18, 'reduce_min_default_axes_keepdims_random')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='ReduceMin', version=18, suite='examples', example='reduce_min_do_not_keepdims_example', types={'T': 'tensor(float)'})
+def test_reduce_min_18_example_reduce_min_do_not_keepdims_example(opkit_backend):
+    check_example(opkit_backend, SPEC, V18, 'reduce_min_do_not_keepdims_example')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='ReduceMin', version=18, suite='examples', example='reduce_min_do_not_keepdims_random', types={'T': 'tensor(float)'})
+def test_reduce_min_18_example_reduce_min_do_not_keepdims_random(opkit_backend):
+    check_example(opkit_backend, SPEC, V18, 'reduce_min_do_not_keepdims_random')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='ReduceMin', version=18, suite='examples', example='reduce_min_keepdims_example', types={'T': 'tensor(float)'})
+def test_reduce_min_18_example_reduce_min_keepdims_example(opkit_backend):
+    check_example(opkit_backend, SPEC, V18, 'reduce_min_keepdims_example')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='ReduceMin', version=18, suite='examples', example='reduce_min_keepdims_random', types={'T': 'tensor(float)'})
+def test_reduce_min_18_example_reduce_min_keepdims_random(opkit_backend):
+    check_example(opkit_backend, SPEC, V18, 'reduce_min_keepdims_random')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='ReduceMin', version=18, suite='examples', example='reduce_min_negative_axes_keepdims_example', types={'T': 'tensor(float)'})
+def test_reduce_min_18_example_reduce_min_negative_axes_keepdims_example(opkit_backend):
+    check_example(opkit_backend, SPEC, V18, 'reduce_min_negative_axes_keepdims_example')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='ReduceMin', version=18, suite='examples', example='reduce_min_negative_axes_keepdims_random', types={'T': 'tensor(float)'})
+def test_reduce_min_18_example_reduce_min_negative_axes_keepdims_random(opkit_backend):
+    check_example(opkit_backend, SPEC, V18, 'reduce_min_negative_axes_keepdims_random')
+
+
 # ------------------------------------------------------------------------------------------------
 # ReduceMin-20
 
@@ -207,3 +247,13 @@ def reduce_min_20_calls(types, initializers=True, siblings=0):
 def test_reduce_min_20_differential(opkit_backend, types, data):
     """Backend == reference kernel for every drawn input of this type binding."""
     check_differential(opkit_backend, V20, data.draw(reduce_min_20_calls(types, siblings=7), label='case'))
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='ReduceMin', version=20, suite='examples', example='reduce_min_bool_inputs', types={'T': 'tensor(bool)'})
+def test_reduce_min_20_example_reduce_min_bool_inputs(opkit_backend):
+    check_example(opkit_backend, SPEC, V20, 'reduce_min_bool_inputs')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='ReduceMin', version=20, suite='examples', example='reduce_min_empty_set', types={'T': 'tensor(float)'})
+def test_reduce_min_20_example_reduce_min_empty_set(opkit_backend):
+    check_example(opkit_backend, SPEC, V20, 'reduce_min_empty_set')

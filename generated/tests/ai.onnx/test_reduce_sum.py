@@ -106,3 +106,63 @@ def reduce_sum_13_calls(types, initializers=True, siblings=0):
 def test_reduce_sum_13_differential(opkit_backend, types, data):
     """Backend == reference kernel for every drawn input of this type binding."""
     check_differential(opkit_backend, V13, data.draw(reduce_sum_13_calls(types, siblings=7), label='case'))
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='ReduceSum', version=13, suite='examples', example='reduce_sum_default_axes_keepdims_example', types={'T': 'tensor(float)'})
+def test_reduce_sum_13_example_reduce_sum_default_axes_keepdims_example(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'reduce_sum_default_axes_keepdims_example')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='ReduceSum', version=13, suite='examples', example='reduce_sum_default_axes_keepdims_random', types={'T': 'tensor(float)'})
+def test_reduce_sum_13_example_reduce_sum_default_axes_keepdims_random(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'reduce_sum_default_axes_keepdims_random')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='ReduceSum', version=13, suite='examples', example='reduce_sum_do_not_keepdims_example', types={'T': 'tensor(float)'})
+def test_reduce_sum_13_example_reduce_sum_do_not_keepdims_example(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'reduce_sum_do_not_keepdims_example')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='ReduceSum', version=13, suite='examples', example='reduce_sum_do_not_keepdims_random', types={'T': 'tensor(float)'})
+def test_reduce_sum_13_example_reduce_sum_do_not_keepdims_random(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'reduce_sum_do_not_keepdims_random')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='ReduceSum', version=13, suite='examples', example='reduce_sum_empty_axes_input_noop', types={'T': 'tensor(float)'})
+def test_reduce_sum_13_example_reduce_sum_empty_axes_input_noop(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'reduce_sum_empty_axes_input_noop')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='ReduceSum', version=13, suite='examples', example='reduce_sum_empty_axes_input_noop_example', types={'T': 'tensor(float)'})
+def test_reduce_sum_13_example_reduce_sum_empty_axes_input_noop_example(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'reduce_sum_empty_axes_input_noop_example')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='ReduceSum', version=13, suite='examples', example='reduce_sum_empty_set', types={'T': 'tensor(float)'})
+def test_reduce_sum_13_example_reduce_sum_empty_set(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'reduce_sum_empty_set')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='ReduceSum', version=13, suite='examples', example='reduce_sum_empty_set_non_reduced_axis_zero', types={'T': 'tensor(float)'})
+def test_reduce_sum_13_example_reduce_sum_empty_set_non_reduced_axis_zero(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'reduce_sum_empty_set_non_reduced_axis_zero')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='ReduceSum', version=13, suite='examples', example='reduce_sum_keepdims_example', types={'T': 'tensor(float)'})
+def test_reduce_sum_13_example_reduce_sum_keepdims_example(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'reduce_sum_keepdims_example')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='ReduceSum', version=13, suite='examples', example='reduce_sum_keepdims_random', types={'T': 'tensor(float)'})
+def test_reduce_sum_13_example_reduce_sum_keepdims_random(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'reduce_sum_keepdims_random')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='ReduceSum', version=13, suite='examples', example='reduce_sum_negative_axes_keepdims_example', types={'T': 'tensor(float)'})
+def test_reduce_sum_13_example_reduce_sum_negative_axes_keepdims_example(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'reduce_sum_negative_axes_keepdims_example')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='ReduceSum', version=13, suite='examples', example='reduce_sum_negative_axes_keepdims_random', types={'T': 'tensor(float)'})
+def test_reduce_sum_13_example_reduce_sum_negative_axes_keepdims_random(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'reduce_sum_negative_axes_keepdims_random')

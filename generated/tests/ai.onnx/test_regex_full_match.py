@@ -39,3 +39,18 @@ def regex_full_match_20_calls(types, initializers=True, siblings=0):
 def test_regex_full_match_20_differential(opkit_backend, types, data):
     """Backend == reference kernel for every drawn input of this type binding."""
     check_differential(opkit_backend, V20, data.draw(regex_full_match_20_calls(types, siblings=7), label='case'))
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='RegexFullMatch', version=20, suite='examples', example='regex_full_match_basic', types={'T1': 'tensor(string)'})
+def test_regex_full_match_20_example_regex_full_match_basic(opkit_backend):
+    check_example(opkit_backend, SPEC, V20, 'regex_full_match_basic')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='RegexFullMatch', version=20, suite='examples', example='regex_full_match_email_domain', types={'T1': 'tensor(string)'})
+def test_regex_full_match_20_example_regex_full_match_email_domain(opkit_backend):
+    check_example(opkit_backend, SPEC, V20, 'regex_full_match_email_domain')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='RegexFullMatch', version=20, suite='examples', example='regex_full_match_empty', types={'T1': 'tensor(string)'})
+def test_regex_full_match_20_example_regex_full_match_empty(opkit_backend):
+    check_example(opkit_backend, SPEC, V20, 'regex_full_match_empty')

@@ -125,3 +125,8 @@ def relu_14_calls(types, initializers=True, siblings=0):
 def test_relu_14_differential(opkit_backend, types, data):
     """Backend == reference kernel for every drawn input of this type binding."""
     check_differential(opkit_backend, V14, data.draw(relu_14_calls(types, siblings=7), label='case'))
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Relu', version=14, suite='examples', example='relu', types={'T': 'tensor(float)'})
+def test_relu_14_example_relu(opkit_backend):
+    check_example(opkit_backend, SPEC, V14, 'relu')

@@ -387,3 +387,53 @@ def reshape_25_calls(types, initializers=True, siblings=0):
 def test_reshape_25_differential(opkit_backend, types, data):
     """Backend == reference kernel for every drawn input of this type binding."""
     check_differential(opkit_backend, V25, data.draw(reshape_25_calls(types, siblings=7), label='case'))
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Reshape', version=25, suite='examples', example='reshape_allowzero_reordered', types={'T': 'tensor(float)'})
+def test_reshape_25_example_reshape_allowzero_reordered(opkit_backend):
+    check_example(opkit_backend, SPEC, V25, 'reshape_allowzero_reordered')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Reshape', version=25, suite='examples', example='reshape_extended_dims', types={'T': 'tensor(float)'})
+def test_reshape_25_example_reshape_extended_dims(opkit_backend):
+    check_example(opkit_backend, SPEC, V25, 'reshape_extended_dims')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Reshape', version=25, suite='examples', example='reshape_negative_dim', types={'T': 'tensor(float)'})
+def test_reshape_25_example_reshape_negative_dim(opkit_backend):
+    check_example(opkit_backend, SPEC, V25, 'reshape_negative_dim')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Reshape', version=25, suite='examples', example='reshape_negative_extended_dims', types={'T': 'tensor(float)'})
+def test_reshape_25_example_reshape_negative_extended_dims(opkit_backend):
+    check_example(opkit_backend, SPEC, V25, 'reshape_negative_extended_dims')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Reshape', version=25, suite='examples', example='reshape_one_dim', types={'T': 'tensor(float)'})
+def test_reshape_25_example_reshape_one_dim(opkit_backend):
+    check_example(opkit_backend, SPEC, V25, 'reshape_one_dim')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Reshape', version=25, suite='examples', example='reshape_reduced_dims', types={'T': 'tensor(float)'})
+def test_reshape_25_example_reshape_reduced_dims(opkit_backend):
+    check_example(opkit_backend, SPEC, V25, 'reshape_reduced_dims')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Reshape', version=25, suite='examples', example='reshape_reordered_all_dims', types={'T': 'tensor(float)'})
+def test_reshape_25_example_reshape_reordered_all_dims(opkit_backend):
+    check_example(opkit_backend, SPEC, V25, 'reshape_reordered_all_dims')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Reshape', version=25, suite='examples', example='reshape_reordered_last_dims', types={'T': 'tensor(float)'})
+def test_reshape_25_example_reshape_reordered_last_dims(opkit_backend):
+    check_example(opkit_backend, SPEC, V25, 'reshape_reordered_last_dims')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Reshape', version=25, suite='examples', example='reshape_zero_and_negative_dim', types={'T': 'tensor(float)'})
+def test_reshape_25_example_reshape_zero_and_negative_dim(opkit_backend):
+    check_example(opkit_backend, SPEC, V25, 'reshape_zero_and_negative_dim')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Reshape', version=25, suite='examples', example='reshape_zero_dim', types={'T': 'tensor(float)'})
+def test_reshape_25_example_reshape_zero_dim(opkit_backend):
+    check_example(opkit_backend, SPEC, V25, 'reshape_zero_dim')

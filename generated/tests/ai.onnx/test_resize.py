@@ -334,3 +334,198 @@ def resize_19_calls(types, initializers=True, siblings=0):
 def test_resize_19_differential(opkit_backend, types, data):
     """Backend == reference kernel for every drawn input of this type binding."""
     check_differential(opkit_backend, V19, data.draw(resize_19_calls(types, siblings=7), label='case'))
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Resize', version=19, suite='examples', example='resize_downsample_scales_cubic', types={'T1': 'tensor(float)'})
+def test_resize_19_example_resize_downsample_scales_cubic(opkit_backend):
+    check_example(opkit_backend, SPEC, V19, 'resize_downsample_scales_cubic')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Resize', version=19, suite='examples', example='resize_downsample_scales_cubic_A_n0p5_exclude_outside', types={'T1': 'tensor(float)'})
+def test_resize_19_example_resize_downsample_scales_cubic_A_n0p5_exclude_outside(opkit_backend):
+    check_example(opkit_backend, SPEC, V19, 'resize_downsample_scales_cubic_A_n0p5_exclude_outside')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Resize', version=19, suite='examples', example='resize_downsample_scales_cubic_align_corners', types={'T1': 'tensor(float)'})
+def test_resize_19_example_resize_downsample_scales_cubic_align_corners(opkit_backend):
+    check_example(opkit_backend, SPEC, V19, 'resize_downsample_scales_cubic_align_corners')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Resize', version=19, suite='examples', example='resize_downsample_scales_cubic_antialias', types={'T1': 'tensor(float)'})
+def test_resize_19_example_resize_downsample_scales_cubic_antialias(opkit_backend):
+    check_example(opkit_backend, SPEC, V19, 'resize_downsample_scales_cubic_antialias')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Resize', version=19, suite='examples', example='resize_downsample_scales_linear', types={'T1': 'tensor(float)'})
+def test_resize_19_example_resize_downsample_scales_linear(opkit_backend):
+    check_example(opkit_backend, SPEC, V19, 'resize_downsample_scales_linear')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Resize', version=19, suite='examples', example='resize_downsample_scales_linear_align_corners', types={'T1': 'tensor(float)'})
+def test_resize_19_example_resize_downsample_scales_linear_align_corners(opkit_backend):
+    check_example(opkit_backend, SPEC, V19, 'resize_downsample_scales_linear_align_corners')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Resize', version=19, suite='examples', example='resize_downsample_scales_linear_antialias', types={'T1': 'tensor(float)'})
+def test_resize_19_example_resize_downsample_scales_linear_antialias(opkit_backend):
+    check_example(opkit_backend, SPEC, V19, 'resize_downsample_scales_linear_antialias')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Resize', version=19, suite='examples', example='resize_downsample_scales_linear_half_pixel_symmetric', types={'T1': 'tensor(float)'})
+def test_resize_19_example_resize_downsample_scales_linear_half_pixel_symmetric(opkit_backend):
+    check_example(opkit_backend, SPEC, V19, 'resize_downsample_scales_linear_half_pixel_symmetric')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Resize', version=19, suite='examples', example='resize_downsample_scales_nearest', types={'T1': 'tensor(float)'})
+def test_resize_19_example_resize_downsample_scales_nearest(opkit_backend):
+    check_example(opkit_backend, SPEC, V19, 'resize_downsample_scales_nearest')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Resize', version=19, suite='examples', example='resize_downsample_sizes_cubic', types={'T1': 'tensor(float)'})
+def test_resize_19_example_resize_downsample_sizes_cubic(opkit_backend):
+    check_example(opkit_backend, SPEC, V19, 'resize_downsample_sizes_cubic')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Resize', version=19, suite='examples', example='resize_downsample_sizes_cubic_antialias', types={'T1': 'tensor(float)'})
+def test_resize_19_example_resize_downsample_sizes_cubic_antialias(opkit_backend):
+    check_example(opkit_backend, SPEC, V19, 'resize_downsample_sizes_cubic_antialias')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Resize', version=19, suite='examples', example='resize_downsample_sizes_linear_antialias', types={'T1': 'tensor(float)'})
+def test_resize_19_example_resize_downsample_sizes_linear_antialias(opkit_backend):
+    check_example(opkit_backend, SPEC, V19, 'resize_downsample_sizes_linear_antialias')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Resize', version=19, suite='examples', example='resize_downsample_sizes_linear_pytorch_half_pixel', types={'T1': 'tensor(float)'})
+def test_resize_19_example_resize_downsample_sizes_linear_pytorch_half_pixel(opkit_backend):
+    check_example(opkit_backend, SPEC, V19, 'resize_downsample_sizes_linear_pytorch_half_pixel')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Resize', version=19, suite='examples', example='resize_downsample_sizes_nearest', types={'T1': 'tensor(float)'})
+def test_resize_19_example_resize_downsample_sizes_nearest(opkit_backend):
+    check_example(opkit_backend, SPEC, V19, 'resize_downsample_sizes_nearest')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Resize', version=19, suite='examples', example='resize_downsample_sizes_nearest_not_larger', types={'T1': 'tensor(float)'})
+def test_resize_19_example_resize_downsample_sizes_nearest_not_larger(opkit_backend):
+    check_example(opkit_backend, SPEC, V19, 'resize_downsample_sizes_nearest_not_larger')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Resize', version=19, suite='examples', example='resize_downsample_sizes_nearest_not_smaller', types={'T1': 'tensor(float)'})
+def test_resize_19_example_resize_downsample_sizes_nearest_not_smaller(opkit_backend):
+    check_example(opkit_backend, SPEC, V19, 'resize_downsample_sizes_nearest_not_smaller')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Resize', version=19, suite='examples', example='resize_tf_crop_and_resize', types={'T1': 'tensor(float)', 'T2': 'tensor(float)'})
+def test_resize_19_example_resize_tf_crop_and_resize(opkit_backend):
+    check_example(opkit_backend, SPEC, V19, 'resize_tf_crop_and_resize')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Resize', version=19, suite='examples', example='resize_tf_crop_and_resize_axes_2_3', types={'T1': 'tensor(float)', 'T2': 'tensor(float)'})
+def test_resize_19_example_resize_tf_crop_and_resize_axes_2_3(opkit_backend):
+    check_example(opkit_backend, SPEC, V19, 'resize_tf_crop_and_resize_axes_2_3')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Resize', version=19, suite='examples', example='resize_tf_crop_and_resize_axes_3_2', types={'T1': 'tensor(float)', 'T2': 'tensor(float)'})
+def test_resize_19_example_resize_tf_crop_and_resize_axes_3_2(opkit_backend):
+    check_example(opkit_backend, SPEC, V19, 'resize_tf_crop_and_resize_axes_3_2')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Resize', version=19, suite='examples', example='resize_tf_crop_and_resize_extrapolation_value', types={'T1': 'tensor(float)', 'T2': 'tensor(float)'})
+def test_resize_19_example_resize_tf_crop_and_resize_extrapolation_value(opkit_backend):
+    check_example(opkit_backend, SPEC, V19, 'resize_tf_crop_and_resize_extrapolation_value')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Resize', version=19, suite='examples', example='resize_upsample_scales_cubic', types={'T1': 'tensor(float)'})
+def test_resize_19_example_resize_upsample_scales_cubic(opkit_backend):
+    check_example(opkit_backend, SPEC, V19, 'resize_upsample_scales_cubic')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Resize', version=19, suite='examples', example='resize_upsample_scales_cubic_A_n0p5_exclude_outside', types={'T1': 'tensor(float)'})
+def test_resize_19_example_resize_upsample_scales_cubic_A_n0p5_exclude_outside(opkit_backend):
+    check_example(opkit_backend, SPEC, V19, 'resize_upsample_scales_cubic_A_n0p5_exclude_outside')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Resize', version=19, suite='examples', example='resize_upsample_scales_cubic_align_corners', types={'T1': 'tensor(float)'})
+def test_resize_19_example_resize_upsample_scales_cubic_align_corners(opkit_backend):
+    check_example(opkit_backend, SPEC, V19, 'resize_upsample_scales_cubic_align_corners')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Resize', version=19, suite='examples', example='resize_upsample_scales_cubic_asymmetric', types={'T1': 'tensor(float)'})
+def test_resize_19_example_resize_upsample_scales_cubic_asymmetric(opkit_backend):
+    check_example(opkit_backend, SPEC, V19, 'resize_upsample_scales_cubic_asymmetric')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Resize', version=19, suite='examples', example='resize_upsample_scales_linear', types={'T1': 'tensor(float)'})
+def test_resize_19_example_resize_upsample_scales_linear(opkit_backend):
+    check_example(opkit_backend, SPEC, V19, 'resize_upsample_scales_linear')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Resize', version=19, suite='examples', example='resize_upsample_scales_linear_align_corners', types={'T1': 'tensor(float)'})
+def test_resize_19_example_resize_upsample_scales_linear_align_corners(opkit_backend):
+    check_example(opkit_backend, SPEC, V19, 'resize_upsample_scales_linear_align_corners')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Resize', version=19, suite='examples', example='resize_upsample_scales_linear_half_pixel_symmetric', types={'T1': 'tensor(float)'})
+def test_resize_19_example_resize_upsample_scales_linear_half_pixel_symmetric(opkit_backend):
+    check_example(opkit_backend, SPEC, V19, 'resize_upsample_scales_linear_half_pixel_symmetric')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Resize', version=19, suite='examples', example='resize_upsample_scales_nearest', types={'T1': 'tensor(float)'})
+def test_resize_19_example_resize_upsample_scales_nearest(opkit_backend):
+    check_example(opkit_backend, SPEC, V19, 'resize_upsample_scales_nearest')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Resize', version=19, suite='examples', example='resize_upsample_scales_nearest_axes_2_3', types={'T1': 'tensor(float)'})
+def test_resize_19_example_resize_upsample_scales_nearest_axes_2_3(opkit_backend):
+    check_example(opkit_backend, SPEC, V19, 'resize_upsample_scales_nearest_axes_2_3')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Resize', version=19, suite='examples', example='resize_upsample_scales_nearest_axes_3_2', types={'T1': 'tensor(float)'})
+def test_resize_19_example_resize_upsample_scales_nearest_axes_3_2(opkit_backend):
+    check_example(opkit_backend, SPEC, V19, 'resize_upsample_scales_nearest_axes_3_2')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Resize', version=19, suite='examples', example='resize_upsample_sizes_cubic', types={'T1': 'tensor(float)'})
+def test_resize_19_example_resize_upsample_sizes_cubic(opkit_backend):
+    check_example(opkit_backend, SPEC, V19, 'resize_upsample_sizes_cubic')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Resize', version=19, suite='examples', example='resize_upsample_sizes_nearest', types={'T1': 'tensor(float)'})
+def test_resize_19_example_resize_upsample_sizes_nearest(opkit_backend):
+    check_example(opkit_backend, SPEC, V19, 'resize_upsample_sizes_nearest')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Resize', version=19, suite='examples', example='resize_upsample_sizes_nearest_axes_2_3', types={'T1': 'tensor(float)'})
+def test_resize_19_example_resize_upsample_sizes_nearest_axes_2_3(opkit_backend):
+    check_example(opkit_backend, SPEC, V19, 'resize_upsample_sizes_nearest_axes_2_3')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Resize', version=19, suite='examples', example='resize_upsample_sizes_nearest_axes_3_2', types={'T1': 'tensor(float)'})
+def test_resize_19_example_resize_upsample_sizes_nearest_axes_3_2(opkit_backend):
+    check_example(opkit_backend, SPEC, V19, 'resize_upsample_sizes_nearest_axes_3_2')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Resize', version=19, suite='examples', example='resize_upsample_sizes_nearest_ceil_half_pixel', types={'T1': 'tensor(float)'})
+def test_resize_19_example_resize_upsample_sizes_nearest_ceil_half_pixel(opkit_backend):
+    check_example(opkit_backend, SPEC, V19, 'resize_upsample_sizes_nearest_ceil_half_pixel')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Resize', version=19, suite='examples', example='resize_upsample_sizes_nearest_floor_align_corners', types={'T1': 'tensor(float)'})
+def test_resize_19_example_resize_upsample_sizes_nearest_floor_align_corners(opkit_backend):
+    check_example(opkit_backend, SPEC, V19, 'resize_upsample_sizes_nearest_floor_align_corners')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Resize', version=19, suite='examples', example='resize_upsample_sizes_nearest_not_larger', types={'T1': 'tensor(float)'})
+def test_resize_19_example_resize_upsample_sizes_nearest_not_larger(opkit_backend):
+    check_example(opkit_backend, SPEC, V19, 'resize_upsample_sizes_nearest_not_larger')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Resize', version=19, suite='examples', example='resize_upsample_sizes_nearest_not_smaller', types={'T1': 'tensor(float)'})
+def test_resize_19_example_resize_upsample_sizes_nearest_not_smaller(opkit_backend):
+    check_example(opkit_backend, SPEC, V19, 'resize_upsample_sizes_nearest_not_smaller')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Resize', version=19, suite='examples', example='resize_upsample_sizes_nearest_round_prefer_ceil_asymmetric', types={'T1': 'tensor(float)'})
+def test_resize_19_example_resize_upsample_sizes_nearest_round_prefer_ceil_asymmetric(opkit_backend):
+    check_example(opkit_backend, SPEC, V19, 'resize_upsample_sizes_nearest_round_prefer_ceil_asymmetric')

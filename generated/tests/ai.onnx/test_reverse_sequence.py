@@ -92,3 +92,18 @@ def reverse_sequence_28_calls(types, initializers=True, siblings=0):
 def test_reverse_sequence_28_differential(opkit_backend, types, data):
     """Backend == reference kernel for every drawn input of this type binding."""
     check_differential(opkit_backend, V28, data.draw(reverse_sequence_28_calls(types, siblings=7), label='case'))
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='ReverseSequence', version=28, suite='examples', example='reversesequence_batch', types={'T': 'tensor(float)'})
+def test_reverse_sequence_28_example_reversesequence_batch(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'reversesequence_batch')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='ReverseSequence', version=28, suite='examples', example='reversesequence_bfloat16', types={'T': 'tensor(bfloat16)'})
+def test_reverse_sequence_28_example_reversesequence_bfloat16(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'reversesequence_bfloat16')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='ReverseSequence', version=28, suite='examples', example='reversesequence_time', types={'T': 'tensor(float)'})
+def test_reverse_sequence_28_example_reversesequence_time(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'reversesequence_time')

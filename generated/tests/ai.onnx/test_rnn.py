@@ -120,3 +120,33 @@ def rnn_22_calls(types, initializers=True, siblings=0):
 def test_rnn_22_differential(opkit_backend, types, data):
     """Backend == reference kernel for every drawn input of this type binding."""
     check_differential(opkit_backend, V22, data.draw(rnn_22_calls(types, siblings=7), label='case'))
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='RNN', version=22, suite='examples', example='rnn_seq_length', types={'T': 'tensor(float)'})
+def test_rnn_22_example_rnn_seq_length(opkit_backend):
+    check_example(opkit_backend, SPEC, V22, 'rnn_seq_length')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='RNN', version=22, suite='examples', example='simple_rnn_batchwise', types={'T': 'tensor(float)'})
+def test_rnn_22_example_simple_rnn_batchwise(opkit_backend):
+    check_example(opkit_backend, SPEC, V22, 'simple_rnn_batchwise')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='RNN', version=22, suite='examples', example='simple_rnn_bidirectional', types={'T': 'tensor(float)'})
+def test_rnn_22_example_simple_rnn_bidirectional(opkit_backend):
+    check_example(opkit_backend, SPEC, V22, 'simple_rnn_bidirectional')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='RNN', version=22, suite='examples', example='simple_rnn_defaults', types={'T': 'tensor(float)'})
+def test_rnn_22_example_simple_rnn_defaults(opkit_backend):
+    check_example(opkit_backend, SPEC, V22, 'simple_rnn_defaults')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='RNN', version=22, suite='examples', example='simple_rnn_reverse', types={'T': 'tensor(float)'})
+def test_rnn_22_example_simple_rnn_reverse(opkit_backend):
+    check_example(opkit_backend, SPEC, V22, 'simple_rnn_reverse')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='RNN', version=22, suite='examples', example='simple_rnn_with_initial_bias', types={'T': 'tensor(float)'})
+def test_rnn_22_example_simple_rnn_with_initial_bias(opkit_backend):
+    check_example(opkit_backend, SPEC, V22, 'simple_rnn_with_initial_bias')

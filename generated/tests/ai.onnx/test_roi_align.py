@@ -94,3 +94,18 @@ def roi_align_22_calls(types, initializers=True, siblings=0):
 def test_roi_align_22_differential(opkit_backend, types, data):
     """Backend == reference kernel for every drawn input of this type binding."""
     check_differential(opkit_backend, V22, data.draw(roi_align_22_calls(types, siblings=7), label='case'))
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='RoiAlign', version=22, suite='examples', example='roialign_aligned_false', types={'T1': 'tensor(float)', 'T2': 'tensor(int64)'})
+def test_roi_align_22_example_roialign_aligned_false(opkit_backend):
+    check_example(opkit_backend, SPEC, V22, 'roialign_aligned_false')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='RoiAlign', version=22, suite='examples', example='roialign_aligned_true', types={'T1': 'tensor(float)', 'T2': 'tensor(int64)'})
+def test_roi_align_22_example_roialign_aligned_true(opkit_backend):
+    check_example(opkit_backend, SPEC, V22, 'roialign_aligned_true')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='RoiAlign', version=22, suite='examples', example='roialign_mode_max', types={'T1': 'tensor(float)', 'T2': 'tensor(int64)'})
+def test_roi_align_22_example_roialign_mode_max(opkit_backend):
+    check_example(opkit_backend, SPEC, V22, 'roialign_mode_max')

@@ -41,3 +41,43 @@ def rotary_embedding_23_calls(types, initializers=True, siblings=0):
 def test_rotary_embedding_23_differential(opkit_backend, types, data):
     """Backend == reference kernel for every drawn input of this type binding."""
     check_differential(opkit_backend, V23, data.draw(rotary_embedding_23_calls(types, siblings=7), label='case'))
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='RotaryEmbedding', version=23, suite='examples', example='rotary_embedding', types={'T': 'tensor(float)', 'M': 'tensor(int64)'})
+def test_rotary_embedding_23_example_rotary_embedding(opkit_backend):
+    check_example(opkit_backend, SPEC, V23, 'rotary_embedding')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='RotaryEmbedding', version=23, suite='examples', example='rotary_embedding_3d_input', types={'T': 'tensor(float)', 'M': 'tensor(int64)'})
+def test_rotary_embedding_23_example_rotary_embedding_3d_input(opkit_backend):
+    check_example(opkit_backend, SPEC, V23, 'rotary_embedding_3d_input')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='RotaryEmbedding', version=23, suite='examples', example='rotary_embedding_interleaved', types={'T': 'tensor(float)', 'M': 'tensor(int64)'})
+def test_rotary_embedding_23_example_rotary_embedding_interleaved(opkit_backend):
+    check_example(opkit_backend, SPEC, V23, 'rotary_embedding_interleaved')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='RotaryEmbedding', version=23, suite='examples', example='rotary_embedding_no_position_ids', types={'T': 'tensor(float)'})
+def test_rotary_embedding_23_example_rotary_embedding_no_position_ids(opkit_backend):
+    check_example(opkit_backend, SPEC, V23, 'rotary_embedding_no_position_ids')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='RotaryEmbedding', version=23, suite='examples', example='rotary_embedding_no_position_ids_interleaved', types={'T': 'tensor(float)'})
+def test_rotary_embedding_23_example_rotary_embedding_no_position_ids_interleaved(opkit_backend):
+    check_example(opkit_backend, SPEC, V23, 'rotary_embedding_no_position_ids_interleaved')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='RotaryEmbedding', version=23, suite='examples', example='rotary_embedding_no_position_ids_rotary_dim', types={'T': 'tensor(float)'})
+def test_rotary_embedding_23_example_rotary_embedding_no_position_ids_rotary_dim(opkit_backend):
+    check_example(opkit_backend, SPEC, V23, 'rotary_embedding_no_position_ids_rotary_dim')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='RotaryEmbedding', version=23, suite='examples', example='rotary_embedding_with_interleaved_rotary_dim', types={'T': 'tensor(float)', 'M': 'tensor(int64)'})
+def test_rotary_embedding_23_example_rotary_embedding_with_interleaved_rotary_dim(opkit_backend):
+    check_example(opkit_backend, SPEC, V23, 'rotary_embedding_with_interleaved_rotary_dim')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='RotaryEmbedding', version=23, suite='examples', example='rotary_embedding_with_rotary_dim', types={'T': 'tensor(float)', 'M': 'tensor(int64)'})
+def test_rotary_embedding_23_example_rotary_embedding_with_rotary_dim(opkit_backend):
+    check_example(opkit_backend, SPEC, V23, 'rotary_embedding_with_rotary_dim')

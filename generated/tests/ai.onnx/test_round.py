@@ -68,3 +68,8 @@ def round_22_calls(types, initializers=True, siblings=0):
 def test_round_22_differential(opkit_backend, types, data):
     """Backend == reference kernel for every drawn input of this type binding."""
     check_differential(opkit_backend, V22, data.draw(round_22_calls(types, siblings=7), label='case'))
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Round', version=22, suite='examples', example='round', types={'T': 'tensor(float)'})
+def test_round_22_example_round(opkit_backend):
+    check_example(opkit_backend, SPEC, V22, 'round')

@@ -70,6 +70,16 @@ def test_scatter_9_differential(opkit_backend, types, data):
     check_differential(opkit_backend, V9, data.draw(scatter_9_calls(types, siblings=7), label='case'))
 
 
+@pytest.mark.opkit(domain='ai.onnx', op='Scatter', version=9, suite='examples', example='scatter_with_axis', types={'T': 'tensor(float)', 'Tind': 'tensor(int64)'})
+def test_scatter_9_example_scatter_with_axis(opkit_backend):
+    check_example(opkit_backend, SPEC, V9, 'scatter_with_axis')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Scatter', version=9, suite='examples', example='scatter_without_axis', types={'T': 'tensor(float)', 'Tind': 'tensor(int64)'})
+def test_scatter_9_example_scatter_without_axis(opkit_backend):
+    check_example(opkit_backend, SPEC, V9, 'scatter_without_axis')
+
+
 # ------------------------------------------------------------------------------------------------
 # Scatter-11
 

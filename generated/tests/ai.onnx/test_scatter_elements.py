@@ -233,3 +233,38 @@ def scatter_elements_18_calls(types, initializers=True, siblings=0):
 def test_scatter_elements_18_differential(opkit_backend, types, data):
     """Backend == reference kernel for every drawn input of this type binding."""
     check_differential(opkit_backend, V18, data.draw(scatter_elements_18_calls(types, siblings=7), label='case'))
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='ScatterElements', version=18, suite='examples', example='scatter_elements_with_axis', types={'T': 'tensor(float)', 'Tind': 'tensor(int64)'})
+def test_scatter_elements_18_example_scatter_elements_with_axis(opkit_backend):
+    check_example(opkit_backend, SPEC, V18, 'scatter_elements_with_axis')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='ScatterElements', version=18, suite='examples', example='scatter_elements_with_duplicate_indices', types={'T': 'tensor(float)', 'Tind': 'tensor(int64)'})
+def test_scatter_elements_18_example_scatter_elements_with_duplicate_indices(opkit_backend):
+    check_example(opkit_backend, SPEC, V18, 'scatter_elements_with_duplicate_indices')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='ScatterElements', version=18, suite='examples', example='scatter_elements_with_negative_indices', types={'T': 'tensor(float)', 'Tind': 'tensor(int64)'})
+def test_scatter_elements_18_example_scatter_elements_with_negative_indices(opkit_backend):
+    check_example(opkit_backend, SPEC, V18, 'scatter_elements_with_negative_indices')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='ScatterElements', version=18, suite='examples', example='scatter_elements_with_reduction_max', types={'T': 'tensor(float)', 'Tind': 'tensor(int64)'})
+def test_scatter_elements_18_example_scatter_elements_with_reduction_max(opkit_backend):
+    check_example(opkit_backend, SPEC, V18, 'scatter_elements_with_reduction_max')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='ScatterElements', version=18, suite='examples', example='scatter_elements_with_reduction_min', types={'T': 'tensor(float)', 'Tind': 'tensor(int64)'})
+def test_scatter_elements_18_example_scatter_elements_with_reduction_min(opkit_backend):
+    check_example(opkit_backend, SPEC, V18, 'scatter_elements_with_reduction_min')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='ScatterElements', version=18, suite='examples', example='scatter_elements_with_reduction_mul', types={'T': 'tensor(float)', 'Tind': 'tensor(int64)'})
+def test_scatter_elements_18_example_scatter_elements_with_reduction_mul(opkit_backend):
+    check_example(opkit_backend, SPEC, V18, 'scatter_elements_with_reduction_mul')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='ScatterElements', version=18, suite='examples', example='scatter_elements_without_axis', types={'T': 'tensor(float)', 'Tind': 'tensor(int64)'})
+def test_scatter_elements_18_example_scatter_elements_without_axis(opkit_backend):
+    check_example(opkit_backend, SPEC, V18, 'scatter_elements_without_axis')

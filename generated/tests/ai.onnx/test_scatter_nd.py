@@ -170,3 +170,38 @@ def scatter_nd_18_calls(types, initializers=True, siblings=0):
 def test_scatter_nd_18_differential(opkit_backend, types, data):
     """Backend == reference kernel for every drawn input of this type binding."""
     check_differential(opkit_backend, V18, data.draw(scatter_nd_18_calls(types, siblings=7), label='case'))
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='ScatterND', version=18, suite='examples', example='scatternd', types={'T': 'tensor(float)'})
+def test_scatter_nd_18_example_scatternd(opkit_backend):
+    check_example(opkit_backend, SPEC, V18, 'scatternd')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='ScatterND', version=18, suite='examples', example='scatternd_add', types={'T': 'tensor(float)'})
+def test_scatter_nd_18_example_scatternd_add(opkit_backend):
+    check_example(opkit_backend, SPEC, V18, 'scatternd_add')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='ScatterND', version=18, suite='examples', example='scatternd_max', types={'T': 'tensor(float)'})
+def test_scatter_nd_18_example_scatternd_max(opkit_backend):
+    check_example(opkit_backend, SPEC, V18, 'scatternd_max')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='ScatterND', version=18, suite='examples', example='scatternd_max_with_element_indices', types={'T': 'tensor(float)'})
+def test_scatter_nd_18_example_scatternd_max_with_element_indices(opkit_backend):
+    check_example(opkit_backend, SPEC, V18, 'scatternd_max_with_element_indices')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='ScatterND', version=18, suite='examples', example='scatternd_min', types={'T': 'tensor(float)'})
+def test_scatter_nd_18_example_scatternd_min(opkit_backend):
+    check_example(opkit_backend, SPEC, V18, 'scatternd_min')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='ScatterND', version=18, suite='examples', example='scatternd_min_with_element_indices', types={'T': 'tensor(float)'})
+def test_scatter_nd_18_example_scatternd_min_with_element_indices(opkit_backend):
+    check_example(opkit_backend, SPEC, V18, 'scatternd_min_with_element_indices')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='ScatterND', version=18, suite='examples', example='scatternd_multiply', types={'T': 'tensor(float)'})
+def test_scatter_nd_18_example_scatternd_multiply(opkit_backend):
+    check_example(opkit_backend, SPEC, V18, 'scatternd_multiply')

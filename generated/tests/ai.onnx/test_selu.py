@@ -94,3 +94,18 @@ def selu_22_calls(types, initializers=True, siblings=0):
 def test_selu_22_differential(opkit_backend, types, data):
     """Backend == reference kernel for every drawn input of this type binding."""
     check_differential(opkit_backend, V22, data.draw(selu_22_calls(types, siblings=7), label='case'))
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Selu', version=22, suite='examples', example='selu', types={'T': 'tensor(float)'})
+def test_selu_22_example_selu(opkit_backend):
+    check_example(opkit_backend, SPEC, V22, 'selu')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Selu', version=22, suite='examples', example='selu_default', types={'T': 'tensor(float)'})
+def test_selu_22_example_selu_default(opkit_backend):
+    check_example(opkit_backend, SPEC, V22, 'selu_default')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Selu', version=22, suite='examples', example='selu_example', types={'T': 'tensor(float)'})
+def test_selu_22_example_selu_example(opkit_backend):
+    check_example(opkit_backend, SPEC, V22, 'selu_example')

@@ -68,3 +68,14 @@ def sequence_at_11_calls(types, initializers=True, siblings=0):
 def test_sequence_at_11_differential(opkit_backend, types, data):
     """Backend == reference kernel for every drawn input of this type binding."""
     check_differential(opkit_backend, V11, data.draw(sequence_at_11_calls(types, siblings=7), label='case'))
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='SequenceAt', version=11, suite='examples', example='sequence_at_negative', types={'S': 'seq(tensor(int64))', 'I': 'tensor(int64)'})
+def test_sequence_at_11_example_sequence_at_negative(opkit_backend):
+    """A negative position counts from the back."""
+    check_example(opkit_backend, SPEC, V11, 'sequence_at_negative')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='SequenceAt', version=11, suite='examples', example='sequence_at_first', types={'S': 'seq(tensor(float))', 'I': 'tensor(int64)'})
+def test_sequence_at_11_example_sequence_at_first(opkit_backend):
+    check_example(opkit_backend, SPEC, V11, 'sequence_at_first')

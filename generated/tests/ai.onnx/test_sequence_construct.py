@@ -53,3 +53,9 @@ def sequence_construct_11_calls(types, initializers=True, siblings=0):
 def test_sequence_construct_11_differential(opkit_backend, types, data):
     """Backend == reference kernel for every drawn input of this type binding."""
     check_differential(opkit_backend, V11, data.draw(sequence_construct_11_calls(types, siblings=7), label='case'))
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='SequenceConstruct', version=11, suite='examples', example='sequence_construct', types={'T': 'tensor(float)'})
+def test_sequence_construct_11_example_sequence_construct(opkit_backend):
+    """Tensors of different shapes in one sequence."""
+    check_example(opkit_backend, SPEC, V11, 'sequence_construct')

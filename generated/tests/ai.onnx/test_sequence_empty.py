@@ -53,3 +53,9 @@ def sequence_empty_11_calls(types, initializers=True, siblings=0):
 def test_sequence_empty_11_differential(opkit_backend, types, data):
     """Backend == reference kernel for every drawn input of this type binding."""
     check_differential(opkit_backend, V11, data.draw(sequence_empty_11_calls(types, siblings=7), label='case'))
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='SequenceEmpty', version=11, suite='examples', example='sequence_empty_int64', types={})
+def test_sequence_empty_11_example_sequence_empty_int64(opkit_backend):
+    """An empty sequence of int64 tensors (`dtype = 7`)."""
+    check_example(opkit_backend, SPEC, V11, 'sequence_empty_int64')

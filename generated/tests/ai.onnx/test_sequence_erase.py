@@ -68,3 +68,14 @@ def sequence_erase_11_calls(types, initializers=True, siblings=0):
 def test_sequence_erase_11_differential(opkit_backend, types, data):
     """Backend == reference kernel for every drawn input of this type binding."""
     check_differential(opkit_backend, V11, data.draw(sequence_erase_11_calls(types, siblings=7), label='case'))
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='SequenceErase', version=11, suite='examples', example='sequence_erase_position', types={'S': 'seq(tensor(int64))', 'I': 'tensor(int64)'})
+def test_sequence_erase_11_example_sequence_erase_position(opkit_backend):
+    check_example(opkit_backend, SPEC, V11, 'sequence_erase_position')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='SequenceErase', version=11, suite='examples', example='sequence_erase_default_last', types={'S': 'seq(tensor(float))'})
+def test_sequence_erase_11_example_sequence_erase_default_last(opkit_backend):
+    """Without `position` the last tensor is removed."""
+    check_example(opkit_backend, SPEC, V11, 'sequence_erase_default_last')

@@ -68,3 +68,13 @@ def sequence_insert_11_calls(types, initializers=True, siblings=0):
 def test_sequence_insert_11_differential(opkit_backend, types, data):
     """Backend == reference kernel for every drawn input of this type binding."""
     check_differential(opkit_backend, V11, data.draw(sequence_insert_11_calls(types, siblings=7), label='case'))
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='SequenceInsert', version=11, suite='examples', example='sequence_insert_at_back', types={'S': 'seq(tensor(int64))', 'T': 'tensor(int64)'})
+def test_sequence_insert_11_example_sequence_insert_at_back(opkit_backend):
+    check_example(opkit_backend, SPEC, V11, 'sequence_insert_at_back')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='SequenceInsert', version=11, suite='examples', example='sequence_insert_at_front', types={'S': 'seq(tensor(int64))', 'T': 'tensor(int64)', 'I': 'tensor(int64)'})
+def test_sequence_insert_11_example_sequence_insert_at_front(opkit_backend):
+    check_example(opkit_backend, SPEC, V11, 'sequence_insert_at_front')

@@ -53,3 +53,8 @@ def sequence_length_11_calls(types, initializers=True, siblings=0):
 def test_sequence_length_11_differential(opkit_backend, types, data):
     """Backend == reference kernel for every drawn input of this type binding."""
     check_differential(opkit_backend, V11, data.draw(sequence_length_11_calls(types, siblings=7), label='case'))
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='SequenceLength', version=11, suite='examples', example='sequence_length', types={'S': 'seq(tensor(float))'})
+def test_sequence_length_11_example_sequence_length(opkit_backend):
+    check_example(opkit_backend, SPEC, V11, 'sequence_length')

@@ -361,3 +361,58 @@ def shape_25_calls(types, initializers=True, siblings=0):
 def test_shape_25_differential(opkit_backend, types, data):
     """Backend == reference kernel for every drawn input of this type binding."""
     check_differential(opkit_backend, V25, data.draw(shape_25_calls(types, siblings=7), label='case'))
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Shape', version=25, suite='examples', example='shape', types={'T': 'tensor(float)'})
+def test_shape_25_example_shape(opkit_backend):
+    check_example(opkit_backend, SPEC, V25, 'shape')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Shape', version=25, suite='examples', example='shape_clip_end', types={'T': 'tensor(float)'})
+def test_shape_25_example_shape_clip_end(opkit_backend):
+    check_example(opkit_backend, SPEC, V25, 'shape_clip_end')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Shape', version=25, suite='examples', example='shape_clip_start', types={'T': 'tensor(float)'})
+def test_shape_25_example_shape_clip_start(opkit_backend):
+    check_example(opkit_backend, SPEC, V25, 'shape_clip_start')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Shape', version=25, suite='examples', example='shape_end_1', types={'T': 'tensor(float)'})
+def test_shape_25_example_shape_end_1(opkit_backend):
+    check_example(opkit_backend, SPEC, V25, 'shape_end_1')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Shape', version=25, suite='examples', example='shape_end_negative_1', types={'T': 'tensor(float)'})
+def test_shape_25_example_shape_end_negative_1(opkit_backend):
+    check_example(opkit_backend, SPEC, V25, 'shape_end_negative_1')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Shape', version=25, suite='examples', example='shape_example', types={'T': 'tensor(float)'})
+def test_shape_25_example_shape_example(opkit_backend):
+    check_example(opkit_backend, SPEC, V25, 'shape_example')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Shape', version=25, suite='examples', example='shape_start_1', types={'T': 'tensor(float)'})
+def test_shape_25_example_shape_start_1(opkit_backend):
+    check_example(opkit_backend, SPEC, V25, 'shape_start_1')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Shape', version=25, suite='examples', example='shape_start_1_end_2', types={'T': 'tensor(float)'})
+def test_shape_25_example_shape_start_1_end_2(opkit_backend):
+    check_example(opkit_backend, SPEC, V25, 'shape_start_1_end_2')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Shape', version=25, suite='examples', example='shape_start_1_end_negative_1', types={'T': 'tensor(float)'})
+def test_shape_25_example_shape_start_1_end_negative_1(opkit_backend):
+    check_example(opkit_backend, SPEC, V25, 'shape_start_1_end_negative_1')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Shape', version=25, suite='examples', example='shape_start_greater_than_end', types={'T': 'tensor(float)'})
+def test_shape_25_example_shape_start_greater_than_end(opkit_backend):
+    check_example(opkit_backend, SPEC, V25, 'shape_start_greater_than_end')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Shape', version=25, suite='examples', example='shape_start_negative_1', types={'T': 'tensor(float)'})
+def test_shape_25_example_shape_start_negative_1(opkit_backend):
+    check_example(opkit_backend, SPEC, V25, 'shape_start_negative_1')

@@ -49,3 +49,13 @@ def shrink_9_calls(types, initializers=True, siblings=0):
 def test_shrink_9_differential(opkit_backend, types, data):
     """Backend == reference kernel for every drawn input of this type binding."""
     check_differential(opkit_backend, V9, data.draw(shrink_9_calls(types, siblings=7), label='case'))
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Shrink', version=9, suite='examples', example='shrink_hard', types={'T': 'tensor(float)'})
+def test_shrink_9_example_shrink_hard(opkit_backend):
+    check_example(opkit_backend, SPEC, V9, 'shrink_hard')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Shrink', version=9, suite='examples', example='shrink_soft', types={'T': 'tensor(float)'})
+def test_shrink_9_example_shrink_soft(opkit_backend):
+    check_example(opkit_backend, SPEC, V9, 'shrink_soft')

@@ -94,3 +94,13 @@ def sigmoid_13_calls(types, initializers=True, siblings=0):
 def test_sigmoid_13_differential(opkit_backend, types, data):
     """Backend == reference kernel for every drawn input of this type binding."""
     check_differential(opkit_backend, V13, data.draw(sigmoid_13_calls(types, siblings=7), label='case'))
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Sigmoid', version=13, suite='examples', example='sigmoid', types={'T': 'tensor(float)'})
+def test_sigmoid_13_example_sigmoid(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'sigmoid')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Sigmoid', version=13, suite='examples', example='sigmoid_example', types={'T': 'tensor(float)'})
+def test_sigmoid_13_example_sigmoid_example(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'sigmoid_example')

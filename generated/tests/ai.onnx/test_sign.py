@@ -84,3 +84,8 @@ def sign_13_calls(types, initializers=True, siblings=0):
 def test_sign_13_differential(opkit_backend, types, data):
     """Backend == reference kernel for every drawn input of this type binding."""
     check_differential(opkit_backend, V13, data.draw(sign_13_calls(types, siblings=7), label='case'))
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Sign', version=13, suite='examples', example='sign', types={'T': 'tensor(float)'})
+def test_sign_13_example_sign(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'sign')

@@ -68,3 +68,13 @@ def sin_22_calls(types, initializers=True, siblings=0):
 def test_sin_22_differential(opkit_backend, types, data):
     """Backend == reference kernel for every drawn input of this type binding."""
     check_differential(opkit_backend, V22, data.draw(sin_22_calls(types, siblings=7), label='case'))
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Sin', version=22, suite='examples', example='sin', types={'T': 'tensor(float)'})
+def test_sin_22_example_sin(opkit_backend):
+    check_example(opkit_backend, SPEC, V22, 'sin')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Sin', version=22, suite='examples', example='sin_example', types={'T': 'tensor(float)'})
+def test_sin_22_example_sin_example(opkit_backend):
+    check_example(opkit_backend, SPEC, V22, 'sin_example')

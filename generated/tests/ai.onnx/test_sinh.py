@@ -68,3 +68,13 @@ def sinh_22_calls(types, initializers=True, siblings=0):
 def test_sinh_22_differential(opkit_backend, types, data):
     """Backend == reference kernel for every drawn input of this type binding."""
     check_differential(opkit_backend, V22, data.draw(sinh_22_calls(types, siblings=7), label='case'))
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Sinh', version=22, suite='examples', example='sinh', types={'T': 'tensor(float)'})
+def test_sinh_22_example_sinh(opkit_backend):
+    check_example(opkit_backend, SPEC, V22, 'sinh')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Sinh', version=22, suite='examples', example='sinh_example', types={'T': 'tensor(float)'})
+def test_sinh_22_example_sinh_example(opkit_backend):
+    check_example(opkit_backend, SPEC, V22, 'sinh_example')

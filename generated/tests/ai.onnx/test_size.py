@@ -322,3 +322,13 @@ def size_25_calls(types, initializers=True, siblings=0):
 def test_size_25_differential(opkit_backend, types, data):
     """Backend == reference kernel for every drawn input of this type binding."""
     check_differential(opkit_backend, V25, data.draw(size_25_calls(types, siblings=7), label='case'))
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Size', version=25, suite='examples', example='size', types={'T': 'tensor(float)'})
+def test_size_25_example_size(opkit_backend):
+    check_example(opkit_backend, SPEC, V25, 'size')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Size', version=25, suite='examples', example='size_example', types={'T': 'tensor(float)'})
+def test_size_25_example_size_example(opkit_backend):
+    check_example(opkit_backend, SPEC, V25, 'size_example')

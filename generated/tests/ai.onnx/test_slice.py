@@ -214,3 +214,8 @@ def slice_13_calls(types, initializers=True, siblings=0):
 def test_slice_13_differential(opkit_backend, types, data):
     """Backend == reference kernel for every drawn input of this type binding."""
     check_differential(opkit_backend, V13, data.draw(slice_13_calls(types, siblings=7), label='case'))
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Slice', version=13, suite='examples', example='slice_start_out_of_bounds', types={'T': 'tensor(float)', 'Tind': 'tensor(int64)'})
+def test_slice_13_example_slice_start_out_of_bounds(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'slice_start_out_of_bounds')

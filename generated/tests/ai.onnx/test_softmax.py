@@ -94,3 +94,38 @@ def softmax_13_calls(types, initializers=True, siblings=0):
 def test_softmax_13_differential(opkit_backend, types, data):
     """Backend == reference kernel for every drawn input of this type binding."""
     check_differential(opkit_backend, V13, data.draw(softmax_13_calls(types, siblings=7), label='case'))
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Softmax', version=13, suite='examples', example='softmax_axis_0', types={'T': 'tensor(float)'})
+def test_softmax_13_example_softmax_axis_0(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'softmax_axis_0')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Softmax', version=13, suite='examples', example='softmax_axis_1', types={'T': 'tensor(float)'})
+def test_softmax_13_example_softmax_axis_1(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'softmax_axis_1')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Softmax', version=13, suite='examples', example='softmax_axis_2', types={'T': 'tensor(float)'})
+def test_softmax_13_example_softmax_axis_2(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'softmax_axis_2')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Softmax', version=13, suite='examples', example='softmax_default_axis', types={'T': 'tensor(float)'})
+def test_softmax_13_example_softmax_default_axis(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'softmax_default_axis')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Softmax', version=13, suite='examples', example='softmax_example', types={'T': 'tensor(float)'})
+def test_softmax_13_example_softmax_example(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'softmax_example')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Softmax', version=13, suite='examples', example='softmax_large_number', types={'T': 'tensor(float)'})
+def test_softmax_13_example_softmax_large_number(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'softmax_large_number')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Softmax', version=13, suite='examples', example='softmax_negative_axis', types={'T': 'tensor(float)'})
+def test_softmax_13_example_softmax_negative_axis(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'softmax_negative_axis')

@@ -75,3 +75,143 @@ def softmax_cross_entropy_loss_13_calls(types, initializers=True, siblings=0):
 def test_softmax_cross_entropy_loss_13_differential(opkit_backend, types, data):
     """Backend == reference kernel for every drawn input of this type binding."""
     check_differential(opkit_backend, V13, data.draw(softmax_cross_entropy_loss_13_calls(types, siblings=7), label='case'))
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='SoftmaxCrossEntropyLoss', version=13, suite='examples', example='sce_NCd1_mean_weight_negative_ii', types={'T': 'tensor(float)', 'Tind': 'tensor(int64)'})
+def test_softmax_cross_entropy_loss_13_example_sce_NCd1_mean_weight_negative_ii(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'sce_NCd1_mean_weight_negative_ii')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='SoftmaxCrossEntropyLoss', version=13, suite='examples', example='sce_NCd1_mean_weight_negative_ii_log_prob', types={'T': 'tensor(float)', 'Tind': 'tensor(int64)'})
+def test_softmax_cross_entropy_loss_13_example_sce_NCd1_mean_weight_negative_ii_log_prob(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'sce_NCd1_mean_weight_negative_ii_log_prob')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='SoftmaxCrossEntropyLoss', version=13, suite='examples', example='sce_NCd1d2d3_sum_weight_high_ii', types={'T': 'tensor(float)', 'Tind': 'tensor(int64)'})
+def test_softmax_cross_entropy_loss_13_example_sce_NCd1d2d3_sum_weight_high_ii(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'sce_NCd1d2d3_sum_weight_high_ii')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='SoftmaxCrossEntropyLoss', version=13, suite='examples', example='sce_NCd1d2d3_sum_weight_high_ii_log_prob', types={'T': 'tensor(float)', 'Tind': 'tensor(int64)'})
+def test_softmax_cross_entropy_loss_13_example_sce_NCd1d2d3_sum_weight_high_ii_log_prob(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'sce_NCd1d2d3_sum_weight_high_ii_log_prob')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='SoftmaxCrossEntropyLoss', version=13, suite='examples', example='sce_mean', types={'T': 'tensor(float)', 'Tind': 'tensor(int64)'})
+def test_softmax_cross_entropy_loss_13_example_sce_mean(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'sce_mean')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='SoftmaxCrossEntropyLoss', version=13, suite='examples', example='sce_mean_3d', types={'T': 'tensor(float)', 'Tind': 'tensor(int64)'})
+def test_softmax_cross_entropy_loss_13_example_sce_mean_3d(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'sce_mean_3d')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='SoftmaxCrossEntropyLoss', version=13, suite='examples', example='sce_mean_3d_log_prob', types={'T': 'tensor(float)', 'Tind': 'tensor(int64)'})
+def test_softmax_cross_entropy_loss_13_example_sce_mean_3d_log_prob(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'sce_mean_3d_log_prob')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='SoftmaxCrossEntropyLoss', version=13, suite='examples', example='sce_mean_log_prob', types={'T': 'tensor(float)', 'Tind': 'tensor(int64)'})
+def test_softmax_cross_entropy_loss_13_example_sce_mean_log_prob(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'sce_mean_log_prob')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='SoftmaxCrossEntropyLoss', version=13, suite='examples', example='sce_mean_no_weight_ii', types={'T': 'tensor(float)', 'Tind': 'tensor(int64)'})
+def test_softmax_cross_entropy_loss_13_example_sce_mean_no_weight_ii(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'sce_mean_no_weight_ii')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='SoftmaxCrossEntropyLoss', version=13, suite='examples', example='sce_mean_no_weight_ii_3d', types={'T': 'tensor(float)', 'Tind': 'tensor(int64)'})
+def test_softmax_cross_entropy_loss_13_example_sce_mean_no_weight_ii_3d(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'sce_mean_no_weight_ii_3d')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='SoftmaxCrossEntropyLoss', version=13, suite='examples', example='sce_mean_no_weight_ii_3d_log_prob', types={'T': 'tensor(float)', 'Tind': 'tensor(int64)'})
+def test_softmax_cross_entropy_loss_13_example_sce_mean_no_weight_ii_3d_log_prob(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'sce_mean_no_weight_ii_3d_log_prob')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='SoftmaxCrossEntropyLoss', version=13, suite='examples', example='sce_mean_no_weight_ii_4d', types={'T': 'tensor(float)', 'Tind': 'tensor(int64)'})
+def test_softmax_cross_entropy_loss_13_example_sce_mean_no_weight_ii_4d(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'sce_mean_no_weight_ii_4d')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='SoftmaxCrossEntropyLoss', version=13, suite='examples', example='sce_mean_no_weight_ii_4d_log_prob', types={'T': 'tensor(float)', 'Tind': 'tensor(int64)'})
+def test_softmax_cross_entropy_loss_13_example_sce_mean_no_weight_ii_4d_log_prob(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'sce_mean_no_weight_ii_4d_log_prob')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='SoftmaxCrossEntropyLoss', version=13, suite='examples', example='sce_mean_no_weight_ii_log_prob', types={'T': 'tensor(float)', 'Tind': 'tensor(int64)'})
+def test_softmax_cross_entropy_loss_13_example_sce_mean_no_weight_ii_log_prob(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'sce_mean_no_weight_ii_log_prob')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='SoftmaxCrossEntropyLoss', version=13, suite='examples', example='sce_mean_weight', types={'T': 'tensor(float)', 'Tind': 'tensor(int64)'})
+def test_softmax_cross_entropy_loss_13_example_sce_mean_weight(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'sce_mean_weight')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='SoftmaxCrossEntropyLoss', version=13, suite='examples', example='sce_mean_weight_ii', types={'T': 'tensor(float)', 'Tind': 'tensor(int64)'})
+def test_softmax_cross_entropy_loss_13_example_sce_mean_weight_ii(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'sce_mean_weight_ii')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='SoftmaxCrossEntropyLoss', version=13, suite='examples', example='sce_mean_weight_ii_3d', types={'T': 'tensor(float)', 'Tind': 'tensor(int64)'})
+def test_softmax_cross_entropy_loss_13_example_sce_mean_weight_ii_3d(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'sce_mean_weight_ii_3d')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='SoftmaxCrossEntropyLoss', version=13, suite='examples', example='sce_mean_weight_ii_3d_log_prob', types={'T': 'tensor(float)', 'Tind': 'tensor(int64)'})
+def test_softmax_cross_entropy_loss_13_example_sce_mean_weight_ii_3d_log_prob(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'sce_mean_weight_ii_3d_log_prob')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='SoftmaxCrossEntropyLoss', version=13, suite='examples', example='sce_mean_weight_ii_4d', types={'T': 'tensor(float)', 'Tind': 'tensor(int64)'})
+def test_softmax_cross_entropy_loss_13_example_sce_mean_weight_ii_4d(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'sce_mean_weight_ii_4d')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='SoftmaxCrossEntropyLoss', version=13, suite='examples', example='sce_mean_weight_ii_4d_log_prob', types={'T': 'tensor(float)', 'Tind': 'tensor(int64)'})
+def test_softmax_cross_entropy_loss_13_example_sce_mean_weight_ii_4d_log_prob(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'sce_mean_weight_ii_4d_log_prob')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='SoftmaxCrossEntropyLoss', version=13, suite='examples', example='sce_mean_weight_ii_log_prob', types={'T': 'tensor(float)', 'Tind': 'tensor(int64)'})
+def test_softmax_cross_entropy_loss_13_example_sce_mean_weight_ii_log_prob(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'sce_mean_weight_ii_log_prob')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='SoftmaxCrossEntropyLoss', version=13, suite='examples', example='sce_mean_weight_log_prob', types={'T': 'tensor(float)', 'Tind': 'tensor(int64)'})
+def test_softmax_cross_entropy_loss_13_example_sce_mean_weight_log_prob(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'sce_mean_weight_log_prob')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='SoftmaxCrossEntropyLoss', version=13, suite='examples', example='sce_none', types={'T': 'tensor(float)', 'Tind': 'tensor(int64)'})
+def test_softmax_cross_entropy_loss_13_example_sce_none(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'sce_none')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='SoftmaxCrossEntropyLoss', version=13, suite='examples', example='sce_none_log_prob', types={'T': 'tensor(float)', 'Tind': 'tensor(int64)'})
+def test_softmax_cross_entropy_loss_13_example_sce_none_log_prob(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'sce_none_log_prob')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='SoftmaxCrossEntropyLoss', version=13, suite='examples', example='sce_none_weights', types={'T': 'tensor(float)', 'Tind': 'tensor(int64)'})
+def test_softmax_cross_entropy_loss_13_example_sce_none_weights(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'sce_none_weights')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='SoftmaxCrossEntropyLoss', version=13, suite='examples', example='sce_none_weights_log_prob', types={'T': 'tensor(float)', 'Tind': 'tensor(int64)'})
+def test_softmax_cross_entropy_loss_13_example_sce_none_weights_log_prob(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'sce_none_weights_log_prob')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='SoftmaxCrossEntropyLoss', version=13, suite='examples', example='sce_sum', types={'T': 'tensor(float)', 'Tind': 'tensor(int64)'})
+def test_softmax_cross_entropy_loss_13_example_sce_sum(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'sce_sum')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='SoftmaxCrossEntropyLoss', version=13, suite='examples', example='sce_sum_log_prob', types={'T': 'tensor(float)', 'Tind': 'tensor(int64)'})
+def test_softmax_cross_entropy_loss_13_example_sce_sum_log_prob(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'sce_sum_log_prob')

@@ -68,3 +68,13 @@ def softplus_22_calls(types, initializers=True, siblings=0):
 def test_softplus_22_differential(opkit_backend, types, data):
     """Backend == reference kernel for every drawn input of this type binding."""
     check_differential(opkit_backend, V22, data.draw(softplus_22_calls(types, siblings=7), label='case'))
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Softplus', version=22, suite='examples', example='softplus', types={'T': 'tensor(float)'})
+def test_softplus_22_example_softplus(opkit_backend):
+    check_example(opkit_backend, SPEC, V22, 'softplus')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Softplus', version=22, suite='examples', example='softplus_example', types={'T': 'tensor(float)'})
+def test_softplus_22_example_softplus_example(opkit_backend):
+    check_example(opkit_backend, SPEC, V22, 'softplus_example')

@@ -68,3 +68,13 @@ def softsign_22_calls(types, initializers=True, siblings=0):
 def test_softsign_22_differential(opkit_backend, types, data):
     """Backend == reference kernel for every drawn input of this type binding."""
     check_differential(opkit_backend, V22, data.draw(softsign_22_calls(types, siblings=7), label='case'))
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Softsign', version=22, suite='examples', example='softsign', types={'T': 'tensor(float)'})
+def test_softsign_22_example_softsign(opkit_backend):
+    check_example(opkit_backend, SPEC, V22, 'softsign')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Softsign', version=22, suite='examples', example='softsign_example', types={'T': 'tensor(float)'})
+def test_softsign_22_example_softsign_example(opkit_backend):
+    check_example(opkit_backend, SPEC, V22, 'softsign_example')

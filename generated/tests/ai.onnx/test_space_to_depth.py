@@ -131,3 +131,23 @@ def space_to_depth_28_calls(types, initializers=True, siblings=0):
 def test_space_to_depth_28_differential(opkit_backend, types, data):
     """Backend == reference kernel for every drawn input of this type binding."""
     check_differential(opkit_backend, V28, data.draw(space_to_depth_28_calls(types, siblings=7), label='case'))
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='SpaceToDepth', version=28, suite='examples', example='spacetodepth', types={'T': 'tensor(float)'})
+def test_space_to_depth_28_example_spacetodepth(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'spacetodepth')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='SpaceToDepth', version=28, suite='examples', example='spacetodepth_crd_mode_example', types={'T': 'tensor(float)'})
+def test_space_to_depth_28_example_spacetodepth_crd_mode_example(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'spacetodepth_crd_mode_example')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='SpaceToDepth', version=28, suite='examples', example='spacetodepth_dcr_mode_example', types={'T': 'tensor(float)'})
+def test_space_to_depth_28_example_spacetodepth_dcr_mode_example(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'spacetodepth_dcr_mode_example')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='SpaceToDepth', version=28, suite='examples', example='spacetodepth_example', types={'T': 'tensor(float)'})
+def test_space_to_depth_28_example_spacetodepth_example(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'spacetodepth_example')

@@ -132,6 +132,41 @@ def test_split_13_differential(opkit_backend, types, data):
     check_differential(opkit_backend, V13, data.draw(split_13_calls(types, siblings=7), label='case'))
 
 
+@pytest.mark.opkit(domain='ai.onnx', op='Split', version=13, suite='examples', example='split_equal_parts_1d_opset13', types={'T': 'tensor(float)'})
+def test_split_13_example_split_equal_parts_1d_opset13(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'split_equal_parts_1d_opset13')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Split', version=13, suite='examples', example='split_equal_parts_2d_opset13', types={'T': 'tensor(float)'})
+def test_split_13_example_split_equal_parts_2d_opset13(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'split_equal_parts_2d_opset13')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Split', version=13, suite='examples', example='split_equal_parts_default_axis_opset13', types={'T': 'tensor(float)'})
+def test_split_13_example_split_equal_parts_default_axis_opset13(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'split_equal_parts_default_axis_opset13')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Split', version=13, suite='examples', example='split_variable_parts_1d_opset13', types={'T': 'tensor(float)'})
+def test_split_13_example_split_variable_parts_1d_opset13(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'split_variable_parts_1d_opset13')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Split', version=13, suite='examples', example='split_variable_parts_2d_opset13', types={'T': 'tensor(float)'})
+def test_split_13_example_split_variable_parts_2d_opset13(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'split_variable_parts_2d_opset13')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Split', version=13, suite='examples', example='split_variable_parts_default_axis_opset13', types={'T': 'tensor(float)'})
+def test_split_13_example_split_variable_parts_default_axis_opset13(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'split_variable_parts_default_axis_opset13')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Split', version=13, suite='examples', example='split_zero_size_splits_opset13', types={'T': 'tensor(float)'})
+def test_split_13_example_split_zero_size_splits_opset13(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'split_zero_size_splits_opset13')
+
+
 # ------------------------------------------------------------------------------------------------
 # Split-18
 
@@ -169,3 +204,48 @@ def split_18_calls(types, initializers=True, siblings=0):
 def test_split_18_differential(opkit_backend, types, data):
     """Backend == reference kernel for every drawn input of this type binding."""
     check_differential(opkit_backend, V18, data.draw(split_18_calls(types, siblings=7), label='case'))
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Split', version=18, suite='examples', example='split_1d_uneven_split_opset18', types={'T': 'tensor(float)'})
+def test_split_18_example_split_1d_uneven_split_opset18(opkit_backend):
+    check_example(opkit_backend, SPEC, V18, 'split_1d_uneven_split_opset18')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Split', version=18, suite='examples', example='split_2d_uneven_split_opset18', types={'T': 'tensor(float)'})
+def test_split_18_example_split_2d_uneven_split_opset18(opkit_backend):
+    check_example(opkit_backend, SPEC, V18, 'split_2d_uneven_split_opset18')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Split', version=18, suite='examples', example='split_equal_parts_1d_opset18', types={'T': 'tensor(float)'})
+def test_split_18_example_split_equal_parts_1d_opset18(opkit_backend):
+    check_example(opkit_backend, SPEC, V18, 'split_equal_parts_1d_opset18')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Split', version=18, suite='examples', example='split_equal_parts_2d', types={'T': 'tensor(float)'})
+def test_split_18_example_split_equal_parts_2d(opkit_backend):
+    check_example(opkit_backend, SPEC, V18, 'split_equal_parts_2d')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Split', version=18, suite='examples', example='split_equal_parts_default_axis_opset18', types={'T': 'tensor(float)'})
+def test_split_18_example_split_equal_parts_default_axis_opset18(opkit_backend):
+    check_example(opkit_backend, SPEC, V18, 'split_equal_parts_default_axis_opset18')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Split', version=18, suite='examples', example='split_variable_parts_1d_opset18', types={'T': 'tensor(float)'})
+def test_split_18_example_split_variable_parts_1d_opset18(opkit_backend):
+    check_example(opkit_backend, SPEC, V18, 'split_variable_parts_1d_opset18')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Split', version=18, suite='examples', example='split_variable_parts_2d_opset18', types={'T': 'tensor(float)'})
+def test_split_18_example_split_variable_parts_2d_opset18(opkit_backend):
+    check_example(opkit_backend, SPEC, V18, 'split_variable_parts_2d_opset18')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Split', version=18, suite='examples', example='split_variable_parts_default_axis_opset18', types={'T': 'tensor(float)'})
+def test_split_18_example_split_variable_parts_default_axis_opset18(opkit_backend):
+    check_example(opkit_backend, SPEC, V18, 'split_variable_parts_default_axis_opset18')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Split', version=18, suite='examples', example='split_zero_size_splits_opset18', types={'T': 'tensor(float)'})
+def test_split_18_example_split_zero_size_splits_opset18(opkit_backend):
+    check_example(opkit_backend, SPEC, V18, 'split_zero_size_splits_opset18')

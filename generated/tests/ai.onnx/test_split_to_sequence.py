@@ -123,3 +123,18 @@ def split_to_sequence_24_calls(types, initializers=True, siblings=0):
 def test_split_to_sequence_24_differential(opkit_backend, types, data):
     """Backend == reference kernel for every drawn input of this type binding."""
     check_differential(opkit_backend, V24, data.draw(split_to_sequence_24_calls(types, siblings=7), label='case'))
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='SplitToSequence', version=24, suite='examples', example='split_to_sequence_1', types={'T': 'tensor(float)', 'I': 'tensor(int64)'})
+def test_split_to_sequence_24_example_split_to_sequence_1(opkit_backend):
+    check_example(opkit_backend, SPEC, V24, 'split_to_sequence_1')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='SplitToSequence', version=24, suite='examples', example='split_to_sequence_2', types={'T': 'tensor(float)', 'I': 'tensor(int64)'})
+def test_split_to_sequence_24_example_split_to_sequence_2(opkit_backend):
+    check_example(opkit_backend, SPEC, V24, 'split_to_sequence_2')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='SplitToSequence', version=24, suite='examples', example='split_to_sequence_nokeepdims', types={'T': 'tensor(float)'})
+def test_split_to_sequence_24_example_split_to_sequence_nokeepdims(opkit_backend):
+    check_example(opkit_backend, SPEC, V24, 'split_to_sequence_nokeepdims')

@@ -94,3 +94,13 @@ def sqrt_13_calls(types, initializers=True, siblings=0):
 def test_sqrt_13_differential(opkit_backend, types, data):
     """Backend == reference kernel for every drawn input of this type binding."""
     check_differential(opkit_backend, V13, data.draw(sqrt_13_calls(types, siblings=7), label='case'))
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Sqrt', version=13, suite='examples', example='sqrt', types={'T': 'tensor(float)'})
+def test_sqrt_13_example_sqrt(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'sqrt')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Sqrt', version=13, suite='examples', example='sqrt_example', types={'T': 'tensor(float)'})
+def test_sqrt_13_example_sqrt_example(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'sqrt_example')

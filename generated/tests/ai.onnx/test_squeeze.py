@@ -317,3 +317,13 @@ def squeeze_25_calls(types, initializers=True, siblings=0):
 def test_squeeze_25_differential(opkit_backend, types, data):
     """Backend == reference kernel for every drawn input of this type binding."""
     check_differential(opkit_backend, V25, data.draw(squeeze_25_calls(types, siblings=7), label='case'))
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Squeeze', version=25, suite='examples', example='squeeze', types={'T': 'tensor(float)'})
+def test_squeeze_25_example_squeeze(opkit_backend):
+    check_example(opkit_backend, SPEC, V25, 'squeeze')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Squeeze', version=25, suite='examples', example='squeeze_negative_axes', types={'T': 'tensor(float)'})
+def test_squeeze_25_example_squeeze_negative_axes(opkit_backend):
+    check_example(opkit_backend, SPEC, V25, 'squeeze_negative_axes')

@@ -46,3 +46,13 @@ def stft_17_calls(types, initializers=True, siblings=0):
 def test_stft_17_differential(opkit_backend, types, data):
     """Backend == reference kernel for every drawn input of this type binding."""
     check_differential(opkit_backend, V17, data.draw(stft_17_calls(types, siblings=7), label='case'))
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='STFT', version=17, suite='examples', example='stft', types={'T1': 'tensor(float)', 'T2': 'tensor(int64)'})
+def test_stft_17_example_stft(opkit_backend):
+    check_example(opkit_backend, SPEC, V17, 'stft')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='STFT', version=17, suite='examples', example='stft_with_window', types={'T1': 'tensor(float)', 'T2': 'tensor(int64)'})
+def test_stft_17_example_stft_with_window(opkit_backend):
+    check_example(opkit_backend, SPEC, V17, 'stft_with_window')

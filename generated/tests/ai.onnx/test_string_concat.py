@@ -39,3 +39,28 @@ def string_concat_20_calls(types, initializers=True, siblings=0):
 def test_string_concat_20_differential(opkit_backend, types, data):
     """Backend == reference kernel for every drawn input of this type binding."""
     check_differential(opkit_backend, V20, data.draw(string_concat_20_calls(types, siblings=7), label='case'))
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='StringConcat', version=20, suite='examples', example='string_concat', types={'T': 'tensor(string)'})
+def test_string_concat_20_example_string_concat(opkit_backend):
+    check_example(opkit_backend, SPEC, V20, 'string_concat')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='StringConcat', version=20, suite='examples', example='string_concat_broadcasting', types={'T': 'tensor(string)'})
+def test_string_concat_20_example_string_concat_broadcasting(opkit_backend):
+    check_example(opkit_backend, SPEC, V20, 'string_concat_broadcasting')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='StringConcat', version=20, suite='examples', example='string_concat_empty_string', types={'T': 'tensor(string)'})
+def test_string_concat_20_example_string_concat_empty_string(opkit_backend):
+    check_example(opkit_backend, SPEC, V20, 'string_concat_empty_string')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='StringConcat', version=20, suite='examples', example='string_concat_utf8', types={'T': 'tensor(string)'})
+def test_string_concat_20_example_string_concat_utf8(opkit_backend):
+    check_example(opkit_backend, SPEC, V20, 'string_concat_utf8')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='StringConcat', version=20, suite='examples', example='string_concat_zero_dimensional', types={'T': 'tensor(string)'})
+def test_string_concat_20_example_string_concat_zero_dimensional(opkit_backend):
+    check_example(opkit_backend, SPEC, V20, 'string_concat_zero_dimensional')

@@ -39,3 +39,33 @@ def string_normalizer_10_calls(types, initializers=True, siblings=0):
 def test_string_normalizer_10_differential(opkit_backend, types, data):
     """Backend == reference kernel for every drawn input of this type binding."""
     check_differential(opkit_backend, V10, data.draw(string_normalizer_10_calls(types, siblings=7), label='case'))
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='StringNormalizer', version=10, suite='examples', example='strnormalizer_export_monday_casesensintive_lower', types={})
+def test_string_normalizer_10_example_strnormalizer_export_monday_casesensintive_lower(opkit_backend):
+    check_example(opkit_backend, SPEC, V10, 'strnormalizer_export_monday_casesensintive_lower')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='StringNormalizer', version=10, suite='examples', example='strnormalizer_export_monday_casesensintive_nochangecase', types={})
+def test_string_normalizer_10_example_strnormalizer_export_monday_casesensintive_nochangecase(opkit_backend):
+    check_example(opkit_backend, SPEC, V10, 'strnormalizer_export_monday_casesensintive_nochangecase')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='StringNormalizer', version=10, suite='examples', example='strnormalizer_export_monday_casesensintive_upper', types={})
+def test_string_normalizer_10_example_strnormalizer_export_monday_casesensintive_upper(opkit_backend):
+    check_example(opkit_backend, SPEC, V10, 'strnormalizer_export_monday_casesensintive_upper')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='StringNormalizer', version=10, suite='examples', example='strnormalizer_export_monday_empty_output', types={})
+def test_string_normalizer_10_example_strnormalizer_export_monday_empty_output(opkit_backend):
+    check_example(opkit_backend, SPEC, V10, 'strnormalizer_export_monday_empty_output')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='StringNormalizer', version=10, suite='examples', example='strnormalizer_export_monday_insensintive_upper_twodim', types={})
+def test_string_normalizer_10_example_strnormalizer_export_monday_insensintive_upper_twodim(opkit_backend):
+    check_example(opkit_backend, SPEC, V10, 'strnormalizer_export_monday_insensintive_upper_twodim')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='StringNormalizer', version=10, suite='examples', example='strnormalizer_nostopwords_nochangecase', types={})
+def test_string_normalizer_10_example_strnormalizer_nostopwords_nochangecase(opkit_backend):
+    check_example(opkit_backend, SPEC, V10, 'strnormalizer_nostopwords_nochangecase')

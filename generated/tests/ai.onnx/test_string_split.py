@@ -39,3 +39,33 @@ def string_split_20_calls(types, initializers=True, siblings=0):
 def test_string_split_20_differential(opkit_backend, types, data):
     """Backend == reference kernel for every drawn input of this type binding."""
     check_differential(opkit_backend, V20, data.draw(string_split_20_calls(types, siblings=7), label='case'))
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='StringSplit', version=20, suite='examples', example='string_split_basic', types={'T1': 'tensor(string)'})
+def test_string_split_20_example_string_split_basic(opkit_backend):
+    check_example(opkit_backend, SPEC, V20, 'string_split_basic')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='StringSplit', version=20, suite='examples', example='string_split_consecutive_delimiters', types={'T1': 'tensor(string)'})
+def test_string_split_20_example_string_split_consecutive_delimiters(opkit_backend):
+    check_example(opkit_backend, SPEC, V20, 'string_split_consecutive_delimiters')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='StringSplit', version=20, suite='examples', example='string_split_empty_string_delimiter', types={'T1': 'tensor(string)'})
+def test_string_split_20_example_string_split_empty_string_delimiter(opkit_backend):
+    check_example(opkit_backend, SPEC, V20, 'string_split_empty_string_delimiter')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='StringSplit', version=20, suite='examples', example='string_split_empty_tensor', types={'T1': 'tensor(string)'})
+def test_string_split_20_example_string_split_empty_tensor(opkit_backend):
+    check_example(opkit_backend, SPEC, V20, 'string_split_empty_tensor')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='StringSplit', version=20, suite='examples', example='string_split_maxsplit', types={'T1': 'tensor(string)'})
+def test_string_split_20_example_string_split_maxsplit(opkit_backend):
+    check_example(opkit_backend, SPEC, V20, 'string_split_maxsplit')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='StringSplit', version=20, suite='examples', example='string_split_no_delimiter', types={'T1': 'tensor(string)'})
+def test_string_split_20_example_string_split_no_delimiter(opkit_backend):
+    check_example(opkit_backend, SPEC, V20, 'string_split_no_delimiter')

@@ -167,3 +167,48 @@ def sub_14_calls(types, initializers=True, siblings=0):
 def test_sub_14_differential(opkit_backend, types, data):
     """Backend == reference kernel for every drawn input of this type binding."""
     check_differential(opkit_backend, V14, data.draw(sub_14_calls(types, siblings=7), label='case'))
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Sub', version=14, suite='examples', example='sub', types={'T': 'tensor(float)'})
+def test_sub_14_example_sub(opkit_backend):
+    check_example(opkit_backend, SPEC, V14, 'sub')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Sub', version=14, suite='examples', example='sub_bcast', types={'T': 'tensor(float)'})
+def test_sub_14_example_sub_bcast(opkit_backend):
+    check_example(opkit_backend, SPEC, V14, 'sub_bcast')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Sub', version=14, suite='examples', example='sub_example', types={'T': 'tensor(float)'})
+def test_sub_14_example_sub_example(opkit_backend):
+    check_example(opkit_backend, SPEC, V14, 'sub_example')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Sub', version=14, suite='examples', example='sub_int16', types={'T': 'tensor(int16)'})
+def test_sub_14_example_sub_int16(opkit_backend):
+    check_example(opkit_backend, SPEC, V14, 'sub_int16')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Sub', version=14, suite='examples', example='sub_int8', types={'T': 'tensor(int8)'})
+def test_sub_14_example_sub_int8(opkit_backend):
+    check_example(opkit_backend, SPEC, V14, 'sub_int8')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Sub', version=14, suite='examples', example='sub_uint16', types={'T': 'tensor(uint16)'})
+def test_sub_14_example_sub_uint16(opkit_backend):
+    check_example(opkit_backend, SPEC, V14, 'sub_uint16')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Sub', version=14, suite='examples', example='sub_uint32', types={'T': 'tensor(uint32)'})
+def test_sub_14_example_sub_uint32(opkit_backend):
+    check_example(opkit_backend, SPEC, V14, 'sub_uint32')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Sub', version=14, suite='examples', example='sub_uint64', types={'T': 'tensor(uint64)'})
+def test_sub_14_example_sub_uint64(opkit_backend):
+    check_example(opkit_backend, SPEC, V14, 'sub_uint64')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Sub', version=14, suite='examples', example='sub_uint8', types={'T': 'tensor(uint8)'})
+def test_sub_14_example_sub_uint8(opkit_backend):
+    check_example(opkit_backend, SPEC, V14, 'sub_uint8')

@@ -120,3 +120,18 @@ def sum_13_calls(types, initializers=True, siblings=0):
 def test_sum_13_differential(opkit_backend, types, data):
     """Backend == reference kernel for every drawn input of this type binding."""
     check_differential(opkit_backend, V13, data.draw(sum_13_calls(types, siblings=7), label='case'))
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Sum', version=13, suite='examples', example='sum_example', types={'T': 'tensor(float)'})
+def test_sum_13_example_sum_example(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'sum_example')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Sum', version=13, suite='examples', example='sum_one_input', types={'T': 'tensor(float)'})
+def test_sum_13_example_sum_one_input(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'sum_one_input')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Sum', version=13, suite='examples', example='sum_two_inputs', types={'T': 'tensor(float)'})
+def test_sum_13_example_sum_two_inputs(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'sum_two_inputs')

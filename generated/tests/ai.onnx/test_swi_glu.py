@@ -42,3 +42,18 @@ def swi_glu_28_calls(types, initializers=True, siblings=0):
 def test_swi_glu_28_differential(opkit_backend, types, data):
     """Backend == reference kernel for every drawn input of this type binding."""
     check_differential(opkit_backend, V28, data.draw(swi_glu_28_calls(types, siblings=7), label='case'))
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='SwiGLU', version=28, suite='examples', example='swiglu', types={'T': 'tensor(float)'})
+def test_swi_glu_28_example_swiglu(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'swiglu')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='SwiGLU', version=28, suite='examples', example='swiglu_alpha', types={'T': 'tensor(float)'})
+def test_swi_glu_28_example_swiglu_alpha(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'swiglu_alpha')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='SwiGLU', version=28, suite='examples', example='swiglu_float16', types={'T': 'tensor(float16)'})
+def test_swi_glu_28_example_swiglu_float16(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'swiglu_float16')

@@ -42,3 +42,8 @@ def swish_24_calls(types, initializers=True, siblings=0):
 def test_swish_24_differential(opkit_backend, types, data):
     """Backend == reference kernel for every drawn input of this type binding."""
     check_differential(opkit_backend, V24, data.draw(swish_24_calls(types, siblings=7), label='case'))
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Swish', version=24, suite='examples', example='swish', types={'T': 'tensor(float)'})
+def test_swish_24_example_swish(opkit_backend):
+    check_example(opkit_backend, SPEC, V24, 'swish')

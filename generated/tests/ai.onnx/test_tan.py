@@ -68,3 +68,13 @@ def tan_22_calls(types, initializers=True, siblings=0):
 def test_tan_22_differential(opkit_backend, types, data):
     """Backend == reference kernel for every drawn input of this type binding."""
     check_differential(opkit_backend, V22, data.draw(tan_22_calls(types, siblings=7), label='case'))
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Tan', version=22, suite='examples', example='tan', types={'T': 'tensor(float)'})
+def test_tan_22_example_tan(opkit_backend):
+    check_example(opkit_backend, SPEC, V22, 'tan')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Tan', version=22, suite='examples', example='tan_example', types={'T': 'tensor(float)'})
+def test_tan_22_example_tan_example(opkit_backend):
+    check_example(opkit_backend, SPEC, V22, 'tan_example')

@@ -94,3 +94,13 @@ def tanh_13_calls(types, initializers=True, siblings=0):
 def test_tanh_13_differential(opkit_backend, types, data):
     """Backend == reference kernel for every drawn input of this type binding."""
     check_differential(opkit_backend, V13, data.draw(tanh_13_calls(types, siblings=7), label='case'))
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Tanh', version=13, suite='examples', example='tanh', types={'T': 'tensor(float)'})
+def test_tanh_13_example_tanh(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'tanh')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Tanh', version=13, suite='examples', example='tanh_example', types={'T': 'tensor(float)'})
+def test_tanh_13_example_tanh_example(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'tanh_example')

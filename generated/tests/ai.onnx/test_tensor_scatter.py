@@ -62,3 +62,18 @@ def tensor_scatter_24_calls(types, initializers=True, siblings=0):
 def test_tensor_scatter_24_differential(opkit_backend, types, data):
     """Backend == reference kernel for every drawn input of this type binding."""
     check_differential(opkit_backend, V24, data.draw(tensor_scatter_24_calls(types, siblings=7), label='case'))
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='TensorScatter', version=24, suite='examples', example='tensorscatter', types={'T': 'tensor(float)'})
+def test_tensor_scatter_24_example_tensorscatter(opkit_backend):
+    check_example(opkit_backend, SPEC, V24, 'tensorscatter')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='TensorScatter', version=24, suite='examples', example='tensorscatter_3d', types={'T': 'tensor(float)'})
+def test_tensor_scatter_24_example_tensorscatter_3d(opkit_backend):
+    check_example(opkit_backend, SPEC, V24, 'tensorscatter_3d')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='TensorScatter', version=24, suite='examples', example='tensorscatter_circular', types={'T': 'tensor(float)'})
+def test_tensor_scatter_24_example_tensorscatter_circular(opkit_backend):
+    check_example(opkit_backend, SPEC, V24, 'tensorscatter_circular')

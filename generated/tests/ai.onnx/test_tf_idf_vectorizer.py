@@ -41,3 +41,38 @@ def tf_idf_vectorizer_9_calls(types, initializers=True, siblings=0):
 def test_tf_idf_vectorizer_9_differential(opkit_backend, types, data):
     """Backend == reference kernel for every drawn input of this type binding."""
     check_differential(opkit_backend, V9, data.draw(tf_idf_vectorizer_9_calls(types, siblings=7), label='case'))
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='TfIdfVectorizer', version=9, suite='examples', example='tfidfvectorizer_tf_batch_onlybigrams_skip0', types={'T': 'tensor(int32)'})
+def test_tf_idf_vectorizer_9_example_tfidfvectorizer_tf_batch_onlybigrams_skip0(opkit_backend):
+    check_example(opkit_backend, SPEC, V9, 'tfidfvectorizer_tf_batch_onlybigrams_skip0')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='TfIdfVectorizer', version=9, suite='examples', example='tfidfvectorizer_tf_batch_onlybigrams_skip5', types={'T': 'tensor(int32)'})
+def test_tf_idf_vectorizer_9_example_tfidfvectorizer_tf_batch_onlybigrams_skip5(opkit_backend):
+    check_example(opkit_backend, SPEC, V9, 'tfidfvectorizer_tf_batch_onlybigrams_skip5')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='TfIdfVectorizer', version=9, suite='examples', example='tfidfvectorizer_tf_batch_uniandbigrams_skip5', types={'T': 'tensor(int32)'})
+def test_tf_idf_vectorizer_9_example_tfidfvectorizer_tf_batch_uniandbigrams_skip5(opkit_backend):
+    check_example(opkit_backend, SPEC, V9, 'tfidfvectorizer_tf_batch_uniandbigrams_skip5')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='TfIdfVectorizer', version=9, suite='examples', example='tfidfvectorizer_tf_only_bigrams_skip0', types={'T': 'tensor(int32)'})
+def test_tf_idf_vectorizer_9_example_tfidfvectorizer_tf_only_bigrams_skip0(opkit_backend):
+    check_example(opkit_backend, SPEC, V9, 'tfidfvectorizer_tf_only_bigrams_skip0')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='TfIdfVectorizer', version=9, suite='examples', example='tfidfvectorizer_tf_onlybigrams_levelempty', types={'T': 'tensor(int32)'})
+def test_tf_idf_vectorizer_9_example_tfidfvectorizer_tf_onlybigrams_levelempty(opkit_backend):
+    check_example(opkit_backend, SPEC, V9, 'tfidfvectorizer_tf_onlybigrams_levelempty')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='TfIdfVectorizer', version=9, suite='examples', example='tfidfvectorizer_tf_onlybigrams_skip5', types={'T': 'tensor(int32)'})
+def test_tf_idf_vectorizer_9_example_tfidfvectorizer_tf_onlybigrams_skip5(opkit_backend):
+    check_example(opkit_backend, SPEC, V9, 'tfidfvectorizer_tf_onlybigrams_skip5')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='TfIdfVectorizer', version=9, suite='examples', example='tfidfvectorizer_tf_uniandbigrams_skip5', types={'T': 'tensor(int32)'})
+def test_tf_idf_vectorizer_9_example_tfidfvectorizer_tf_uniandbigrams_skip5(opkit_backend):
+    check_example(opkit_backend, SPEC, V9, 'tfidfvectorizer_tf_uniandbigrams_skip5')

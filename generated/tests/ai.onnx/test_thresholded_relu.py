@@ -68,3 +68,18 @@ def thresholded_relu_22_calls(types, initializers=True, siblings=0):
 def test_thresholded_relu_22_differential(opkit_backend, types, data):
     """Backend == reference kernel for every drawn input of this type binding."""
     check_differential(opkit_backend, V22, data.draw(thresholded_relu_22_calls(types, siblings=7), label='case'))
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='ThresholdedRelu', version=22, suite='examples', example='thresholdedrelu', types={'T': 'tensor(float)'})
+def test_thresholded_relu_22_example_thresholdedrelu(opkit_backend):
+    check_example(opkit_backend, SPEC, V22, 'thresholdedrelu')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='ThresholdedRelu', version=22, suite='examples', example='thresholdedrelu_default', types={'T': 'tensor(float)'})
+def test_thresholded_relu_22_example_thresholdedrelu_default(opkit_backend):
+    check_example(opkit_backend, SPEC, V22, 'thresholdedrelu_default')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='ThresholdedRelu', version=22, suite='examples', example='thresholdedrelu_example', types={'T': 'tensor(float)'})
+def test_thresholded_relu_22_example_thresholdedrelu_example(opkit_backend):
+    check_example(opkit_backend, SPEC, V22, 'thresholdedrelu_example')

@@ -118,3 +118,8 @@ def tile_13_calls(types, initializers=True, siblings=0):
 def test_tile_13_differential(opkit_backend, types, data):
     """Backend == reference kernel for every drawn input of this type binding."""
     check_differential(opkit_backend, V13, data.draw(tile_13_calls(types, siblings=7), label='case'))
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Tile', version=13, suite='examples', example='tile_precomputed', types={'T': 'tensor(float)', 'T1': 'tensor(int64)'})
+def test_tile_13_example_tile_precomputed(opkit_backend):
+    check_example(opkit_backend, SPEC, V13, 'tile_precomputed')

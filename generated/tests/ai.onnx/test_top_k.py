@@ -136,3 +136,38 @@ def top_k_24_calls(types, initializers=True, siblings=0):
 def test_top_k_24_differential(opkit_backend, types, data):
     """Backend == reference kernel for every drawn input of this type binding."""
     check_differential(opkit_backend, V24, data.draw(top_k_24_calls(types, siblings=7), label='case'))
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='TopK', version=24, suite='examples', example='top_k', types={'T': 'tensor(float)'})
+def test_top_k_24_example_top_k(opkit_backend):
+    check_example(opkit_backend, SPEC, V24, 'top_k')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='TopK', version=24, suite='examples', example='top_k_negative_axis', types={'T': 'tensor(float)'})
+def test_top_k_24_example_top_k_negative_axis(opkit_backend):
+    check_example(opkit_backend, SPEC, V24, 'top_k_negative_axis')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='TopK', version=24, suite='examples', example='top_k_same_values', types={'T': 'tensor(int64)'})
+def test_top_k_24_example_top_k_same_values(opkit_backend):
+    check_example(opkit_backend, SPEC, V24, 'top_k_same_values')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='TopK', version=24, suite='examples', example='top_k_same_values_2d', types={'T': 'tensor(int64)'})
+def test_top_k_24_example_top_k_same_values_2d(opkit_backend):
+    check_example(opkit_backend, SPEC, V24, 'top_k_same_values_2d')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='TopK', version=24, suite='examples', example='top_k_same_values_largest', types={'T': 'tensor(int64)'})
+def test_top_k_24_example_top_k_same_values_largest(opkit_backend):
+    check_example(opkit_backend, SPEC, V24, 'top_k_same_values_largest')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='TopK', version=24, suite='examples', example='top_k_smallest', types={'T': 'tensor(float)'})
+def test_top_k_24_example_top_k_smallest(opkit_backend):
+    check_example(opkit_backend, SPEC, V24, 'top_k_smallest')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='TopK', version=24, suite='examples', example='top_k_uint64', types={'T': 'tensor(uint64)'})
+def test_top_k_24_example_top_k_uint64(opkit_backend):
+    check_example(opkit_backend, SPEC, V24, 'top_k_uint64')

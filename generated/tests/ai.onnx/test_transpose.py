@@ -279,3 +279,38 @@ def transpose_25_calls(types, initializers=True, siblings=0):
 def test_transpose_25_differential(opkit_backend, types, data):
     """Backend == reference kernel for every drawn input of this type binding."""
     check_differential(opkit_backend, V25, data.draw(transpose_25_calls(types, siblings=7), label='case'))
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Transpose', version=25, suite='examples', example='transpose_all_permutations_0', types={'T': 'tensor(float)'})
+def test_transpose_25_example_transpose_all_permutations_0(opkit_backend):
+    check_example(opkit_backend, SPEC, V25, 'transpose_all_permutations_0')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Transpose', version=25, suite='examples', example='transpose_all_permutations_1', types={'T': 'tensor(float)'})
+def test_transpose_25_example_transpose_all_permutations_1(opkit_backend):
+    check_example(opkit_backend, SPEC, V25, 'transpose_all_permutations_1')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Transpose', version=25, suite='examples', example='transpose_all_permutations_2', types={'T': 'tensor(float)'})
+def test_transpose_25_example_transpose_all_permutations_2(opkit_backend):
+    check_example(opkit_backend, SPEC, V25, 'transpose_all_permutations_2')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Transpose', version=25, suite='examples', example='transpose_all_permutations_3', types={'T': 'tensor(float)'})
+def test_transpose_25_example_transpose_all_permutations_3(opkit_backend):
+    check_example(opkit_backend, SPEC, V25, 'transpose_all_permutations_3')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Transpose', version=25, suite='examples', example='transpose_all_permutations_4', types={'T': 'tensor(float)'})
+def test_transpose_25_example_transpose_all_permutations_4(opkit_backend):
+    check_example(opkit_backend, SPEC, V25, 'transpose_all_permutations_4')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Transpose', version=25, suite='examples', example='transpose_all_permutations_5', types={'T': 'tensor(float)'})
+def test_transpose_25_example_transpose_all_permutations_5(opkit_backend):
+    check_example(opkit_backend, SPEC, V25, 'transpose_all_permutations_5')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Transpose', version=25, suite='examples', example='transpose_default', types={'T': 'tensor(float)'})
+def test_transpose_25_example_transpose_default(opkit_backend):
+    check_example(opkit_backend, SPEC, V25, 'transpose_default')

@@ -183,6 +183,11 @@ def test_trilu_14_example_triu_string(opkit_backend):
     check_example(opkit_backend, SPEC, V14, 'triu_string')
 
 
+@pytest.mark.opkit(domain='ai.onnx', op='Trilu', version=14, suite='examples', example='tril_one_row_neg', types={'T': 'tensor(int64)'})
+def test_trilu_14_example_tril_one_row_neg(opkit_backend):
+    check_example(opkit_backend, SPEC, V14, 'tril_one_row_neg')
+
+
 @pytest.mark.opkit(domain='ai.onnx', op='Trilu', version=14, suite='properties', example='partition')
 @pytest.mark.parametrize('types', [{'T': 'tensor(uint8)'}, {'T': 'tensor(uint16)'}, {'T': 'tensor(uint32)'}, {'T': 'tensor(uint64)'}, {'T': 'tensor(int8)'}, {'T': 'tensor(int16)'}, {'T': 'tensor(int32)'}, {'T': 'tensor(int64)'}, {'T': 'tensor(bfloat16)'}, {'T': 'tensor(float16)'}, {'T': 'tensor(float)'}, {'T': 'tensor(double)'}, {'T': 'tensor(complex64)'}, {'T': 'tensor(complex128)'}], ids=['uint8', 'uint16', 'uint32', 'uint64', 'int8', 'int16', 'int32', 'int64', 'bfloat16', 'float16', 'float', 'double', 'complex64', 'complex128'])
 @given(data=st.data())

@@ -92,3 +92,38 @@ def unique_28_calls(types, initializers=True, siblings=0):
 def test_unique_28_differential(opkit_backend, types, data):
     """Backend == reference kernel for every drawn input of this type binding."""
     check_differential(opkit_backend, V28, data.draw(unique_28_calls(types, siblings=7), label='case'))
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Unique', version=28, suite='examples', example='unique_bfloat16_sorted_without_axis', types={'T': 'tensor(bfloat16)'})
+def test_unique_28_example_unique_bfloat16_sorted_without_axis(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'unique_bfloat16_sorted_without_axis')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Unique', version=28, suite='examples', example='unique_length_1', types={'T': 'tensor(int64)'})
+def test_unique_28_example_unique_length_1(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'unique_length_1')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Unique', version=28, suite='examples', example='unique_not_sorted_without_axis', types={'T': 'tensor(float)'})
+def test_unique_28_example_unique_not_sorted_without_axis(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'unique_not_sorted_without_axis')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Unique', version=28, suite='examples', example='unique_sorted_with_axis', types={'T': 'tensor(float)'})
+def test_unique_28_example_unique_sorted_with_axis(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'unique_sorted_with_axis')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Unique', version=28, suite='examples', example='unique_sorted_with_axis_3d', types={'T': 'tensor(float)'})
+def test_unique_28_example_unique_sorted_with_axis_3d(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'unique_sorted_with_axis_3d')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Unique', version=28, suite='examples', example='unique_sorted_with_negative_axis', types={'T': 'tensor(float)'})
+def test_unique_28_example_unique_sorted_with_negative_axis(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'unique_sorted_with_negative_axis')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Unique', version=28, suite='examples', example='unique_sorted_without_axis', types={'T': 'tensor(float)'})
+def test_unique_28_example_unique_sorted_without_axis(opkit_backend):
+    check_example(opkit_backend, SPEC, V28, 'unique_sorted_without_axis')

@@ -317,3 +317,38 @@ def unsqueeze_25_calls(types, initializers=True, siblings=0):
 def test_unsqueeze_25_differential(opkit_backend, types, data):
     """Backend == reference kernel for every drawn input of this type binding."""
     check_differential(opkit_backend, V25, data.draw(unsqueeze_25_calls(types, siblings=7), label='case'))
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Unsqueeze', version=25, suite='examples', example='unsqueeze_axis_0', types={'T': 'tensor(float)'})
+def test_unsqueeze_25_example_unsqueeze_axis_0(opkit_backend):
+    check_example(opkit_backend, SPEC, V25, 'unsqueeze_axis_0')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Unsqueeze', version=25, suite='examples', example='unsqueeze_axis_1', types={'T': 'tensor(float)'})
+def test_unsqueeze_25_example_unsqueeze_axis_1(opkit_backend):
+    check_example(opkit_backend, SPEC, V25, 'unsqueeze_axis_1')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Unsqueeze', version=25, suite='examples', example='unsqueeze_axis_2', types={'T': 'tensor(float)'})
+def test_unsqueeze_25_example_unsqueeze_axis_2(opkit_backend):
+    check_example(opkit_backend, SPEC, V25, 'unsqueeze_axis_2')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Unsqueeze', version=25, suite='examples', example='unsqueeze_negative_axes', types={'T': 'tensor(float)'})
+def test_unsqueeze_25_example_unsqueeze_negative_axes(opkit_backend):
+    check_example(opkit_backend, SPEC, V25, 'unsqueeze_negative_axes')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Unsqueeze', version=25, suite='examples', example='unsqueeze_three_axes', types={'T': 'tensor(float)'})
+def test_unsqueeze_25_example_unsqueeze_three_axes(opkit_backend):
+    check_example(opkit_backend, SPEC, V25, 'unsqueeze_three_axes')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Unsqueeze', version=25, suite='examples', example='unsqueeze_two_axes', types={'T': 'tensor(float)'})
+def test_unsqueeze_25_example_unsqueeze_two_axes(opkit_backend):
+    check_example(opkit_backend, SPEC, V25, 'unsqueeze_two_axes')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Unsqueeze', version=25, suite='examples', example='unsqueeze_unsorted_axes', types={'T': 'tensor(float)'})
+def test_unsqueeze_25_example_unsqueeze_unsorted_axes(opkit_backend):
+    check_example(opkit_backend, SPEC, V25, 'unsqueeze_unsorted_axes')

@@ -122,6 +122,11 @@ def test_upsample_9_differential(opkit_backend, types, data):
     check_differential(opkit_backend, V9, data.draw(upsample_9_calls(types, siblings=7), label='case'))
 
 
+@pytest.mark.opkit(domain='ai.onnx', op='Upsample', version=9, suite='examples', example='upsample_nearest', types={'T': 'tensor(float)'})
+def test_upsample_9_example_upsample_nearest(opkit_backend):
+    check_example(opkit_backend, SPEC, V9, 'upsample_nearest')
+
+
 # ------------------------------------------------------------------------------------------------
 # Upsample-10
 

@@ -92,3 +92,13 @@ def where_16_calls(types, initializers=True, siblings=0):
 def test_where_16_differential(opkit_backend, types, data):
     """Backend == reference kernel for every drawn input of this type binding."""
     check_differential(opkit_backend, V16, data.draw(where_16_calls(types, siblings=7), label='case'))
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Where', version=16, suite='examples', example='where_example', types={'B': 'tensor(bool)', 'T': 'tensor(float)'})
+def test_where_16_example_where_example(opkit_backend):
+    check_example(opkit_backend, SPEC, V16, 'where_example')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Where', version=16, suite='examples', example='where_long_example', types={'B': 'tensor(bool)', 'T': 'tensor(int64)'})
+def test_where_16_example_where_long_example(opkit_backend):
+    check_example(opkit_backend, SPEC, V16, 'where_long_example')

@@ -63,3 +63,38 @@ def xor_7_calls(types, initializers=True, siblings=0):
 def test_xor_7_differential(opkit_backend, types, data):
     """Backend == reference kernel for every drawn input of this type binding."""
     check_differential(opkit_backend, V7, data.draw(xor_7_calls(types, siblings=7), label='case'))
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Xor', version=7, suite='examples', example='xor2d', types={'T': 'tensor(bool)'})
+def test_xor_7_example_xor2d(opkit_backend):
+    check_example(opkit_backend, SPEC, V7, 'xor2d')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Xor', version=7, suite='examples', example='xor3d', types={'T': 'tensor(bool)'})
+def test_xor_7_example_xor3d(opkit_backend):
+    check_example(opkit_backend, SPEC, V7, 'xor3d')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Xor', version=7, suite='examples', example='xor_bcast3v1d', types={'T': 'tensor(bool)'})
+def test_xor_7_example_xor_bcast3v1d(opkit_backend):
+    check_example(opkit_backend, SPEC, V7, 'xor_bcast3v1d')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Xor', version=7, suite='examples', example='xor_bcast3v2d', types={'T': 'tensor(bool)'})
+def test_xor_7_example_xor_bcast3v2d(opkit_backend):
+    check_example(opkit_backend, SPEC, V7, 'xor_bcast3v2d')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Xor', version=7, suite='examples', example='xor_bcast4v2d', types={'T': 'tensor(bool)'})
+def test_xor_7_example_xor_bcast4v2d(opkit_backend):
+    check_example(opkit_backend, SPEC, V7, 'xor_bcast4v2d')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Xor', version=7, suite='examples', example='xor_bcast4v3d', types={'T': 'tensor(bool)'})
+def test_xor_7_example_xor_bcast4v3d(opkit_backend):
+    check_example(opkit_backend, SPEC, V7, 'xor_bcast4v3d')
+
+
+@pytest.mark.opkit(domain='ai.onnx', op='Xor', version=7, suite='examples', example='xor_bcast4v4d', types={'T': 'tensor(bool)'})
+def test_xor_7_example_xor_bcast4v4d(opkit_backend):
+    check_example(opkit_backend, SPEC, V7, 'xor_bcast4v4d')
