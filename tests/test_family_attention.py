@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from family_cases import kernel_versions, op_cases, assert_mostly_valid
@@ -19,13 +20,13 @@ def test_valid_rate(spec, version):
     assert_mostly_valid(spec, version, 3, 8)
 
 
-def _drawn(op, since, n=60):
-    return [(dict(case.attributes), dict(case.inputs)) for case in op_cases(op, since, n, seed_value=1)]
+def _drawn(op, since, n=60, types=None):
+    return [(dict(case.attributes), dict(case.inputs)) for case in op_cases(op, since, n, seed_value=1, types=types)]
 
 
 def test_attention_layouts_and_caches():
     for since in (23, 24, 25):
-        drawn = _drawn("Attention", since, 80)
+        drawn = _drawn("Attention", since, 120)
         three = [(a, i) for a, i in drawn if i["Q"].ndim == 3]
         four = [(a, i) for a, i in drawn if i["Q"].ndim == 4]
         assert three and four
@@ -34,7 +35,12 @@ def test_attention_layouts_and_caches():
         assert any(i["Q"].shape[1] > i["K"].shape[1] for _, i in four)
         assert any(i["past_key"] is not None for _, i in drawn)
         assert all((i["past_key"] is None) == (i["past_value"] is None) for _, i in drawn)
-        assert any(i["attn_mask"] is not None for _, i in drawn)
+        # a mask is boolean or of Q's type (the attn_mask text): none under other bindings of U
+        assert all(i["attn_mask"] is None or i["attn_mask"].dtype in (np.bool_, i["Q"].dtype) for _, i in drawn)
+        for mask_type in ("tensor(bool)", "tensor(float)"):
+            with_masks = _drawn("Attention", since, 30, types={"T1": "tensor(float)", "T2": "tensor(float)",
+                                                                "U": mask_type})
+            assert any(i["attn_mask"] is not None for _, i in with_masks), mask_type
         assert any(a.get("is_causal") == 1 for a, _ in drawn)
         assert {a.get("qk_matmul_output_mode") for a, _ in drawn} >= {0, 1, 2, 3}
         assert any(a.get("softcap") for a, _ in drawn) and any(a.get("scale") is not None for a, _ in drawn)

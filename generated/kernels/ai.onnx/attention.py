@@ -44,6 +44,10 @@ def attention_23(Q, K, V, attn_mask=None, past_key=None, past_value=None, *, qk_
         fail('Attention', 23, 'V2', '3-D inputs come with the head counts q_num_heads and kv_num_heads (positive).')
     if not ((past_key is None) == (past_value is None)):
         fail('Attention', 23, 'V3', 'past_key and past_value are given together or not at all.')
+    if not (attn_mask is None or attn_mask.dtype == bool or attn_mask.dtype == Q.dtype):
+        fail('Attention', 23, 'V4', 'attn_mask is a boolean mask or a float mask of Q\'s type ("Two types of masks are supported", the attn_mask text); U admits integer types, but the function body adds a non-boolean mask to the float scores.')
+    if not (V.dtype == Q.dtype):
+        fail('Attention', 23, 'V5', "V has Q's type. T1 and T2 are constrained apart, but the function body multiplies the attention weights (in Q's type) by V in one MatMul, so no implementation that follows ONNX computes T1 != T2.")
     try:
         return attention(Q, K, V, attn_mask, past_key, past_value, qk_matmul_output_mode=qk_matmul_output_mode, softcap=softcap, softmax_precision=softmax_precision, kv_num_heads=kv_num_heads, q_num_heads=q_num_heads, scale=scale, is_causal=is_causal)
     except KernelValidationError:
@@ -77,6 +81,10 @@ def attention_24(Q, K, V, attn_mask=None, past_key=None, past_value=None, nonpad
         fail('Attention', 24, 'V3', 'past_key and past_value are given together or not at all.')
     if not (nonpad_kv_seqlen is None or past_key is None):
         fail('Attention', 24, 'V4', 'nonpad_kv_seqlen (an external KV cache) is not combined with past_key/past_value.')
+    if not (attn_mask is None or attn_mask.dtype == bool or attn_mask.dtype == Q.dtype):
+        fail('Attention', 24, 'V5', 'attn_mask is a boolean mask or a float mask of Q\'s type ("Two types of masks are supported", the attn_mask text); U admits integer types, but the function body adds a non-boolean mask to the float scores.')
+    if not (V.dtype == Q.dtype):
+        fail('Attention', 24, 'V6', "V has Q's type. T1 and T2 are constrained apart, but the function body multiplies the attention weights (in Q's type) by V in one MatMul, so no implementation that follows ONNX computes T1 != T2.")
     try:
         return attention(Q, K, V, attn_mask, past_key, past_value, nonpad_kv_seqlen, qk_matmul_output_mode=qk_matmul_output_mode, softcap=softcap, softmax_precision=softmax_precision, kv_num_heads=kv_num_heads, q_num_heads=q_num_heads, scale=scale, is_causal=is_causal)
     except KernelValidationError:
@@ -110,6 +118,10 @@ def attention_25(Q, K, V, attn_mask=None, past_key=None, past_value=None, nonpad
         fail('Attention', 25, 'V3', 'past_key and past_value are given together or not at all.')
     if not (nonpad_kv_seqlen is None or past_key is None):
         fail('Attention', 25, 'V4', 'nonpad_kv_seqlen (an external KV cache) is not combined with past_key/past_value.')
+    if not (attn_mask is None or attn_mask.dtype == bool or attn_mask.dtype == Q.dtype):
+        fail('Attention', 25, 'V5', 'attn_mask is a boolean mask or a float mask of Q\'s type ("Two types of masks are supported", the attn_mask text); U admits integer types, but the function body adds a non-boolean mask to the float scores.')
+    if not (V.dtype == Q.dtype):
+        fail('Attention', 25, 'V6', "V has Q's type. T1 and T2 are constrained apart, but the function body multiplies the attention weights (in Q's type) by V in one MatMul, so no implementation that follows ONNX computes T1 != T2.")
     try:
         return attention(Q, K, V, attn_mask, past_key, past_value, nonpad_kv_seqlen, right_window_size=right_window_size, left_window_size=left_window_size, qk_matmul_output_mode=qk_matmul_output_mode, softcap=softcap, softmax_precision=softmax_precision, kv_num_heads=kv_num_heads, q_num_heads=q_num_heads, scale=scale, is_causal=is_causal)
     except KernelValidationError:

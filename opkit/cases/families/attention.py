@@ -90,8 +90,11 @@ def _attention(draw, ctx: Context) -> Draft:
     # the last mask dimension may be shorter than total_sequence_length (padded with -inf) only
     # where the version says so
     shorter = "shorter" in (ctx.input("attn_mask").doc or "") or "shorter" in (ctx.version.doc or "")
+    # a mask is boolean or of Q's float type (the attn_mask text; the spec's rule): under any other
+    # binding of U the mask is left out, so the binding still tests everything else
+    maskable = ctx.elem("attn_mask") in ("bool", ctx.elem("Q"))
     inputs["attn_mask"] = (_mask(draw, ctx, b, hq, sq, total, min_len if shorter else total)
-                           if draw(_BOOL) else None)
+                           if maskable and draw(_BOOL) else None)
 
     attrs["is_causal"] = draw(st.sampled_from((ABSENT, 0, 1)))
     attrs["scale"] = draw(st.sampled_from((ABSENT, ABSENT, 0.5, 1.0, 0.125, 2.0)))
