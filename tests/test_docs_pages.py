@@ -481,7 +481,7 @@ def test_snippets_run(page, ctx):
     pytest.importorskip("opkit.backends.reference")
     spec = _load(PAGES[page])
     text = dp.render_page(ctx, spec)
-    snippets = re.findall(r"<summary>Run it \([^)]*\)</summary>\n\n```python\n(.*?)\n```", text, re.S)
+    snippets = re.findall(r"<summary>Run it \([^)]*\)</summary>\n\n```(?:python|text)\n(.*?)\n```", text, re.S)
     assert len(snippets) == sum(len(v.examples) for v in spec.versions)
     for code in snippets:
         exec(compile(code, f"<{page} snippet>", "exec"), {})

@@ -194,4 +194,6 @@ def test_full_site_builds_with_warnings_as_errors(full_site):
     assert full_site.done.returncode == 0, full_site.done.stderr[-5000:]
     size = sum(f.stat().st_size for f in full_site.out.rglob("*") if f.is_file())
     print(f"full site: {full_site.seconds:.0f} s, {size / 1e6:.1f} MB")
-    assert size <= 40e6
+    # a guard against a blow-up, not a target: the 1,300 examples (inputs, outputs and a runnable
+    # snippet each) take the site from 32 MB to 46 MB
+    assert size <= 60e6

@@ -371,9 +371,18 @@ def _examples(spec: OpSpec, v: OpVersion) -> list[dict[str, Any]]:
                          if a.has_default and a.name not in dict(e.attributes)],
             "inputs": [_tensor_view(name, t) for name, t in _labelled(e.inputs)],
             "outputs": [_tensor_view(name, t) for name, t in _labelled(e.outputs)],
-            "snippet": fence(snippet(spec, v, e), "python"),
+            "snippet": _snippet_fence(snippet(spec, v, e)),
         })
     return out
+
+
+# A snippet longer than this is shown as plain text: highlighting gives every number of a large
+# example its own <span>, which tripled the op pages' size (51 MB of site) and their build time.
+HIGHLIGHT_LIMIT = 3000
+
+
+def _snippet_fence(code: str) -> str:
+    return fence(code, "python" if len(code) <= HIGHLIGHT_LIMIT else "text")
 
 
 def _labelled(arguments) -> list[tuple[str, TensorValue | None]]:
