@@ -105,3 +105,18 @@ def test_onnxruntime_logs_do_not_flood_the_terminal():
                           capture_output=True, text=True, timeout=300, cwd=ROOT)
     assert proc.returncode in (0, 1), proc.stderr[-2000:]
     assert "[E:onnxruntime" not in proc.stderr and "[W:onnxruntime" not in proc.stderr, proc.stderr[:2000]
+
+
+def test_the_suite_says_it_runs_here_when_a_cluster_is_named(capsys, monkeypatch, tmp_path):
+    """--scheduler sends the spec suites to Dask; the onnx-node suite stays local, and says so."""
+    from opkit.cli import main
+
+    monkeypatch.setenv("DASK_SCHEDULER_ADDRESS", "tcp://127.0.0.1:1")
+    code = main(["test", "--backend", "reference", "--suite", "onnx-node", "--op", "Abs", "-q",
+                 "--report", str(tmp_path / "node.json")])
+    assert code == 0
+    assert "the onnx-node suite runs on this machine" in capsys.readouterr().err
+    monkeypatch.delenv("DASK_SCHEDULER_ADDRESS")
+    main(["test", "--backend", "reference", "--suite", "onnx-node", "--op", "Abs", "-q",
+          "--report", str(tmp_path / "node2.json")])
+    assert "runs on this machine" not in capsys.readouterr().err

@@ -24,6 +24,9 @@ def _suite_onnx_node(args: argparse.Namespace) -> int:
         if unknown:
             print(f"opkit test: no onnx node test for op(s) {', '.join(unknown)}", file=sys.stderr)
             return 2
+    if _cluster_named(args):  # said, not silently ignored: the user asked for a cluster
+        print("opkit test: the onnx-node suite runs on this machine; --scheduler sends the spec suites (examples, "
+              "properties, differential, lowerings) to the cluster", file=sys.stderr)
     failed = 0
     backends = args.backend or ["reference"]
     for backend in backends:
@@ -39,6 +42,12 @@ def _suite_onnx_node(args: argparse.Namespace) -> int:
                     print(f"{c.status:<11} {c.name}: {c.message}")
         failed += not result.ok
     return 1 if failed else 0
+
+
+def _cluster_named(args: argparse.Namespace) -> bool:
+    from ..conformance.cluster import SCHEDULER_ENV
+
+    return bool((getattr(args, "scheduler", None) or "").strip() or os.environ.get(SCHEDULER_ENV, "").strip())
 
 
 def _node_report_path(args: argparse.Namespace, backend: str, n_backends: int) -> str | None:
