@@ -115,3 +115,19 @@ def test_large_tensors_are_shown_summarised():
     lines = big.splitlines()
     assert len(lines) == 7 and "..." in lines[0] and lines[3].strip() == "...,"
     assert lines[0].startswith("[[  0,   1,   2, ...,  27,")
+
+
+def test_onnx_reference_optionals_are_read_as_opkit_holds_them():
+    """onnx.reference's Optional returns [x] (or [] when empty); its adapter gives x (or None), as
+    onnxruntime does, so the Optional example passes there instead of reading as a sequence."""
+    from opkit.backends.onnx_reference import OnnxReferenceBackend
+    from opkit.conformance.model import build
+
+    spec, _ = load_spec_file("specs/ai.onnx/Optional.yaml")
+    version = spec.versions[-1]
+    example = version.examples[0]
+    case, expected = harness.example_case(spec, version, example)
+    built = build(case, version)
+    session = OnnxReferenceBackend().prepare(built.model.SerializeToString())
+    (got,) = session.run(built.feeds)
+    np.testing.assert_array_equal(got, expected[0])

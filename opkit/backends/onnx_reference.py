@@ -11,11 +11,23 @@ _UNSUPPORTED = re.compile(r"Unable to find a class for operator|No implementatio
 
 
 class _Session:
-    def __init__(self, evaluator):
+    def __init__(self, evaluator, wrapped: bool = False):
         self._ev = evaluator
+        self._wrapped = wrapped
 
     def run(self, feeds):
-        return self._ev.run(None, feeds)
+        outputs = self._ev.run(None, feeds)
+        if self._wrapped:  # onnx.reference's Optional returns [value], or [] for the empty optional
+            return [(value[0] if value else None) if isinstance(value, list) and len(value) <= 1 else value
+                    for value in outputs]
+        return outputs
+
+
+def _wraps_optionals(model) -> bool:
+    """onnx.reference's Optional op returns its optional as a one-element list (empty when it holds
+    nothing), where opkit's values (opkit.values) and onnxruntime give the element or None. Only
+    that op wraps: an optional fed to Identity comes back as it went in."""
+    return any(node.op_type == "Optional" and node.domain in ("", "ai.onnx") for node in model.graph.node)
 
 
 class OnnxReferenceBackend(BackendBase):
@@ -35,7 +47,7 @@ class OnnxReferenceBackend(BackendBase):
         from onnx.reference import ReferenceEvaluator
 
         model = self._onnx.load_from_string(model_bytes)
-        return _Session(ReferenceEvaluator(model))
+        return _Session(ReferenceEvaluator(model), _wraps_optionals(model))
 
     def is_unsupported(self, exc: BaseException) -> bool:
         return isinstance(exc, (Unsupported, NotImplementedError)) or bool(_UNSUPPORTED.search(str(exc)))
