@@ -19,6 +19,8 @@ _TYPES_22_T = frozenset(['tensor(bfloat16)', 'tensor(float16)', 'tensor(float)',
 def global_average_pool_1(X):
     """GlobalAveragePool-1 (same_as 22)."""
     X, _t_T = check_type('GlobalAveragePool', 1, 'X', X, 'T', _TYPES_1_T, None)
+    if isinstance(X, np.ndarray):
+        check_rank('GlobalAveragePool', 1, 'X', X, 3, None)
     try:
         return as_dtype(np.mean(X, axis=tuple(range(2, X.ndim)), keepdims=True), X.dtype)
     except KernelValidationError:
@@ -30,6 +32,8 @@ def global_average_pool_1(X):
 def global_average_pool_22(X):
     """GlobalAveragePool-22 (python)."""
     X, _t_T = check_type('GlobalAveragePool', 22, 'X', X, 'T', _TYPES_22_T, None)
+    if isinstance(X, np.ndarray):
+        check_rank('GlobalAveragePool', 22, 'X', X, 3, None)
     try:
         return as_dtype(np.mean(X, axis=tuple(range(2, X.ndim)), keepdims=True), X.dtype)
     except KernelValidationError:

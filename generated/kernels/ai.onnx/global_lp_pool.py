@@ -21,6 +21,8 @@ def global_lp_pool_1(X, *, p=2.0):
     """GlobalLpPool-1 (python)."""
     p = float_attribute(p)  # float32 in the model
     X, _t_T = check_type('GlobalLpPool', 1, 'X', X, 'T', _TYPES_1_T, None)
+    if isinstance(X, np.ndarray):
+        check_rank('GlobalLpPool', 1, 'X', X, 3, None)
     if not (p != 0):
         fail('GlobalLpPool', 1, 'V1', 'p is not 0: the pooled value is the (1/p)-th power of the sum of |x|^p.')
     try:
@@ -36,6 +38,8 @@ def global_lp_pool_1(X, *, p=2.0):
 def global_lp_pool_2(X, *, p=2):
     """GlobalLpPool-2 (same_as 22)."""
     X, _t_T = check_type('GlobalLpPool', 2, 'X', X, 'T', _TYPES_2_T, None)
+    if isinstance(X, np.ndarray):
+        check_rank('GlobalLpPool', 2, 'X', X, 3, None)
     if not (p != 0):
         fail('GlobalLpPool', 2, 'V1', 'p is not 0: the pooled value is the (1/p)-th power of the sum of |x|^p.')
     try:
@@ -51,6 +55,8 @@ def global_lp_pool_2(X, *, p=2):
 def global_lp_pool_22(X, *, p=2):
     """GlobalLpPool-22 (python)."""
     X, _t_T = check_type('GlobalLpPool', 22, 'X', X, 'T', _TYPES_22_T, None)
+    if isinstance(X, np.ndarray):
+        check_rank('GlobalLpPool', 22, 'X', X, 3, None)
     if not (p != 0):
         fail('GlobalLpPool', 22, 'V1', 'p is not 0: the pooled value is the (1/p)-th power of the sum of |x|^p.')
     try:

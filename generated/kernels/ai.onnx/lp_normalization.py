@@ -19,6 +19,8 @@ _TYPES_22_T = frozenset(['tensor(bfloat16)', 'tensor(float16)', 'tensor(float)',
 def lp_normalization_1(input, *, p=2, axis=-1):
     """LpNormalization-1 (same_as 22)."""
     input, _t_T = check_type('LpNormalization', 1, 'input', input, 'T', _TYPES_1_T, None)
+    if isinstance(input, np.ndarray):
+        check_rank('LpNormalization', 1, 'input', input, 1, None)
     try:
         x = widen(input)  # float16 / bfloat16 in float32 (squares overflow float16 past 256), rounded once
         if p == 1:
@@ -35,6 +37,8 @@ def lp_normalization_1(input, *, p=2, axis=-1):
 def lp_normalization_22(input, *, p=2, axis=-1):
     """LpNormalization-22 (python)."""
     input, _t_T = check_type('LpNormalization', 22, 'input', input, 'T', _TYPES_22_T, None)
+    if isinstance(input, np.ndarray):
+        check_rank('LpNormalization', 22, 'input', input, 1, None)
     try:
         x = widen(input)  # float16 / bfloat16 in float32 (squares overflow float16 past 256), rounded once
         if p == 1:
