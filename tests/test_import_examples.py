@@ -177,3 +177,19 @@ def test_examples_suite_passes_on_the_reference_backend(tmp_path):
     assert {"Gather", "Resize", "Conv", "Einsum", "TopK", "Pad", "ReduceMean", "Cast", "Softmax",
             "ScatterND"} <= passed
     assert len(data["cases"]) > 1000
+
+
+def test_an_example_the_spec_refuses_is_left_out_with_the_loaders_reason(spec_dir, testcases):
+    """A spec narrower than onnx (here Gather without float) refuses onnx's float cases: they are
+    reported, not written, and the spec still loads."""
+    path = spec_dir / "ai.onnx" / "Gather.yaml"
+    text = path.read_text()
+    assert "tensor(float)," in text
+    path.write_text(text.replace("tensor(float),", ""))
+    _strip_imported(spec_dir)
+    _, found, problems = import_examples(str(spec_dir), testcases=testcases)
+    assert problems == []
+    reasons = dict(found.skipped_cases)
+    assert reasons["test_gather_0"].startswith("the spec refuses it: ") and "float" in reasons["test_gather_0"]
+    names = {e.name for v in _spec(spec_dir, "Gather").versions for e in v.examples}
+    assert "gather_0" not in names
