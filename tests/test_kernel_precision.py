@@ -414,3 +414,17 @@ def test_blackman_integer_window_peaks_at_one():
                                   np.array([0, 1, 0], np.int64))
     np.testing.assert_array_equal(run("BlackmanWindow", 17, np.array(4), periodic=1, output_datatype=2),
                                   np.array([0, 0, 1, 0], np.uint8))
+
+
+def test_attention_zeroes_fully_masked_rows_but_not_nan_rows():
+    """The 1.23 errata: a query row whose every key is masked (combined bias -inf) gives zeros; a
+    row whose scores are NaN is not masked and gives NaN, as the softmax does (onnx.reference)."""
+    from opkit.conformance import harness
+
+    attention = harness.oracle("ai.onnx", "Attention", 23)
+    K = np.ones((1, 1, 2, 3), np.float32)
+    V = np.array([[[[1.0], [2.0]]]], np.float32)
+    nan_row = attention(np.array([[[[np.nan, 1, 2]]]], np.float32), K, V)[0]
+    assert np.isnan(nan_row).all()
+    masked = attention(np.ones((1, 1, 1, 3), np.float32), K, V, np.zeros((1, 2), bool))[0]
+    np.testing.assert_array_equal(masked, np.zeros((1, 1, 1, 1), np.float32))

@@ -1807,7 +1807,9 @@ def attention(Q, K, V, attn_mask=None, past_key=None, past_value=None, nonpad_kv
     work = qk.astype(onnx_dtype(softmax_precision)) if softmax_precision else qk.astype(work_t)
     wf = work.astype(np.float32) if work.dtype.kind == "V" else work
     mx = np.max(wf, axis=-1, keepdims=True)
-    dead = ~np.isfinite(mx)
+    # a fully-masked row (every key's combined bias is -inf) gives zeros, not NaN (the 1.23 errata);
+    # a row whose scores are NaN or infinite is not masked and gives NaN, as softmax does
+    dead = np.broadcast_to(np.all(np.isneginf(bias), axis=-1, keepdims=True), mx.shape)
     e = np.exp(wf - np.where(dead, 0, mx))
     total = np.sum(e, axis=-1, keepdims=True)
     p = np.where(dead, 0, e / np.where(total == 0, 1, total))
