@@ -959,18 +959,8 @@ def _container(ctx: _Ctx, node: Node, param: FormalParameter, bindings: dict[str
         if type_str != param.type:
             ctx.error(c.value_node("type"), f"{label}: type {type_str} does not match the parameter type {param.type}")
             return None
-    else:
-        tc = ctx.constraints.get(param.type)
-        if tc is not None and type_str not in tc.types:
-            ctx.error(c.value_node("type"), f"{label}: {type_str} is not allowed by type parameter {param.type} "
-                                            f"({', '.join(tc.types)})")
-            return None
-        bound = bindings.get(param.type)
-        if bound and bound[0] != type_str:
-            ctx.error(c.value_node("type"), f"{label}: {type_str} conflicts with {param.type} = {bound[0]} bound at "
-                                            f"line {bound[1].line}")
-            return None
-        bindings.setdefault(param.type, (type_str, ctx.loc(node)))
+    elif not _bind_parameter_type(ctx, c.value_node("type"), param, bindings, type_str, type_str, type_str, label):
+        return None
     inner = replace(param, type=type_str[type_str.index("(") + 1:-1], rank=None, option="single")
     key = "sequence" if is_seq else "optional"
     if c.has("optional" if is_seq else "sequence"):
@@ -996,6 +986,25 @@ def _container(ctx: _Ctx, node: Node, param: FormalParameter, bindings: dict[str
             return None
         items.append(value)
     return ContainerValue(type_str, tuple(items), location=ctx.loc(node))
+
+
+def _bind_parameter_type(ctx: _Ctx, node: Node, param: FormalParameter, bindings: dict[str, tuple[str, Location]],
+                         type_str: str, key: str, shown: str, label: str) -> bool:
+    """Check that ``type_str`` is allowed by the parameter's type parameter and agrees with what an
+    earlier argument bound it to (``key``: a tensor's dtype, a container's type), then bind it.
+    ``shown`` names the value in the errors. False when either check failed (both are reported)."""
+    ok = True
+    tc = ctx.constraints.get(param.type)
+    if tc is not None and type_str not in tc.types:
+        ctx.error(node, f"{label}: {shown} is not allowed by type parameter {param.type} ({', '.join(tc.types)})")
+        ok = False
+    bound = bindings.get(param.type)
+    if bound and bound[0] != key:
+        ctx.error(node, f"{label}: {shown} conflicts with {param.type} = {bound[0]} bound at line {bound[1].line}")
+        ok = False
+    elif not bound:
+        bindings[param.type] = (key, ctx.loc(node))
+    return ok
 
 
 def _fixed_element(param: FormalParameter) -> str | None:
@@ -1030,17 +1039,7 @@ def _tensor(ctx: _Ctx, node: Node, param: FormalParameter, bindings: dict[str, t
     if fixed and dtype != fixed:
         ctx.error(node, f"{label}: dtype {dtype} does not match the parameter type {param.type}")
     elif not fixed:
-        tc = ctx.constraints.get(param.type)
-        allowed = tc.types if tc else None
-        if allowed is not None and f"tensor({dtype})" not in allowed:
-            ctx.error(node, f"{label}: dtype {dtype} is not allowed by type parameter {param.type} "
-                            f"({', '.join(allowed)})")
-        bound = bindings.get(param.type)
-        if bound and bound[0] != dtype:
-            ctx.error(node, f"{label}: dtype {dtype} conflicts with {param.type} = {bound[0]} bound at "
-                            f"line {bound[1].line}")
-        elif not bound:
-            bindings[param.type] = (dtype, loc)
+        _bind_parameter_type(ctx, node, param, bindings, f"tensor({dtype})", dtype, f"dtype {dtype}", label)
     value_shape, flat, problem = _nested_shape(value)
     if problem:
         ctx.error(node, f"{label}: {problem}")
