@@ -85,8 +85,7 @@ def import_examples(specs_dir: str, *, check: bool = False, only: set[str] | Non
             new = []
             for e in by_version.get((domain, name, v.since), []):
                 if e.name in taken:
-                    found.examples = [i for i in found.examples if i.example is not e]
-                    found.skip(f"test_{e.name}", "a hand-written example has its name")
+                    found.leave_out(e, "a hand-written example has its name")
                 else:
                     new.append(e)
             accepted = [stated_precision(spec, v, e, found.precision.get(e.name))
@@ -106,9 +105,7 @@ def _example_loads(path: str, spec: OpSpec, version, example, found) -> bool:
     _, diags = load_spec_file(path, dump_spec(trial).encode("utf-8"))
     errors = [d for d in diags if d.severity == "error"]
     if errors:
-        reason = errors[0].message.split(": ", 1)[-1]
-        found.examples = [i for i in found.examples if i.example is not example]
-        found.skip(f"test_{example.name}", f"the spec refuses it: {reason}")
+        found.leave_out(example, f"the spec refuses it: {errors[0].message.split(': ', 1)[-1]}")
         return False
     return True
 
@@ -123,17 +120,17 @@ def stated_precision(spec: OpSpec, version, example, precision: tuple[float, flo
     to relax."""
     from dataclasses import replace
 
-    if not precision or not any(precision) or version.determinism == "nondeterministic":
-        return example
-    try:
-        ours, theirs = _reference_outputs(spec, version, example)
-    except Exception:  # noqa: BLE001 - an engine that cannot run it gives no evidence either way
-        return example
     from .conformance.harness import example_case
     from .conformance.outcomes import PASS
     from .conformance.runner import check_outputs
 
+    if not precision or not any(precision) or version.determinism == "nondeterministic":
+        return example
     case, expected = example_case(spec, version, example)
+    try:
+        ours, theirs = _reference_outputs(version, case)
+    except Exception:  # noqa: BLE001 - an engine that cannot run it gives no evidence either way
+        return example
     if check_outputs(version, case, expected, ours).outcome == PASS and _within_snippet(version, expected, ours):
         return example
     agree = check_outputs(version, case, tuple(ours), theirs).outcome == PASS
@@ -142,19 +139,16 @@ def stated_precision(spec: OpSpec, version, example, precision: tuple[float, flo
     return replace(example, rtol=precision[0], atol=precision[1]) if agree and within else example
 
 
-def _reference_outputs(spec: OpSpec, version, example) -> tuple[list, list]:
-    """The example's outputs from opkit's reference backend and from onnx.reference, in-process."""
-    from onnx.reference import ReferenceEvaluator
-
-    from .backends.reference import ReferenceBackend
-    from .conformance.harness import example_case
-    from .conformance.model import build
-
+def _reference_outputs(version, case) -> tuple[list, list]:
+    """The case's outputs from opkit's reference backend and from onnx.reference, in-process."""
     import warnings
 
     import numpy as np
+    from onnx.reference import ReferenceEvaluator
 
-    case, _ = example_case(spec, version, example)
+    from .backends.reference import ReferenceBackend
+    from .conformance.model import build
+
     built = build(case, version)
     with warnings.catch_warnings(), np.errstate(all="ignore"):
         warnings.simplefilter("ignore")
@@ -168,13 +162,12 @@ def _within_snippet(version, expected: tuple, actual: list) -> bool:
     import numpy as np
 
     from .emit.docs_pages import snippet_tolerance
-    from .numpy_types import NUMPY_DTYPES
+    from .numpy_types import elem_from_dtype
 
-    names = {dt: name for name, dt in NUMPY_DTYPES.items() if dt is not None}
     for want, got in zip(expected, actual):
         if not isinstance(want, np.ndarray) or want.dtype.kind not in "fc":
             continue
-        tol = snippet_tolerance(version, names.get(want.dtype, ""))
+        tol = snippet_tolerance(version, elem_from_dtype(want.dtype))
         if tol is not None and not np.allclose(np.asarray(got, dtype=np.float64) if want.dtype.kind == "f" else got,
                                                want.astype(np.float64) if want.dtype.kind == "f" else want,
                                                rtol=tol[0], atol=tol[1], equal_nan=True):

@@ -31,3 +31,14 @@ NUMPY_DTYPES: dict[str, np.dtype | None] = {
     "float8e8m0": _ml_dtype("float8_e8m0fnu"), "uint2": _ml_dtype("uint2"), "int2": _ml_dtype("int2"),
     "float6e2m3": _ml_dtype("float6_e2m3fn"), "float6e3m2": _ml_dtype("float6_e3m2fn"),
 }
+
+
+def elem_from_dtype(dtype) -> str:
+    """NumPy dtype -> ONNX element name ('float32' -> 'float'); str/object -> 'string'."""
+    dtype = np.dtype(dtype)
+    if dtype.kind in "OUS":
+        return "string"
+    for name, dt in NUMPY_DTYPES.items():
+        if dt is not None and dt == dtype and name != "string":
+            return name
+    raise KeyError(f"no ONNX element type for NumPy dtype {dtype}")

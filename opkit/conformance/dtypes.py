@@ -6,7 +6,7 @@ import numpy as np
 
 from ..spec.types import ELEMENT_TYPE_CODES, INT_RANGES, tensor_element
 
-from ..numpy_types import NUMPY_DTYPES  # noqa: F401 - re-exported for the harness
+from ..numpy_types import NUMPY_DTYPES, elem_from_dtype  # noqa: F401 - re-exported for the harness
 
 FLOATS = ("float", "double", "float16", "bfloat16", "float8e4m3fn", "float8e4m3fnuz", "float8e5m2",
           "float8e5m2fnuz", "float4e2m1", "float8e8m0", "float6e2m3", "float6e3m2")
@@ -36,16 +36,6 @@ def np_dtype(elem_or_type: str) -> np.dtype:
 def onnx_code(elem_or_type: str) -> int:
     return ELEMENT_TYPE_CODES[elem_of(elem_or_type)]
 
-
-def elem_from_dtype(dtype) -> str:
-    """NumPy dtype -> ONNX element name ('float32' -> 'float'); str/object -> 'string'."""
-    dtype = np.dtype(dtype)
-    if dtype.kind in "OUS":
-        return "string"
-    for name, dt in NUMPY_DTYPES.items():
-        if dt is not None and dt == dtype and name != "string":
-            return name
-    raise KeyError(f"no ONNX element type for NumPy dtype {dtype}")
 
 
 def in_class(elem_or_type: str, cls: str | None) -> bool:
