@@ -45,9 +45,12 @@ def _suite_onnx_node(args: argparse.Namespace) -> int:
 
 
 def _cluster_named(args: argparse.Namespace) -> bool:
-    from ..conformance.cluster import SCHEDULER_ENV
+    from ..conformance.cluster import ClusterUsageError, scheduler_address
 
-    return bool((getattr(args, "scheduler", None) or "").strip() or os.environ.get(SCHEDULER_ENV, "").strip())
+    try:
+        return scheduler_address(args) is not None
+    except ClusterUsageError:  # an empty --scheduler: the spec suites' run says what is wrong with it
+        return False
 
 
 def _node_report_path(args: argparse.Namespace, backend: str, n_backends: int) -> str | None:
