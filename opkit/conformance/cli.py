@@ -75,7 +75,11 @@ def add_test_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentPars
                              "or a name from the opkit.backends entry-point group")
     parser.add_argument("--op", action="append", metavar="OP",
                         help="only this op (repeatable; 'Trilu' or 'com.microsoft::Trilu'; default: every op "
-                             "with a reference kernel)")
+                             "with a reference kernel); 'Add-14' the version introduced in opset 14, 'Add@13' "
+                             "the version a model of opset 13 uses, 'Add@7..13' those of opsets 7 to 13")
+    parser.add_argument("--opset", action="append", metavar="N",
+                        help="test what a model of this opset uses: of each op, the version in force at opset N "
+                             "(ai.onnx; DOMAIN:N for another domain; ops that do not exist there are left out)")
     parser.add_argument("--suite", action="append", choices=SUITE_CHOICES, metavar="SUITE",
                         help="examples, properties, differential, lowerings or all (default: all; repeatable)")
     parser.add_argument("--max-examples", type=int, default=100, metavar="N",
@@ -128,40 +132,73 @@ def add_test_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentPars
 # ------------------------------------------------------------------------------------------------
 
 
-def _select_specs(ops: list[str] | None):
-    """The specs to test for --op values (None: every op with a kernel), from every spec the
-    project sees (its own, then opkit's built-in ones)."""
+def _select_specs(ops: list[str] | None, opsets: dict[str, int] | None = None):
+    """The specs to test for --op selectors (None: every op with a kernel), from every spec the
+    project sees (its own, then opkit's built-in ones), the versions of each to run ({path: sinces}
+    where not all; see ``selection``), and why ops named with --op were left out (no version of
+    them in force at --opset)."""
     from .. import catalog
     from ..spec.load import load_spec_file
     from ..spec.types import suggest
+    from .selection import SelectionError, narrow_to_opsets, parse_selector, selected_versions
 
     index: dict[str, list[tuple[str, str]]] = {}
     for entry in catalog.entries():
         index.setdefault(entry.op, []).append((entry.domain, entry.path))
-    wanted: list[tuple[str, str]] = []
-    if ops:
-        for item in ops:
-            domain, _, name = item.rpartition("::")
-            hits = [(d, p) for d, p in index.get(name, []) if not domain or d == domain]
-            if not hits:
-                names = list(index) + [f"{d}::{n}" for n, v in index.items() for d, _ in v]
-                raise TestUsageError(f"no spec for op {item!r}" + (suggest(item, names) or ""))
-            wanted += hits
-    else:
+    loaded: dict[str, object] = {}
+
+    def load(path):
+        if path not in loaded:
+            spec, diags = load_spec_file(path)
+            if spec is None or diags:
+                raise TestUsageError(f"{path} does not load ({len(diags)} problem(s)); run `opkit validate`")
+            loaded[path] = spec
+        return loaded[path]
+
+    wanted: dict[str, set[int]] = {}  # path -> the versions selected
+    try:
+        selectors = [parse_selector(item) for item in ops or ()]
+    except SelectionError as exc:
+        raise TestUsageError(str(exc)) from None
+    for selector in selectors:
+        hits = [p for d, p in index.get(selector.name, []) if not selector.domain or d == selector.domain]
+        if not hits:
+            names = list(index) + [f"{d}::{n}" for n, v in index.items() for d, _ in v]
+            raise TestUsageError(f"no spec for op {selector.text!r}" + (suggest(selector.text, names) or ""))
+        problems = []
+        for path in hits:  # without a domain, a version need only exist in one of the op's domains
+            try:
+                wanted.setdefault(path, set()).update(selected_versions(selector, load(path)))
+            except SelectionError as exc:
+                problems.append(str(exc))
+        if len(problems) == len(hits):
+            raise TestUsageError(problems[0])
+    if not ops:
         try:
             from ..kernels.registry import available_kernels
 
             have = {(d, o) for d, o, _ in available_kernels()}
         except Exception:  # noqa: BLE001
             have = set()
-        wanted = [(d, p) for n, v in sorted(index.items()) for d, p in v if (d, n) in have]
-    specs = []
-    for _, path in sorted(set(wanted)):
-        spec, diags = load_spec_file(path)
-        if spec is None or diags:
-            raise TestUsageError(f"{path} does not load ({len(diags)} problem(s)); run `opkit validate`")
+        wanted = {p: {v.since for v in load(p).versions} for n, v in sorted(index.items()) for d, p in v
+                  if (d, n) in have}
+    specs, versions, left_out = [], {}, []
+    for path in sorted(wanted):
+        spec = load(path)
+        chosen = sorted(wanted[path])
+        chosen = narrow_to_opsets(spec, tuple(chosen), opsets or {})
+        if not chosen:
+            if ops:  # an op the user named: say why it does not run
+                name = spec.name if spec.domain == "ai.onnx" else f"{spec.domain}::{spec.name}"
+                left_out.append(f"{name}: left out, no selected version is in force at --opset "
+                                f"{opsets.get(spec.domain)}")
+            continue
         specs.append(spec)
-    return specs
+        if len(chosen) < len(spec.versions):
+            versions[path] = chosen
+    if ops and opsets and not specs:
+        raise TestUsageError(f"none of the ops given exists at --opset {', '.join(map(str, opsets.values()))}")
+    return specs, versions, left_out
 
 
 def _backend_specs(args):
@@ -374,7 +411,8 @@ def run_unit(job: dict, worker=None, on_start=None, sink=None, engines: dict | N
             spec, _ = load_spec_file(path)
             # a cluster task may hold some versions of an op (seeds are per version: same cases);
             # the op's lowerings then run in the task of its last version, where a local run has them
-            runner.run_spec(spec, job["suites"], versions=job.get("versions"))
+            versions = job.get("versions") or (job.get("selected_versions") or {}).get(path)
+            runner.run_spec(spec, job["suites"], versions=versions)
             if "lowerings" in job["suites"] and job.get("lowerings", True):
                 run_lowerings(runner, spec)
         return _unit_records(runner), info
@@ -790,7 +828,15 @@ class _Run:
                 _check_available(spec_b)
             except BackendUnavailable as exc:
                 raise TestUsageError(str(exc)) from None
-        self.specs = _select_specs(args.op)
+        from .selection import SelectionError, parse_opsets
+
+        try:
+            opsets = parse_opsets(getattr(args, "opset", None))
+        except SelectionError as exc:
+            raise TestUsageError(str(exc)) from None
+        self.specs, self.versions, left_out = _select_specs(args.op, opsets)
+        for text in left_out:
+            self.warn(text)
         stale = stale_kernels(project, self.specs)
         if stale:
             raise TestUsageError(f"generated kernels are missing or older than their specs ({', '.join(stale)}): "
@@ -832,7 +878,7 @@ class _Run:
                    "repro_dir": self.repro_dir, "expectations": expectations, "suites": unit_suites,
                    "siblings": args.siblings, "no_isolate": args.no_isolate, "progress": self.progress,
                    "memory_gb": args.memory_limit, "max_bindings": args.max_bindings,
-                   "shrink_budget": args.shrink_budget,
+                   "shrink_budget": args.shrink_budget, "selected_versions": self.versions,
                    "second_opinions": [so for so in self.second_opinions if so.name != spec_b.name]}
             try:
                 if self.cluster is not None:

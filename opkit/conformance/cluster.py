@@ -259,16 +259,19 @@ def _weight(versions, max_bindings: int | None) -> int:
     return max(total, 1)
 
 
-def units(specs, max_bindings: int | None = 64) -> list[Unit]:
-    """The tasks of a sweep over ``specs``, in the order a local run makes their records."""
+def units(specs, max_bindings: int | None = 64, selected: dict | None = None) -> list[Unit]:
+    """The tasks of a sweep over ``specs``, in the order a local run makes their records;
+    ``selected`` ({path: sinces}) narrows an op to the versions ``--op`` / ``--opset`` chose."""
     out = []
     for spec in specs:
-        if len(spec.versions) <= 1:
-            out.append(Unit(spec.path, spec.name, weight=_weight(spec.versions, max_bindings)))
+        chosen = (selected or {}).get(spec.path)
+        versions = [v for v in spec.versions if chosen is None or v.since in chosen]
+        if chosen is None and len(versions) <= 1:
+            out.append(Unit(spec.path, spec.name, weight=_weight(versions, max_bindings)))
             continue
-        last = len(spec.versions) - 1
+        last = len(versions) - 1
         out += [Unit(spec.path, spec.name, (v.since,), k == last, _weight([v], max_bindings))
-                for k, v in enumerate(spec.versions)]
+                for k, v in enumerate(versions)]
     return out
 
 
@@ -404,7 +407,7 @@ class Cluster:
 
         job = {**job, "progress": None, "project": _to_json(active())}
         futures = {}
-        for i, unit in enumerate(units(specs, job.get("max_bindings") or None)):
+        for i, unit in enumerate(units(specs, job.get("max_bindings") or None, job.get("selected_versions"))):
             self.tasks[(position, i)] = _Task(i, unit)
             future = self.client.submit(run_task, {**job, "paths": [unit.path], "versions": unit.versions,
                                                    "lowerings": unit.lowerings}, self.run_id, topic, i,
