@@ -142,3 +142,24 @@ class ExhaustedOnce(_Fake):
 
 class WrongValues2(WrongValues):
     """Another engine with the same wrong values (a second opinion that sides with the runtime)."""
+
+
+class _DiesOnExtremeKRep(_Rep):
+    def run(self, inputs, **kwargs):
+        import signal
+
+        values = dict(self.consts)
+        values.update(zip(self.names, inputs))
+        k = values.get(self.node_inputs[1]) if len(self.node_inputs) > 1 and self.node_inputs[1] else None
+        if k is not None and np.size(k) == 1 and abs(int(np.asarray(k).reshape(-1)[0])) >= 2 ** 16:
+            os.kill(os.getpid(), signal.SIGFPE)  # the way an integer overflow in native code dies
+        return super().run(inputs, **kwargs)
+
+
+class DiesOnExtremeK(_Fake):
+    """Correct on every valid input; its process dies when k is far outside the matrix (an input
+    the spec allows, whose result it defines: k saturates), as a native kernel might."""
+
+    @classmethod
+    def rep(cls, model):
+        return _DiesOnExtremeKRep(model, cls.post)

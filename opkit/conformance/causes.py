@@ -93,9 +93,13 @@ def message_class(case: dict) -> str:
 
 def input_feature(case: dict) -> str:
     """What about the minimal failing input stands out: a zero-size tensor, a scalar input, or
-    NaN / infinity in the difference the backend made. "" when nothing does."""
+    NaN / infinity in the difference the backend made; for the robustness suite, what the hostile
+    variant changed ("hostile B: integer extremes"). "" when nothing does."""
     minimal = case.get("minimal_example") or ""
     message = case.get("message") or ""
+    change = (case.get("details") or {}).get("change")
+    if case.get("suite") == "robustness" and change:  # what the hostile variant changed, e.g. "B: integer extremes"
+        return "hostile " + _NUMBER.sub("N", change.split(" = ", 1)[0])
     for dims in _SHAPE.findall(minimal):
         if dims.strip() and any(d.strip() == "0" for d in dims.split(",")):
             return "zero-size"

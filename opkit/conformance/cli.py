@@ -62,7 +62,7 @@ EXIT_CODES_HELP = (
     "that cannot be written, an expectations file that does not load); 130 interrupted by Ctrl-C or "
     "SIGTERM: the report still holds every case that finished (settings.interrupted true, summary.ok "
     "false). Expectations entries that matched no case are warnings (stderr and summary.warnings).")
-SUITE_CHOICES = ("examples", "properties", "differential", "lowerings", "all")
+SUITE_CHOICES = ("examples", "properties", "differential", "robustness", "lowerings", "all")
 
 
 class TestUsageError(Exception):
@@ -81,7 +81,8 @@ def add_test_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentPars
                         help="test what a model of this opset uses: of each op, the version in force at opset N "
                              "(ai.onnx; DOMAIN:N for another domain; ops that do not exist there are left out)")
     parser.add_argument("--suite", action="append", choices=SUITE_CHOICES, metavar="SUITE",
-                        help="examples, properties, differential, lowerings or all (default: all; repeatable)")
+                        help="examples, properties, differential, robustness (hostile inputs: a crash or hang "
+                             "is a finding, any answer else passes), lowerings or all (default: all; repeatable)")
     parser.add_argument("--max-examples", type=int, default=100, metavar="N",
                         help="hypothesis examples per (op version, type binding) (default 100)")
     parser.add_argument("--seed", type=int, default=0, metavar="S", help="random seed (default 0)")
@@ -284,7 +285,7 @@ def _load_expectations(args, backend_name):
 def _suites(args) -> list[str]:
     chosen = args.suite or ["all"]
     if "all" in chosen:
-        return ["examples", "properties", "differential", "lowerings"]
+        return ["examples", "properties", "differential", "robustness", "lowerings"]
     return list(dict.fromkeys(chosen))
 
 

@@ -41,7 +41,7 @@ def run_ok(outcomes) -> bool:
     """A run succeeded when every case opkit could test succeeded and at least one was tested."""
     tested = [o for o in outcomes if o != UNTESTED]
     return bool(tested) and all(o in SUCCESS for o in tested)
-SUITES = ("examples", "properties", "differential", "lowerings", "onnx-node")
+SUITES = ("examples", "properties", "differential", "robustness", "lowerings", "onnx-node")
 
 
 class ExpectationsError(ValueError):

@@ -24,9 +24,11 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Callable
 
 import numpy as np
+from hypothesis import strategies as st
 
 from ..spec.model import OpSpec, OpVersion
 from ..cases import cases, generatable
+from ..cases.hostile import Hostile, hostile_variants
 from ..strategies import Case, NotGeneratable, covering_bindings, edge_cases, expand
 from . import harness
 from ..values import is_container_type, is_optional_type, runtime_value
@@ -44,7 +46,8 @@ from .outcomes import CRASH, FAILING, MISMATCH, PASS, TIMEOUT, UNSUPPORTED, UNTE
 from .worker import OK, Result
 
 EXPENSIVE = (CRASH, TIMEOUT)
-BACKEND_SUITES = ("examples", "properties", "differential")  # the suites run_spec runs on the backend
+BACKEND_SUITES = ("examples", "properties", "differential", "robustness")  # the suites run_spec runs on the backend
+ROBUSTNESS_BINDINGS = 8  # type bindings per op version the robustness suite covers (each type seen)
 MAX_EXPENSIVE = 4  # real crash/timeout runs per hypothesis run (each restarts the worker)
 # Draws hypothesis may try while shrinking a failure. Shrinking usually reaches a minimal case in
 # a few dozen steps; past that it mostly confirms minimality at full backend cost, which made
@@ -366,6 +369,32 @@ class Runner:
                 return ex
         return Exec(PASS, count=len(results))
 
+    def execute_robustness(self, version: OpVersion, drawn: tuple[Case, int]) -> Exec:
+        """Run a drawn valid case and hostile variants of it (see ``opkit.cases.hostile``) in one
+        round trip; any answer but a crash or a hang passes: a clean error, or any value, where the
+        spec forbids the input or leaves its result undefined. A runtime that refuses the valid case
+        as not implemented is ``unsupported`` for the binding: it was asked nothing hostile."""
+        base, seed = drawn
+        batch = [Hostile(base, "none: the valid case itself")]
+        for hostile in hostile_variants(base, version, max(1, self.siblings), seed):
+            try:
+                self.backend.built(hostile.case, version)
+            except Exception:  # noqa: BLE001 - ONNX's helpers refuse to write this model: nothing to ask
+                continue
+            batch.append(hostile)
+        results = self.backend.run_cases([h.case for h in batch], version, self.timeout)
+        if results and results[0].kind == UNSUPPORTED:
+            ex = result_exec(results[0])
+            ex.case, ex.count = base, 1
+            return ex
+        for hostile, result in zip(batch, results):
+            if result.kind in (CRASH, TIMEOUT):
+                ex = result_exec(result)
+                ex.case, ex.count = hostile.case, len(results)
+                ex.details = dict(ex.details or {}, change=hostile.change, breaks=_broken_rule(hostile.case))
+                return ex
+        return Exec(PASS, count=len(results))
+
     @staticmethod
     def _call_case(spec: OpSpec, version: OpVersion, inputs: tuple, attributes: dict) -> Case:
         """The case of a property's ``op(*inputs, **attributes)`` call."""
@@ -610,6 +639,31 @@ class Runner:
             self._record(spec, version, "differential", "differential", binding, ex, runs,
                          time.perf_counter() - t0, minimal, rejected=self.last_run["invalid"])
 
+    def run_robustness(self, spec: OpSpec, version: OpVersion, bindings=None):
+        """Hostile inputs, a covering subset of the bindings (a crash is rarely specific to one
+        pair of types once each type has been seen)."""
+        if not self.generatable(spec, version, "robustness"):
+            return
+        limit = min(self.max_bindings or ROBUSTNESS_BINDINGS, ROBUSTNESS_BINDINGS)
+        for binding in bindings or covering_bindings(version, limit):
+            check_stop()
+            if self._cannot_feed(spec, version, binding):
+                continue
+            t0 = time.perf_counter()
+            ranks = self.rank_plan(spec, version, binding, "robustness")
+            if ranks == ():
+                continue
+            try:
+                strategy = st.tuples(cases(spec, version, types=binding, ranks=ranks), st.integers(0, 2 ** 32 - 1))
+            except NotGeneratable as exc:
+                self._record(spec, version, "robustness", "robustness", binding,
+                             Exec(UNTESTED, f"cannot generate: {exc}", {"stage": "generate"}), 0, 0.0)
+                continue
+            seed = _stable_seed(self.seed, "robustness", spec.domain, spec.name, version.since, sorted(binding.items()))
+            ex, minimal, runs = self.hypothesis_run(strategy, lambda d: self.execute_robustness(version, d), seed)
+            self._record(spec, version, "robustness", "robustness", binding, ex, runs,
+                         time.perf_counter() - t0, minimal)
+
     def run_properties(self, spec: OpSpec, version: OpVersion, bindings=None):
         if not version.properties or harness.oracle(spec.domain, spec.name, version.since) is None:
             return
@@ -651,7 +705,8 @@ class Runner:
                 continue
             for suite, run in (("examples", lambda: self.run_examples(spec, version)),
                                ("properties", lambda: self.run_properties(spec, version, bindings)),
-                               ("differential", lambda: self.run_differential(spec, version, bindings))):
+                               ("differential", lambda: self.run_differential(spec, version, bindings)),
+                               ("robustness", lambda: self.run_robustness(spec, version, bindings))):
                 if suite not in suites:
                     continue
                 try:
@@ -660,6 +715,17 @@ class Runner:
                     self._record(spec, version, suite, suite, {}, Exec(
                         UNTESTED, f"runner error: {type(exc).__name__}: {exc}",
                         {"stage": "runner", "traceback": traceback.format_exc(limit=8)}), 0, 0.0)
+
+
+def _broken_rule(case: Case) -> str:
+    """What the reference kernel says of a hostile case: the rule it breaks, or that it is valid."""
+    try:
+        harness.expected_outputs(case)
+    except harness.Invalid as inv:
+        return str(inv)[:300]
+    except Exception as exc:  # noqa: BLE001 - no kernel, or the kernel fails on it: say so
+        return f"the reference kernel fails on it too: {type(exc).__name__}: {str(exc)[:200]}"
+    return "a valid input: the reference kernel computes it"
 
 
 def _jsonable(value):

@@ -92,10 +92,20 @@ def load_audit(root: str) -> tuple[AuditEntry, ...]:
     return tuple(entries)
 
 
+def _died(case: dict) -> bool:
+    """A robustness case whose runtime process died of a signal: no input may do that, whatever
+    the spec says of its result (a memory-limit kill or a hang still needs an audit: the input may
+    have asked for that much work)."""
+    return (case.get("suite") == "robustness" and case.get("outcome") == "crash"
+            and "killed by signal" in (case.get("message") or ""))
+
+
 def _confirmed(case: dict) -> bool:
-    """A case whose second opinion computes opkit's expected outputs (and none sides against it)."""
+    """A case whose second opinion computes opkit's expected outputs (and none sides against it),
+    or a runtime process that died on a hostile input."""
     opinions = case.get("second_opinion") or ()
-    return any(o.get("verdict") == AGREES_WITH_OPKIT for o in opinions) and not needs_review(opinions)
+    return _died(case) or (any(o.get("verdict") == AGREES_WITH_OPKIT for o in opinions)
+                           and not needs_review(opinions))
 
 
 def judged(cause: Cause, cases: list[dict], audit: tuple[AuditEntry, ...]) -> tuple[str, str, int]:
@@ -106,6 +116,8 @@ def judged(cause: Cause, cases: list[dict], audit: tuple[AuditEntry, ...]) -> tu
     entry = next((e for e in audit if e.covers(cause)), None)
     if entry is not None:
         return entry.verdict, entry.why, confirmed
+    if confirmed == len(cases) and cases and all(_died(c) for c in cases):
+        return "real", "the runtime's process died on an input: a runtime may refuse any input, never crash", confirmed
     if confirmed == len(cases):
         return "real", "the second opinion computes opkit's expected outputs", confirmed
     return "unaudited", "", confirmed
@@ -146,7 +158,7 @@ def render_backend(backend: str, source: str, report: dict, found: list[Cause], 
     claims = total - cases["opkit"] - cases["ambiguous"]
     claim_share = (100.0 * real / claims) if claims else 100.0
     lines += ["", f"**{share:.1f}%** of the charged cases are confirmed real ({real - by_audit} by a second opinion "
-              f"that computes opkit's expected outputs, {by_audit} by the audit in `{AUDIT}`). Set apart opkit's own "
+              f"that computes opkit's expected outputs or a crash of the runtime's process, {by_audit} by the audit in `{AUDIT}`). Set apart opkit's own "
               f"mistakes and the spec's ambiguities, which are not the runtime's to answer for, and "
               f"**{claim_share:.1f}%** of the remaining {claims} cases are confirmed.", "",
               "| status | outcome | op | feature | cause | cases (confirmed) | types | second opinion | why "

@@ -1,0 +1,178 @@
+"""Hostile variants of a valid case, for the robustness suite.
+
+"Undefined" in the ONNX text still means "must not crash": a runtime given an index out of range, an
+integer division of INT_MIN by -1, a zero-size tensor, a rank the op excludes or an attribute out of
+its domain may refuse the model or compute anything, but must not die, hang or exhaust memory. Each
+variant changes one thing of a valid case (one input's values, one input's shape or rank, or one
+attribute), so that a crash points at what triggered it: the rule it breaks is the one the change
+touched.
+
+Values that would only ask for a huge, valid output are left out (INT_MAX as a size, a float maximum
+as a count): a runtime allocating what it was asked for is not a defect, and the memory limit of the
+worker would report it as one. Integer extremes are therefore INT_MIN, -1, 0 and values one past the
+input's extents, plus +-2**16; floats get NaN, the infinities, -0.0, the largest finite values and
+the subnormals.
+
+Deterministic: the variants are a pure function of (case, version, count, seed).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..strategies import INT_RANGES, TYPE_ATTRIBUTES, Case, cast, edge_values, param_elem
+
+LARGE = 2 ** 16  # out of any drawn extent, small enough never to ask for a huge allocation
+
+
+@dataclass(frozen=True)
+class Hostile:
+    """One hostile variant and what was changed, for the report ("b: integer extremes")."""
+
+    case: Case
+    change: str
+
+
+def _int_pool(elem: str, extents: list[int]) -> list[int]:
+    lo, hi = INT_RANGES[elem]
+    pool = [lo, lo + 1, -1, 0, 1, LARGE, -LARGE] + [e for d in extents for e in (d, -d - 1)]
+    if hi <= 2 ** 16:  # the maximum of a narrow type cannot size a huge allocation
+        pool += [hi, hi - 1]
+    return sorted({v for v in pool if lo <= v <= hi})
+
+
+def _values(arr: np.ndarray, elem: str, extents: list[int], rng) -> tuple[np.ndarray, str] | None:
+    """Replace about half the elements (at least one) with extreme values of the type."""
+    if arr.size == 0 or elem == "bool":
+        return None
+    if elem in INT_RANGES:
+        pool, what = _int_pool(elem, extents), "integer extremes"
+    else:
+        pool, what = edge_values(elem), "special values"
+        if elem == "string":
+            what = "edge strings"
+    if not pool:
+        return None
+    flat = arr.reshape(-1).copy()
+    chosen = cast([pool[int(i)] for i in rng.integers(0, len(pool), flat.size)], elem)
+    mask = rng.random(flat.size) < 0.5
+    mask[int(rng.integers(0, flat.size))] = True
+    flat[mask] = chosen[mask]
+    return flat.reshape(arr.shape), what
+
+
+def _zero_size(arr: np.ndarray, rng) -> tuple[np.ndarray, str] | None:
+    if arr.ndim == 0:
+        return None
+    axis = int(rng.integers(0, arr.ndim))
+    shape = list(arr.shape)
+    shape[axis] = 0
+    return np.empty(shape, dtype=arr.dtype), f"extent 0 on axis {axis}"
+
+
+def _rank(arr: np.ndarray, rng) -> tuple[np.ndarray, str] | None:
+    if arr.ndim > 0 and rng.random() < 0.5:
+        value = arr.reshape(-1)[:1].reshape(()) if arr.size else np.zeros((), arr.dtype)
+        return value.copy(), "rank 0"
+    grown = arr.reshape((1,) * max(1, 7 - arr.ndim) + arr.shape)
+    return grown, f"rank {grown.ndim}"
+
+
+def _attribute(case: Case, version, extents: list[int], rng) -> tuple[str, object, str] | None:
+    """A new value out of the usual domain for one int, ints or float attribute."""
+    given = dict(case.defaults)
+    given.update(case.attributes)
+    candidates = [a for a in version.attributes
+                  if a.name not in TYPE_ATTRIBUTES and a.type in ("int", "ints", "float", "floats")]
+    if not candidates:
+        return None
+    attr = candidates[int(rng.integers(0, len(candidates)))]
+    rank = max(_max_rank(case), 1)
+    ints = [-(2 ** 31), -rank - 1, -1, 0, rank, LARGE]
+    floats = [float("nan"), float("inf"), float("-inf"), -1.0, 0.0, 1e30]
+    if attr.type == "int":
+        value = ints[int(rng.integers(0, len(ints)))]
+    elif attr.type == "float":
+        value = floats[int(rng.integers(0, len(floats)))]
+    else:
+        old = list(given.get(attr.name) or [])
+        pool = ints if attr.type == "ints" else floats
+        if old and rng.random() < 0.7:
+            old[int(rng.integers(0, len(old)))] = pool[int(rng.integers(0, len(pool)))]
+            value = old
+        else:  # the wrong length
+            value = [pool[int(rng.integers(0, len(pool)))] for _ in range(int(rng.integers(0, rank + 3)))]
+        value = [int(v) for v in value] if attr.type == "ints" else [float(v) for v in value]
+    return attr.name, value, f"attribute {attr.name} = {value!r}"
+
+
+def _all_values(case: Case, formal, binding, tensors, extents, rng) -> Hostile | None:
+    inputs, touched = list(case.inputs), False
+    for i, name, arr in tensors:
+        param = formal.get(name) or formal.get(name.rsplit("_", 1)[0])
+        changed = _values(arr, param_elem(param, binding), extents, rng) if param is not None else None
+        if changed is not None:
+            inputs[i], touched = (name, changed[0]), True
+    if not touched:
+        return None
+    return Hostile(dataclasses.replace(case, inputs=tuple(inputs), siblings=0), "every input: extreme values")
+
+
+def _max_rank(case: Case) -> int:
+    ranks = [a.ndim for _, a in case.inputs if isinstance(a, np.ndarray)]
+    return max(ranks) if ranks else 0
+
+
+def hostile_variants(case: Case, version, count: int, seed: int) -> list[Hostile]:
+    """``count`` variants of ``case``, each with one hostile change (fewer when nothing applies)."""
+    rng = np.random.default_rng(seed)
+    formal = {p.name: p for p in version.inputs}
+    binding = case.type_map
+    tensors = [(i, name, arr) for i, (name, arr) in enumerate(case.inputs) if isinstance(arr, np.ndarray)]
+    extents = sorted({d for _, _, a in tensors for d in a.shape})
+    kinds = ["values", "values", "zero-size", "rank", "attribute"]
+    out: list[Hostile] = []
+    for _ in range(count * 3):  # some draws change nothing (a bool input's values): try again
+        if len(out) >= count:
+            break
+        kind = kinds[int(rng.integers(0, len(kinds)))]
+        if kind == "attribute":
+            changed = _attribute(case, version, extents, rng)
+            if changed is None:
+                continue
+            name, value, what = changed
+            attributes = dict(case.attributes)
+            attributes[name] = value
+            defaults = tuple((k, v) for k, v in case.defaults if k != name)
+            out.append(Hostile(dataclasses.replace(case, attributes=tuple(sorted(attributes.items())),
+                                                   defaults=defaults, siblings=0), what))
+            continue
+        if not tensors:
+            continue
+        i, name, arr = tensors[int(rng.integers(0, len(tensors)))]
+        param = formal.get(name) or formal.get(name.rsplit("_", 1)[0])
+        elem = param_elem(param, binding) if param is not None else None
+        if kind == "values" and rng.random() < 0.5:  # every input at once: INT_MIN / -1 needs both
+            variant = _all_values(case, formal, binding, tensors, extents, rng)
+            if variant is not None:
+                out.append(variant)
+            continue
+        if kind == "values":
+            changed = _values(arr, elem, extents, rng) if elem else None
+        elif kind == "zero-size":
+            changed = _zero_size(arr, rng)
+        else:
+            changed = _rank(arr, rng)
+        if changed is None:
+            continue
+        new, what = changed
+        inputs = list(case.inputs)
+        inputs[i] = (name, new)
+        out.append(Hostile(dataclasses.replace(case, inputs=tuple(inputs), siblings=0), f"{name}: {what}"))
+    return out
+
+
+__all__ = ["Hostile", "hostile_variants"]
