@@ -163,3 +163,14 @@ class DiesOnExtremeK(_Fake):
     @classmethod
     def rep(cls, model):
         return _DiesOnExtremeKRep(model, cls.post)
+
+
+def _two_bugs(o):
+    """Two distinct defects in one binding: empty inputs fail to run, other inputs come out wrong."""
+    if o.size == 0:
+        raise RuntimeError("empty tensors are not handled")
+    return _plus_one(o)
+
+
+class TwoBugs(_Fake):
+    post = staticmethod(_two_bugs)

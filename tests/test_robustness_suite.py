@@ -82,3 +82,20 @@ def test_a_process_that_dies_on_a_hostile_input_is_a_crash_with_what_triggered_i
     # a process death is the runtime's defect whatever the input: confirmed without an audit
     status, why, confirmed = judged(None, [record], ())
     assert status == "real" and confirmed == 1 and "never crash" in why
+
+
+def test_the_search_goes_on_after_a_failure_and_reports_a_second_distinct_bug():
+    with Worker(resolve(f"{FAKES}:TwoBugs"), timeout=10.0) as worker:
+        runner = Runner(BackendRunner(worker), max_examples=30, seed=1, timeout=10.0)
+        runner.run_differential(TRILU, TRILU.version(14), [{"T": "tensor(float)"}])
+    by_example = {r["example"]: r for r in runner.results}
+    assert set(by_example) == {"differential", "differential-2"}, [(r["example"], r["outcome"]) for r in runner.results]
+    assert {r["outcome"] for r in runner.results} == {"mismatch", "error"}
+    assert "empty tensors" in next(r for r in runner.results if r["outcome"] == "error")["message"]
+
+
+def test_a_single_bug_is_reported_once():
+    with Worker(resolve(f"{FAKES}:WrongValues"), timeout=10.0) as worker:
+        runner = Runner(BackendRunner(worker), max_examples=20, seed=1, timeout=10.0)
+        runner.run_differential(TRILU, TRILU.version(14), [{"T": "tensor(float)"}])
+    assert [(r["example"], r["outcome"]) for r in runner.results] == [("differential", "mismatch")]

@@ -47,6 +47,7 @@ from .worker import OK, Result
 
 EXPENSIVE = (CRASH, TIMEOUT)
 BACKEND_SUITES = ("examples", "properties", "differential", "robustness")  # the suites run_spec runs on the backend
+MAX_DISTINCT = 3  # distinct failures searched for per (op version, binding, suite); see Runner.search
 ROBUSTNESS_BINDINGS = 8  # type bindings per op version the robustness suite covers (each type seen)
 MAX_EXPENSIVE = 4  # real crash/timeout runs per hypothesis run (each restarts the worker)
 # Draws hypothesis may try while shrinking a failure. Shrinking usually reaches a minimal case in
@@ -634,10 +635,33 @@ class Runner:
                              Exec(UNTESTED, f"cannot generate: {exc}", {"stage": "generate"}), 0, 0.0)
                 continue
             seed = _stable_seed(self.seed, spec.domain, spec.name, version.since, sorted(binding.items()))
-            ex, minimal, runs = self.hypothesis_run(strategy, lambda c: self.execute_differential(version, c), seed,
-                                                    edge_cases(spec, version, binding))
-            self._record(spec, version, "differential", "differential", binding, ex, runs,
+            self.search(spec, version, "differential", binding, strategy,
+                        lambda c: self.execute_differential(version, c), seed, edge_cases(spec, version, binding), t0)
+
+    def search(self, spec: OpSpec, version: OpVersion, suite: str, binding: dict, strategy, execute, seed: int,
+               explicit, t0: float) -> None:
+        """Run hypothesis on one binding and record what it finds. After a failure (shrunk), search
+        on with that failure's class excluded (a case failing the same way counts as passing), so a
+        second, different bug of the binding is reported as well (records ``<suite>-2``, ...), up
+        to MAX_DISTINCT failures; a search that finds nothing new records nothing more."""
+        seen: set = set()
+        for phase in range(MAX_DISTINCT):
+            def guarded(case, seen=frozenset(seen)):
+                ex = execute(case)
+                if ex.outcome != PASS and failure_class(ex) in seen:
+                    return Exec(PASS, count=ex.count)
+                return ex
+
+            ex, minimal, runs = self.hypothesis_run(strategy, guarded, _stable_seed(seed, phase) if phase else seed,
+                                                    explicit)
+            if phase and ex.outcome in (PASS, UNTESTED):
+                return
+            self._record(spec, version, suite, suite if not phase else f"{suite}-{phase + 1}", binding, ex, runs,
                          time.perf_counter() - t0, minimal, rejected=self.last_run["invalid"])
+            if ex.outcome not in FAILING or ex.outcome == UNSUPPORTED:
+                return
+            seen.add(failure_class(ex))
+            t0 = time.perf_counter()
 
     def run_robustness(self, spec: OpSpec, version: OpVersion, bindings=None):
         """Hostile inputs, a covering subset of the bindings (a crash is rarely specific to one
@@ -660,9 +684,8 @@ class Runner:
                              Exec(UNTESTED, f"cannot generate: {exc}", {"stage": "generate"}), 0, 0.0)
                 continue
             seed = _stable_seed(self.seed, "robustness", spec.domain, spec.name, version.since, sorted(binding.items()))
-            ex, minimal, runs = self.hypothesis_run(strategy, lambda d: self.execute_robustness(version, d), seed)
-            self._record(spec, version, "robustness", "robustness", binding, ex, runs,
-                         time.perf_counter() - t0, minimal)
+            self.search(spec, version, "robustness", binding, strategy, lambda d: self.execute_robustness(version, d),
+                        seed, (), t0)
 
     def run_properties(self, spec: OpSpec, version: OpVersion, bindings=None):
         if not version.properties or harness.oracle(spec.domain, spec.name, version.since) is None:
@@ -715,6 +738,15 @@ class Runner:
                     self._record(spec, version, suite, suite, {}, Exec(
                         UNTESTED, f"runner error: {type(exc).__name__}: {exc}",
                         {"stage": "runner", "traceback": traceback.format_exc(limit=8)}), 0, 0.0)
+
+
+def failure_class(ex: Exec) -> tuple:
+    """What makes two failures of one binding the same for ``Runner.search``: the outcome and the
+    message class of root causes (``causes``): a second "values differ" is the same bug reached
+    by other values, a NaN position, an error or a crash is another one."""
+    from .causes import message_class
+
+    return ex.outcome, message_class({"outcome": ex.outcome, "message": ex.message, "details": ex.details or {}})
 
 
 def _broken_rule(case: Case) -> str:
