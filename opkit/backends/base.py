@@ -39,6 +39,12 @@ class Backend(Protocol):
 
     def is_unsupported(self, exc: BaseException) -> bool: ...
 
+    def min_opsets(self) -> dict[str, int]:
+        """The oldest opset of each domain the engine supports, where it says so: op versions that
+        are no longer in force at it are skipped as dropped (not run), and the versions still in
+        force there are run in a model of that opset."""
+        return {}
+
     def max_opset(self, domain: str) -> int | None: ...
 
 
@@ -86,9 +92,11 @@ def limits(backend) -> dict:
     version to write, the opsets it can know, the domains it cannot run. Works for any object
     following the protocol (engines that do not derive from BackendBase declare nothing)."""
     max_opsets = getattr(backend, "max_opsets", None)
+    min_opsets = getattr(backend, "min_opsets", None)
     unavailable = getattr(backend, "unavailable_domains", None)
     return {"max_ir_version": getattr(backend, "max_ir_version", 13),
             "max_opsets": dict(max_opsets()) if callable(max_opsets) else {},
+            "min_opsets": dict(min_opsets()) if callable(min_opsets) else {},
             "unavailable_domains": dict(unavailable()) if callable(unavailable) else {},
             "needs_output_shapes": bool(getattr(backend, "needs_output_shapes", False)),
             "container_values": bool(getattr(backend, "container_values", False))}

@@ -66,6 +66,11 @@ TABLE: dict[tuple[int, int], Compatibility] = {
     (1, 31): _measured(13, 26, 5),
     (1, 32): _measured(14, 28, 5),
 }
+# "All versions of ONNX Runtime support ONNX opsets from ONNX v1.2.1+ (opset version 7 and higher)"
+# (the compatibility page, "ONNX opset support"). Below it onnxruntime keeps no kernels for the
+# op versions opset 7 replaced (Add-6: "Could not find an implementation for Add(6)") and its graph
+# transformers break opset-1 models (a Cast with an INT "to", which Cast-1 types as a STRING).
+OLDEST_AI_ONNX_OPSET = 7
 OLDEST = min(TABLE)
 NEWEST = max(TABLE)
 

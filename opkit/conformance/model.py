@@ -124,6 +124,14 @@ def signature_key(case: Case, ir_version: int, opset) -> str:
     return h.hexdigest()[:20]
 
 
+def model_opset(domain: str, since: int, min_opsets: dict | None) -> int | None:
+    """The opset to import for an op version introduced at ``since``, on an engine that supports
+    its domain from ``min_opsets[domain]`` on: that oldest opset where ``since`` is older (the
+    caller has made sure the version is still in force there), else None (``since`` itself)."""
+    oldest = (min_opsets or {}).get(domain or "ai.onnx")
+    return oldest if oldest is not None and since < oldest else None
+
+
 def build(case: Case, version: OpVersion, *, ir_version: int = 13, opset: int | None = None,
           companion_opset: int = DEFAULT_AI_ONNX_OPSET) -> BuiltModel:
     """The one-node model of ``case`` and the feeds for its graph inputs. ``ir_version`` and

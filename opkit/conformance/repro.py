@@ -28,7 +28,7 @@ from ..spec.model import OpVersion
 from ..strategies import Case
 from ..values import EMPTY_OPTIONAL, is_optional_type
 from .dtypes import elem_from_dtype
-from .model import DEFAULT_AI_ONNX_OPSET, build
+from .model import DEFAULT_AI_ONNX_OPSET, build, model_opset
 from .output_shapes import with_output_ranks
 
 _RAW = {"bfloat16", "float8e4m3fn", "float8e4m3fnuz", "float8e5m2", "float8e5m2fnuz", "uint4", "int4",
@@ -101,12 +101,13 @@ class ReproWriter:
         if key in self.written:
             return self.written[key]
         name = f"{types or 'notypes'}-{record['suite']}-{record['outcome']}"
-        if record["suite"] != "differential":
+        if record["example"] != record["suite"]:  # an example, a property, a search's second failure
             name += f"-{_slug(record['example'])}"
         folder = os.path.join(self.root, _slug(record["backend"]), _slug(record["domain"]),
                               _slug(f"{record['op']}-{record['version']}"), _slug(name))
         os.makedirs(folder, exist_ok=True)
-        built = build(case, version, ir_version=self.ir_version, companion_opset=min(
+        built = build(case, version, ir_version=self.ir_version,
+                      opset=model_opset(case.domain, case.since, self.info.get("min_opsets")), companion_opset=min(
             DEFAULT_AI_ONNX_OPSET, (self.info.get("max_opsets") or {}).get("ai.onnx", DEFAULT_AI_ONNX_OPSET)))
         if self.info.get("needs_output_shapes") and ex.expected is not None:  # as the backend got it
             built = with_output_ranks(built, [None if e is None or isinstance(e, list) else np.ndim(e)

@@ -37,7 +37,7 @@ from .compare import Mismatch, compare_value
 from .dtypes import in_class
 from .determinism import local_constants_off
 from .property_calls import BACKEND, REFERENCE, PropertyCall, call_key
-from .model import DEFAULT_AI_ONNX_OPSET, BuiltModel, build, signature_key
+from .model import DEFAULT_AI_ONNX_OPSET, BuiltModel, build, model_opset, signature_key
 from .output_shapes import unshaped_outputs, with_output_ranks
 from .record import CaseRecord
 from .second_opinion import ASKED_ABOUT
@@ -142,6 +142,7 @@ class BackendRunner:
         self.ir_version = int(self.info.get("max_ir_version", 13))
         # what the backend cannot know or run (see opkit.backends.base.limits): skipped, not charged
         self.max_opsets = {k: int(v) for k, v in (self.info.get("max_opsets") or {}).items()}
+        self.min_opsets = {k: int(v) for k, v in (self.info.get("min_opsets") or {}).items()}
         self.unavailable_domains = dict(self.info.get("unavailable_domains") or {})
         # the ai.onnx import beside a custom domain's: no newer than the backend knows
         self.companion_opset = min(DEFAULT_AI_ONNX_OPSET, self.max_opsets.get("ai.onnx", DEFAULT_AI_ONNX_OPSET))
@@ -157,10 +158,11 @@ class BackendRunner:
         last = self._last
         if last is not None and last[0] is case:  # check_schema then _request ask for the same case
             return last[1]
-        key = signature_key(case, self.ir_version, case.since)
+        key = signature_key(case, self.ir_version, model_opset(case.domain, case.since, self.min_opsets) or case.since)
         model = self._built.get(key)
         if model is None:
             model = self._built[key] = build(case, version, ir_version=self.ir_version,
+                                             opset=model_opset(case.domain, case.since, self.min_opsets),
                                              companion_opset=self.companion_opset)
             if len(self._built) > self.MAX_MODELS:
                 self._built.popitem(last=False)
@@ -203,6 +205,16 @@ class BackendRunner:
         if newest is not None and since > newest:
             return f"beyond this runtime's opset ({newest})"
         return None
+
+    def dropped(self, domain: str, op: str, versions: list[int], since: int) -> str | None:
+        """Why ``op``'s version introduced at ``since`` is not run: it is no longer in force at the
+        oldest opset the backend supports (``versions``: the op's sinces), or None."""
+        oldest = self.min_opsets.get(domain)
+        later = [v for v in versions if v > since]
+        if oldest is None or since >= oldest or not later or later[0] > oldest:
+            return None
+        in_force = max(v for v in versions if v <= oldest)
+        return f"dropped by this runtime: it supports {domain} opsets {oldest} and later, where {op}-{in_force} is in force"
 
     def check_schema(self, case: Case, version: OpVersion) -> None:
         """Raise harness.Invalid when ONNX's own inference for the op rejects the case's model."""
@@ -722,6 +734,9 @@ class Runner:
                 continue
             cannot_run = getattr(self.backend, "cannot_run", None)
             why = cannot_run(spec.domain, version.since) if cannot_run is not None else None
+            dropped = getattr(self.backend, "dropped", None)
+            why = why or (dropped(spec.domain, spec.name, [v.since for v in spec.versions], version.since)
+                          if dropped is not None else None)
             if why and any(s in suites for s in BACKEND_SUITES):  # opkit cannot ask: not a finding
                 self._skip({"op": spec.name, "domain": spec.domain, "version": version.since, "types": {},
                             "reason": why})

@@ -1,0 +1,56 @@
+"""Opsets a backend supports: versions newer than it knows and older than it supports are skipped
+(not charged); a version still in force at its oldest opset runs in a model of that opset."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from opkit.backends.onnxruntime_versions import OLDEST_AI_ONNX_OPSET
+from opkit.conformance import harness
+from opkit.conformance.runner import BackendRunner, Runner
+from opkit.strategies import Case
+
+ADD = harness.load_op("ai.onnx", "Add")  # 1, 6, 7, 13, 14
+ABS = harness.load_op("ai.onnx", "Abs")  # 1, 6, 13
+
+
+class _NoWorker:
+    """BackendRunner never asks the worker anything when given the backend's info."""
+
+
+def _runner(min_opsets=None, max_opsets=None) -> BackendRunner:
+    return BackendRunner(_NoWorker(), {"name": "fake", "max_ir_version": 13, "min_opsets": min_opsets or {},
+                                       "max_opsets": max_opsets or {}})
+
+
+def test_versions_replaced_before_the_oldest_supported_opset_are_dropped():
+    backend = _runner({"ai.onnx": 7})
+    sinces = [v.since for v in ADD.versions]
+    assert "where Add-7 is in force" in backend.dropped("ai.onnx", "Add", sinces, 1)
+    assert backend.dropped("ai.onnx", "Add", sinces, 6) is not None
+    assert backend.dropped("ai.onnx", "Add", sinces, 7) is None
+    assert backend.dropped("ai.onnx", "Abs", [v.since for v in ABS.versions], 6) is None  # in force at 7
+    assert _runner().dropped("ai.onnx", "Add", sinces, 1) is None  # a backend that says nothing runs all
+
+
+def test_a_version_in_force_at_the_oldest_opset_runs_in_a_model_of_that_opset():
+    case = Case("ai.onnx", "Abs", 6, (("T", "tensor(float)"),), (), (("X", np.ones((2,), np.float32)),))
+    old = _runner({"ai.onnx": 7}).built(case, ABS.version(6)).model
+    plain = _runner().built(case, ABS.version(6)).model
+    assert [o.version for o in old.opset_import if o.domain == ""] == [7]
+    assert [o.version for o in plain.opset_import if o.domain == ""] == [6]
+
+
+def test_the_runner_skips_dropped_versions_with_the_reason():
+    runner = Runner(_runner({"ai.onnx": 7}), max_examples=1)
+    runner.run_spec(ADD, ["differential"], versions=[1, 6])
+    assert [(s["version"], s["reason"][:22]) for s in runner.skipped] == [(1, "dropped by this runtim"),
+                                                                       (6, "dropped by this runtim")]
+    assert runner.results == []
+
+
+def test_onnxruntime_declares_opset_7_as_its_oldest():
+    from opkit.backends.onnxruntime import OnnxRuntimeBackend
+
+    assert OLDEST_AI_ONNX_OPSET == 7
+    assert OnnxRuntimeBackend.min_opsets(object.__new__(OnnxRuntimeBackend)) == {"ai.onnx": 7}
