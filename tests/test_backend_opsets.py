@@ -54,3 +54,23 @@ def test_onnxruntime_declares_opset_7_as_its_oldest():
 
     assert OLDEST_AI_ONNX_OPSET == 7
     assert OnnxRuntimeBackend.min_opsets(object.__new__(OnnxRuntimeBackend)) == {"ai.onnx": 7}
+
+
+def test_an_old_binding_without_raw_ortvalue_calls_skips_bfloat16_instead_of_erroring():
+    from types import SimpleNamespace
+
+    from opkit.backends.onnxruntime import OnnxRuntimeBackend
+
+    backend = object.__new__(OnnxRuntimeBackend)
+    backend._ort = SimpleNamespace(OrtValue=type("OrtValue", (), {}), __version__="1.16.3")
+    why = backend.unfeedable_elements()
+    assert "bfloat16" in why and "float8e4m3fn" in why and "float" not in why
+    assert "onnxruntime 1.16.3" in why["bfloat16"]
+    runner = BackendRunner(_NoWorker(), {"name": "onnxruntime", "unfeedable_elements": why})
+    assert runner.cannot_feed({"T": "tensor(bfloat16)", "Tind": "tensor(int64)"}) == why["bfloat16"]
+    assert runner.cannot_feed({"T": "tensor(float)"}) is None
+    import onnxruntime
+
+    current = object.__new__(OnnxRuntimeBackend)
+    current._ort = onnxruntime
+    assert current.unfeedable_elements() == {}  # the pinned release has both calls

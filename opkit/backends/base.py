@@ -45,6 +45,11 @@ class Backend(Protocol):
         force there are run in a model of that opset."""
         return {}
 
+    def unfeedable_elements(self) -> dict[str, str]:
+        """Element types opkit's adapter cannot feed to or read from this engine (an old binding
+        that lacks the call that would), with the reason: their bindings are skipped, not run."""
+        return {}
+
     def max_opset(self, domain: str) -> int | None: ...
 
 
@@ -93,10 +98,12 @@ def limits(backend) -> dict:
     following the protocol (engines that do not derive from BackendBase declare nothing)."""
     max_opsets = getattr(backend, "max_opsets", None)
     min_opsets = getattr(backend, "min_opsets", None)
+    unfeedable = getattr(backend, "unfeedable_elements", None)
     unavailable = getattr(backend, "unavailable_domains", None)
     return {"max_ir_version": getattr(backend, "max_ir_version", 13),
             "max_opsets": dict(max_opsets()) if callable(max_opsets) else {},
             "min_opsets": dict(min_opsets()) if callable(min_opsets) else {},
+            "unfeedable_elements": dict(unfeedable()) if callable(unfeedable) else {},
             "unavailable_domains": dict(unavailable()) if callable(unavailable) else {},
             "needs_output_shapes": bool(getattr(backend, "needs_output_shapes", False)),
             "container_values": bool(getattr(backend, "container_values", False))}

@@ -34,7 +34,7 @@ from . import harness
 from ..values import is_container_type, is_optional_type, runtime_value
 from .allowance import allowance_for
 from .compare import Mismatch, compare_value
-from .dtypes import in_class
+from .dtypes import elem_of, in_class
 from .determinism import local_constants_off
 from .property_calls import BACKEND, REFERENCE, PropertyCall, call_key
 from .model import DEFAULT_AI_ONNX_OPSET, BuiltModel, build, model_opset, signature_key
@@ -185,7 +185,13 @@ class BackendRunner:
 
     def cannot_feed(self, binding: dict) -> str | None:
         """Why this backend's adapter cannot be given a case of ``binding`` (a skip reason), or
-        None: sequence and optional values need an adapter that feeds and reads them."""
+        None: sequence and optional values need an adapter that feeds and reads them, and some
+        element types an adapter may not pass on an old release (``unfeedable_elements``)."""
+        unfeedable = self.info.get("unfeedable_elements") or {}
+        for t in sorted(binding.values()):
+            why = unfeedable.get(elem_of(t)) if not is_container_type(t) else None
+            if why:
+                return why
         if self.container_values:
             return None
         containers = sorted(t for t in binding.values() if is_container_type(t))
