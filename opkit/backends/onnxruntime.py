@@ -6,7 +6,8 @@ onnxruntime says it lacks the op, type or feature (``says_unsupported``), an *er
 
 Sessions run single-threaded by default: conformance cases are tiny and many, and thread pools
 cost more than they give there. ml_dtypes tensors (bfloat16, float8, int4 ...) go in and out as
-OrtValues because onnxruntime's numpy bridge does not know those dtypes.
+OrtValues because onnxruntime's numpy bridge does not know those dtypes; a string input of such a
+model then goes in as an OrtValue too, made by a one-Constant session (``_string_ortvalue``).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from ..conformance.dtypes import elem_of, onnx_code
 from ..values import element_of, is_container_type
 from ._runtime_common import contiguous  # np.ascontiguousarray would turn 0-d inputs into 1-d
 from .onnx_bytes import from_raw_bytes, is_packed, raw_bytes
-from .onnxruntime_versions import for_version
+from .onnxruntime_versions import OLDEST_AI_ONNX_OPSET, for_version
 from .base import BackendBase, Unsupported
 
 # element types onnxruntime's numpy bridge cannot convert
@@ -81,6 +82,27 @@ def _packed_ortvalue(ort, arr, elem: str):
     return value
 
 
+def _string_ortvalue(ort, arr):
+    """An OrtValue of ONNX strings holding ``arr`` (an object array of str or bytes).
+
+    The Python binding builds OrtValues from non-string numpy arrays only ("Creation of OrtValues
+    is currently only supported from non-string numpy arrays"), and ``run_with_ort_values`` takes
+    nothing else. A session whose graph is a single Constant of ``arr`` returns it as an OrtValue,
+    so a model with a string input next to a bfloat16/float8/4-bit one can still be fed."""
+    import onnx
+    from onnx import helper, numpy_helper
+
+    value = np.asarray(arr, dtype=object)
+    node = helper.make_node("Constant", [], ["strings"], value=numpy_helper.from_array(value, "strings"))
+    graph = helper.make_graph([node], "strings", [],
+                              [helper.make_tensor_value_info("strings", onnx.TensorProto.STRING, list(value.shape))])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], ir_version=7)
+    options = ort.SessionOptions()
+    options.log_severity_level = 4
+    sess = ort.InferenceSession(model.SerializeToString(), sess_options=options, providers=["CPUExecutionProvider"])
+    return sess.run_with_ort_values(["strings"], {})[0]
+
+
 class _Session:
     def __init__(self, ort, sess):
         self._ort = ort
@@ -111,6 +133,8 @@ class _Session:
             elif elem in _VIA_ORTVALUE:
                 raw = contiguous(arr).view(np.uint16 if arr.dtype.itemsize == 2 else np.uint8)
                 values[name] = ort.OrtValue.ortvalue_from_numpy_with_onnx_type(raw, onnx_code(elem))
+            elif elem == "string":  # CastLike(string, bfloat16), Cast(string) -> float8 ...
+                values[name] = _string_ortvalue(ort, arr)
             else:
                 values[name] = ort.OrtValue.ortvalue_from_numpy(contiguous(arr))
         results = self._sess.run_with_ort_values(self._outputs, values, self._run_options)
@@ -161,12 +185,25 @@ class OnnxRuntimeBackend(BackendBase):
     def max_opsets(self) -> dict[str, int]:
         return self.compatibility.opsets()
 
+    def min_opsets(self) -> dict[str, int]:
+        return {"ai.onnx": OLDEST_AI_ONNX_OPSET}
+
     def unavailable_domains(self) -> dict[str, str]:
         # DirectML primitives exist only in the DirectML execution provider: the CPU provider (or
         # any other) has no kernel for them, whatever onnxruntime's version
         if "DmlExecutionProvider" in self.providers:
             return {}
         return {"directml": "needs the DirectML execution provider"}
+
+    def unfeedable_elements(self) -> dict[str, str]:
+        # bfloat16, float8 and 4-bit tensors go in and out as OrtValues made from raw bytes; the
+        # Python binding of older releases (1.16) lacks the two calls that takes
+        value = self._ort.OrtValue
+        if hasattr(value, "ortvalue_from_numpy_with_onnx_type") and hasattr(value, "tensor_size_in_bytes"):
+            return {}
+        why = (f"opkit's adapter cannot feed or read {{}} tensors through onnxruntime {self.version()}'s Python "
+               "binding (no OrtValue.ortvalue_from_numpy_with_onnx_type / tensor_size_in_bytes)")
+        return {elem: why.format(elem) for elem in sorted(_VIA_ORTVALUE)}
 
 
     def prepare(self, model_bytes: bytes):
