@@ -438,6 +438,17 @@ def coarse(case, version, index, expected, elem):
                   f"coarse: n={n} terms of up to {big:.3g}^2 (no error model for this op yet)")
 
 
+def _linear_attention(case, version, index, expected, elem):
+    """LinearAttention: the gated rules scale the state by exp(decay) at every token, so its terms
+    outgrow the inputs' squares (inputs of 3 give outputs near 4e4); the coarse bound taken at the
+    larger of n * big^2 and the output's own magnitude, which the state's terms reach."""
+    n = _n_largest(case, None)
+    big = max(1.0, max((finite_max(np.abs(x)) for x in float_inputs(case)), default=1.0))
+    out = finite_max(np.abs(wide(np.asarray(expected[index])).real.astype(np.float64)))
+    top = max(n * big * big, out)
+    return _Parts(2.0, 2 * n * float(ulp(top, elem)), f"recurrence: n={n} terms of up to {top:.3g}")
+
+
 MODELS: dict[str, Callable] = {
     **{op: _terms(_n_reduced) for op in ("ReduceSum", "ReduceMean", "ReduceL1", "ReduceL2", "ReduceSumSquare",
                                          "ReduceProd")},
@@ -452,4 +463,5 @@ MODELS: dict[str, Callable] = {
     "LayerNormalization": _layer_norm, "InstanceNormalization": _instance_norm,
     "GroupNormalization": _group_norm, "MeanVarianceNormalization": _mean_variance_norm,
     "RMSNormalization": _rms_norm, "LpNormalization": _lp_norm, "BatchNormalization": _batch_norm,
+    "LinearAttention": _linear_attention,
 }

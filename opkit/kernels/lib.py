@@ -20,11 +20,13 @@ __all__ = [
     "window_geometry", "pool", "conv", "conv_transpose", "quantize", "dequantize", "matmul_integer",
     "conv_integer", "qlinear_matmul", "qlinear_conv", "max_unpool", "non_max_suppression", "col2im",
     "tensor_scatter", "rnn_core", "dft", "stft", "mel_weight_matrix", "resize", "grid_sample", "roi_align",
+    "resize_is_whole", "conv_transpose_in_range", "roi_align_in_range", "sampling_abs_max", "sampling_type_max",
     "tfidf_vectorizer", "deform_conv", "depth_to_space", "space_to_depth", "layer_norm", "group_norm",
-    "rms_norm", "rotary_embedding", "center_crop_pad", "affine_grid", "nll_loss", "softmax_cross_entropy",
-    "dynamic_quantize_linear", "window", "max_roi_pool", "rng", "attention", "causal_conv_with_state",
-    "linear_attention", "reduce_float64", "log_sum_exp", "int_pow", "int_div", "reduce_mean", "stash_dtype",
-    "shrink", "sigmoid",
+    "rms_norm", "rotary_embedding", "center_crop_pad", "affine_grid", "nll_loss", "mean_defined", "softmax_cross_entropy",
+    "dynamic_quantize_linear", "window", "max_roi_pool", "rng", "attention", "attention_defined", "causal_conv_with_state",
+    "linear_attention", "linear_attention_defined", "reduce_float64", "log_sum_exp", "int_pow", "int_pow_defined", "int_div", "reduce_mean", "stash_dtype",
+    "shrink", "shrink_defined", "sigmoid",
+    "conv_in_range", "causal_conv_in_range", "einsum_in_range", "batch_norm_in_range",
 ]
 
 REDUCERS = {"add": np.add, "mul": np.multiply, "max": np.maximum, "min": np.minimum}
@@ -135,6 +137,26 @@ def shrink(x, lambd, bias):
     return _wrap_to(y, x.dtype)
 
 
+def shrink_defined(x, lambd, bias) -> bool:
+    """Whether Shrink's two readings agree on integer ``x`` (always True for floating ``x``).
+
+    The formula ("If x > lambd, y = x - bias") and the function body ("BiasCast = CastLike (Bias,
+    input)", "InputSubBias = Sub (input, BiasCast)", "Less (LambdCast, input)") give the same
+    integers when bias is integral, lambd is in [0, the type's max] (CastLike of lambd is then
+    defined, and x > lambd iff x > trunc(lambd)) and x + bias, x - bias stay in the type's range
+    (the body's Add/Sub would overflow; ONNX does not define integer overflow)."""
+    x = np.asarray(x)
+    if x.dtype.kind not in "iu":
+        return True
+    info = np.iinfo(x.dtype)
+    if not (math.isfinite(bias) and bias == math.trunc(bias) and math.isfinite(lambd) and 0 <= lambd <= info.max):
+        return False
+    exact = x.astype(object).reshape(-1)  # Python integers
+    b = int(bias)
+    sums = [v + b if v < -lambd else v - b for v in exact if v < -lambd or v > lambd]
+    return all(info.min <= v <= info.max for v in sums)
+
+
 def _truncated_sum(x, c):
     """trunc(x + c) for Python integers x and a float c, exactly: x + floor(c) where x + c >= 0,
     x + ceil(c) below."""
@@ -201,6 +223,32 @@ def int_pow(X, Y):
         exponent = np.where(Y < 0, 0, Y).astype(np.uint64)
         via_int = np.power(X.astype(np.uint64), exponent).astype(X.dtype)
         return np.where(Y >= 0, via_int, via_float)
+
+
+def int_pow_defined(X, Y) -> bool:
+    """Pow's rule RESULT: for an integer X every x^y is an integer that X's type holds, computed
+    exactly in Python integers. A negative exponent gives a fraction (or a division by zero for
+    x = 0) unless |x| = 1, a non-integral float exponent a fraction, and a power past the type's
+    range an overflow; the text ("f(x) = x^exponent", output in T) defines none of them. A float
+    X is not this rule's business."""
+    X, Y = np.asarray(X), np.asarray(Y)
+    if X.dtype.kind not in "iu":
+        return True
+    info = np.iinfo(X.dtype)
+    xs, ys = np.broadcast_arrays(X, Y)
+    for x, y in zip(xs.ravel().tolist(), ys.ravel().tolist()):
+        if isinstance(y, float):
+            if not math.isfinite(y) or y != int(y):
+                return False
+            y = int(y)
+        if y < 0:
+            if abs(x) != 1:
+                return False
+        elif abs(x) > 1 and y > 64:  # |x| >= 2: 2**64 is past every integer type
+            return False
+        if not info.min <= x ** (y if y >= 0 else -y) <= info.max:
+            return False
+    return True
 
 
 def gather_nd(data: np.ndarray, indices: np.ndarray, batch_dims: int) -> np.ndarray:
@@ -430,6 +478,37 @@ def unique_core(x, axis, sorted_):
     return values, first.astype(i64), inverse.astype(i64), counts.astype(i64)
 
 
+def batch_norm_in_range(x, scale, bias, mean, var, epsilon, training_mode):
+    """BatchNormalization's rule RANGE: over the finite values, no intermediate of the training
+    statistics (sums of X and of squared deviations, n * (2 max|X|)^2) and no intermediate of Y,
+    |X - mean| * max(|scale|, 1) * max(1 / sqrt(var + epsilon), 1) + |B|, leaves the computation
+    type (float for float16 / bfloat16 X: "ReduceMean and ReduceVar uses float", and runtimes
+    compute the rest in float too), so neither overflows in one evaluation order and not another."""
+    if x.size == 0:
+        return True
+    half = x.dtype in (np.float16, ml_dtypes.bfloat16)
+    top = stat_top = float(np.finfo(np.float32).max) if half else float(ml_dtypes.finfo(x.dtype).max)
+    c = x.shape[1] if x.ndim >= 2 else 1
+    xs = np.asarray(x).astype(np.float64).reshape((x.shape[0], c, -1))
+    xs = np.where(np.isfinite(xs), xs, 0.0)
+    shape = (1, c, 1)
+    with np.errstate(over="ignore", invalid="ignore"):
+        if training_mode:
+            n = xs.shape[0] * xs.shape[2]
+            big = np.abs(xs).max(axis=(0, 2))
+            if np.any(np.abs(xs).sum(axis=(0, 2)) > stat_top) or np.any(n * (2 * big) ** 2 > stat_top):
+                return False
+            m, v = xs.mean(axis=(0, 2)), xs.var(axis=(0, 2))
+        else:
+            m = np.asarray(mean).astype(np.float64)
+            m, v = np.where(np.isfinite(m), m, 0.0), _finite_abs(var)
+        dev = np.abs(xs - m.reshape(shape))
+        inv = 1.0 / np.sqrt(v + float(epsilon))
+        y = dev * np.maximum(_finite_abs(scale), 1.0).reshape(shape) * np.maximum(inv, 1.0).reshape(shape) \
+            + _finite_abs(bias).reshape(shape)
+    return bool(np.all(y <= top))
+
+
 def batch_norm(x, scale, bias, mean, var, epsilon, momentum, training_mode):
     """Y (and in training mode the running mean and variance, each in its own input's type).
 
@@ -450,7 +529,12 @@ def batch_norm(x, scale, bias, mean, var, epsilon, momentum, training_mode):
         running_mean = widen(mean) * momentum + batch_mean * (1 - momentum)
         running_var = widen(var) * momentum + batch_var * (1 - momentum)
         return (as_dtype(y, x.dtype), as_dtype(running_mean, mean.dtype), as_dtype(running_var, var.dtype))
-    y = (xw - widen(mean).reshape(shape)) / np.sqrt(widen(var).reshape(shape) + epsilon) * scale_w + bias_w
+    # scale / sqrt(var + epsilon) first: with scale = 0 the exact result is B, which evaluating
+    # ((X - mean) / sqrt(var + epsilon)) * scale left to right loses when the quotient overflows
+    # (inf * 0 = NaN) for a finite X near the type's maximum
+    with np.errstate(invalid="ignore", over="ignore"):
+        factor = scale_w / np.sqrt(widen(var).reshape(shape) + epsilon)
+        y = (xw - widen(mean).reshape(shape)) * factor + bias_w
     return as_dtype(y, x.dtype)
 
 
@@ -558,11 +642,14 @@ def pool(x, mode, kernel_shape, strides, pads, dilations, auto_pad, ceil_mode=0,
         y = np.max(win, axis=axes)
         if not with_indices:
             return as_dtype(y, x.dtype)
-        # the padding ranks below every real element (-inf included), so a window whose real
-        # elements are all -inf still points at one of them; NaN stays the maximum
-        rank = np.where(valid, np.maximum(win.astype(np.float64), -np.finfo(np.float64).max), -np.inf)
-        flat = rank.reshape(win.shape[:2 + n] + (int(np.prod(kernel)),))  # not -1: zero-size batches
+        # the first element equal to the max (NaN stays the maximum); -inf and the type's lowest
+        # finite value keep their order (-1.8e308 beats -inf); a window whose real elements are
+        # all -inf points at the first of them, not at the padding
+        size = (int(np.prod(kernel)),)
+        flat = win.astype(np.float64).reshape(win.shape[:2 + n] + size)  # not -1: zero-size batches
         arg = np.argmax(flat, axis=-1)
+        real = np.broadcast_to(valid, win.shape).reshape(win.shape[:2 + n] + size)
+        arg = np.where(np.max(flat, axis=-1) == -np.inf, np.argmax(real, axis=-1), arg)
         coords = np.unravel_index(arg, kernel)
         spatial = x.shape[2:]
         pos = []
@@ -628,6 +715,58 @@ def conv(x, w, b, kernel_shape, strides, pads, dilations, auto_pad, group):
     if b is not None:
         y = y + b.reshape((1, -1) + (1,) * n)
     return as_dtype(y, x.dtype)
+
+
+def _finite_abs(a):
+    """|a| in float64, with inf and NaN as 0: the finite terms of a sum of products."""
+    a = np.asarray(a).astype(np.float64)
+    return np.where(np.isfinite(a), np.abs(a), 0.0)
+
+
+def conv_in_range(x, w, b, *args):
+    """Conv's rule RANGE: for every output the sum of |x * w| over its finite terms, plus |B|, stays
+    within the type's max, so no product or partial sum of finite terms overflows whatever the
+    summation order and precision (infinite terms then give the same inf or NaN in every order)."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        y = conv(_finite_abs(x), _finite_abs(w), None if b is None else _finite_abs(b), *args)
+    return bool(np.all(y <= sampling_type_max(x)))
+
+
+def causal_conv_in_range(input, weight, bias=None, past_state=None):
+    """CausalConvWithState's rule RANGE: as Conv's, over concat(past_state, input)."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        y, _ = causal_conv_with_state(_finite_abs(input), _finite_abs(weight),
+                                      None if bias is None else _finite_abs(bias),
+                                      None if past_state is None else _finite_abs(past_state))
+    return bool(np.all(y <= sampling_type_max(input)))
+
+
+def einsum_in_range(Inputs, equation):
+    """Einsum's rule RANGE (float operands): no operand holds inf, and the einsum of max(|x|, 1)
+    (NaN read as 1) stays within the type's max: then no product of some of a term's factors and no
+    partial sum overflows, in whatever order the operands are contracted (NaN propagates in every
+    order; inf * 0 would not)."""
+    if not Inputs or Inputs[0].dtype.kind not in "fV":
+        return True
+    xs = [np.asarray(x).astype(np.float64) for x in Inputs]
+    if any(np.isinf(x).any() for x in xs):
+        return False
+    bounded = [np.where(np.isnan(x), 1.0, np.maximum(np.abs(x), 1.0)) for x in xs]
+    with np.errstate(over="ignore", invalid="ignore"):
+        y = np.einsum(equation.replace(" ", ""), *bounded)
+    return bool(np.all(y <= sampling_type_max(Inputs[0])))
+
+
+def conv_transpose_in_range(x, w, b, *args):
+    """ConvTranspose's rule RANGE: for every output the sum of |x * w| over its finite terms, plus
+    |B|, stays within the type's max, so no partial sum of finite terms overflows whatever the
+    summation order (infinite terms then give the same inf or NaN in every order)."""
+    def finite(a):
+        a = np.asarray(a).astype(np.float64)
+        return np.where(np.isfinite(a), np.abs(a), 0.0)
+    with np.errstate(over="ignore", invalid="ignore"):
+        y = conv_transpose(finite(x), finite(w), None if b is None else finite(b), *args)
+    return bool(np.all(y <= sampling_type_max(x)))
 
 
 def conv_transpose(x, w, b, kernel_shape, strides, pads, dilations, auto_pad, group, output_padding,
@@ -935,7 +1074,7 @@ def _activation(name, alpha, beta):
         "hardsigmoid": lambda x: np.clip(alpha * x + beta, 0, 1),
         "elu": lambda x: np.where(x >= 0, x, alpha * (np.exp(x) - 1)),
         "softsign": lambda x: x / (1 + np.abs(x)),
-        "softplus": lambda x: np.log1p(np.exp(x)),
+        "softplus": lambda x: np.logaddexp(0, x),  # ln(exp(x) + 1) without overflowing exp(x)
     }
     return table[name]
 
@@ -1223,7 +1362,11 @@ def resize(X, roi=None, scales=None, sizes=None, *, antialias=0, axes=None, coor
     # nearest copies elements (exact for every type: strings, int64 extremes, inf next to finite
     # values); linear and cubic weigh them in float (complex stays complex)
     nearest = mode == "nearest"
-    y = X if nearest else X.astype(np.complex128 if X.dtype.kind == "c" else np.float64)
+    # integers (and the long doubles resize_is_whole passes) are weighed in extended precision:
+    # every int64 is exact in it, so a whole weighted average rounds back to itself
+    wide = np.complex128 if X.dtype.kind == "c" else (
+        np.longdouble if X.dtype.kind in "iu" or X.dtype == np.longdouble else np.float64)
+    y = X if nearest else X.astype(wide)
     mask = None
     for i, a in enumerate(axes):
         n = len(axes)
@@ -1253,6 +1396,18 @@ def resize(X, roi=None, scales=None, sizes=None, *, antialias=0, axes=None, coor
     if X.dtype.kind in "iu" and y.dtype.kind not in "iu":
         y = np.clip(np.rint(y), np.iinfo(X.dtype).min, np.iinfo(X.dtype).max)
     return y.astype(X.dtype)
+
+
+def resize_is_whole(X, *args, **kwargs):
+    """Resize's rule INTEGER: for an integer X every output value (weighted average, or
+    extrapolation_value) is a whole number, so no rounding is needed. Computed in long double from
+    the float64 weights, as resize computes integers; a result within 2^-10 of a whole number counts
+    as whole (the weights' rounding; resize's own result then rounds to that number)."""
+    if X.dtype.kind not in "iu" or kwargs.get("mode", "nearest") in ("nearest", b"nearest") and (
+            float(kwargs.get("extrapolation_value", 0.0)).is_integer()):
+        return True
+    y = resize(X.astype(np.longdouble), *args, **kwargs)
+    return bool(np.all(np.abs(y - np.rint(y)) <= 2.0 ** -10))
 
 
 # -- sampling ops ---------------------------------------------------------------------------------
@@ -1330,6 +1485,40 @@ def grid_sample(X, grid, *, align_corners=0, mode="linear", padding_mode="zeros"
                 w = w * ws[i][..., offs[i]]
             out = out + fetch(idx) * w[..., None]
     return np.moveaxis(np.asarray(out), -1, 1).astype(X.dtype)
+
+
+def sampling_abs_max(X):
+    """The largest |x| over the finite elements of X (0 when there is none), in float64."""
+    a = np.abs(np.asarray(X).astype(np.complex128 if np.asarray(X).dtype.kind == "c" else np.float64))
+    a = a[np.isfinite(a)]
+    return float(a.max()) if a.size else 0.0
+
+
+def sampling_type_max(X):
+    """The largest finite value of X's float type (of its real part for complex types)."""
+    dtype = np.asarray(X).dtype
+    return float(ml_dtypes.finfo(np.float64 if dtype == np.complex128 else np.float32 if dtype.kind == "c"
+                                 else dtype).max)
+
+
+def roi_align_in_range(X, rois, *, mode="avg", output_height=1, output_width=1, sampling_ratio=0, spatial_scale=1.0,
+                       coordinate_transformation_mode="half_pixel"):
+    """RoiAlign's rule RANGE: in mode avg a bin sums its samples (each a convex combination of X
+    values) before dividing by their count; the largest |X| times the largest count per bin stays
+    within the type's max, so no partial sum can overflow."""
+    if mode not in ("avg", b"avg") or rois.shape[0] == 0:
+        return True
+    half = coordinate_transformation_mode in ("half_pixel", b"half_pixel")
+    most = 1
+    for r in range(rois.shape[0]):
+        x1, y1, x2, y2 = (float(v) * spatial_scale for v in rois[r])
+        rw, rh = x2 - x1, y2 - y1
+        if not half:
+            rw, rh = max(rw, 1.0), max(rh, 1.0)
+        gh = sampling_ratio if sampling_ratio > 0 else int(np.ceil(rh / output_height))
+        gw = sampling_ratio if sampling_ratio > 0 else int(np.ceil(rw / output_width))
+        most = max(most, gh * gw)
+    return sampling_abs_max(X) * most <= sampling_type_max(X)
 
 
 def _bilinear_roi(img, y, x):
@@ -1644,13 +1833,33 @@ def nll_loss(input, target, weight=None, *, ignore_index=None, reduction="mean",
     picked = np.take_along_axis(x, safe[:, None], axis=1)[:, 0]
     w = np.ones(C, dtype=x.dtype) if weight is None else widen(weight)
     wt = np.where(ignored, 0, w[safe]).astype(x.dtype)
-    loss = -picked * wt
+    # "loss is zero for the case when target-value equals ignore_index": 0, not 0 * input (which is
+    # NaN where the ignored sample's input is infinite or NaN)
+    with np.errstate(invalid="ignore"):
+        loss = np.where(ignored, x.dtype.type(0), -picked * wt)
     if reduction == "none":
         return as_dtype(loss, out_dtype)
     if reduction == "sum":
         return as_dtype(loss.sum(), out_dtype)
     with np.errstate(divide="ignore", invalid="ignore"):  # no (weighted) sample: 0 / 0 = NaN
         return as_dtype(np.divide(loss.sum(), wt.sum()), out_dtype)
+
+
+def mean_defined(tensors) -> bool:
+    """Mean: no running sum of the inputs (in any order) leaves the inputs' type, i.e. the sum of the
+    finite inputs' magnitudes fits it. Otherwise the result depends on the summation order and width
+    (float16 65504 + 65504 + 1000.5: inf summed in float16, 44000 summed wider)."""
+    if not tensors or tensors[0].dtype.kind not in "fV":
+        return True
+    top = float(ml_dtypes.finfo(tensors[0].dtype).max)
+    total = 0.0
+    try:
+        for t in tensors:
+            w = t.astype(np.float64)
+            total = total + np.where(np.isfinite(w), np.abs(w), 0.0)
+    except ValueError:  # shapes that do not broadcast: another rule's business
+        return True
+    return bool(np.all(np.asarray(total) <= top))
 
 
 def softmax_cross_entropy(scores, labels, weights=None, *, ignore_index=None, reduction="mean"):
@@ -1736,8 +1945,13 @@ def rng(seed):
 
 def attention(Q, K, V, attn_mask=None, past_key=None, past_value=None, nonpad_kv_seqlen=None, *,
               is_causal=0, kv_num_heads=None, q_num_heads=None, qk_matmul_output_mode=0, scale=None,
-              softcap=0.0, softmax_precision=None, left_window_size=-1, right_window_size=-1):
-    """Scaled dot-product attention (MHA / GQA / MQA) with the opset 23-25 masking rules."""
+              softcap=0.0, softmax_precision=None, left_window_size=-1, right_window_size=-1, _exact=False):
+    """Scaled dot-product attention (MHA / GQA / MQA) with the opset 23-25 masking rules.
+
+    ``_exact``: the text's reading instead of the function body's, for ``attention_defined``: every
+    step in long double (no rounding to T1, no overflow of intermediates), keys a query does not
+    attend (boolean mask, causal rule, nonpad_kv_seqlen, windows) left out of its softmax and of its
+    weighted sum of V rather than given a -inf bias; the outputs are rounded to T1 once."""
     from .runtime import onnx_dtype
 
     three_d = Q.ndim == 3
@@ -1759,18 +1973,28 @@ def attention(Q, K, V, attn_mask=None, past_key=None, past_value=None, nonpad_kv
     if Hq != Hkv:
         k = np.repeat(k, Hq // Hkv, axis=1)
         v = np.repeat(v, Hq // Hkv, axis=1)
-    s = 1 / np.sqrt(D) if scale is None else scale
+    # the function body computes sqrt(scale) in float32 (scale is a float attribute; the default
+    # 1 / sqrt(head_size) divides float constants) and only then casts it to T1, also for double
+    f32 = np.float32
+    s = f32(1) / np.sqrt(f32(D)) if scale is None else f32(scale)
     sq = np.sqrt(s)
     dt = Q.dtype
 
     native = dt.kind == "f"  # float16/32/64: compute in the input type; bfloat16: float32, rounded per step
-    work_t = dt if native else np.float32
+    work_t = np.longdouble if _exact else (dt if native else np.float32)
+
+    def up(x):  # to the working type (bfloat16 through float32)
+        x = np.asarray(x)
+        return (x if x.dtype.kind == "f" else x.astype(np.float32)).astype(work_t)
 
     def r(x):  # each step rounds to the input precision, as the op's function body does
-        return np.asarray(x).astype(dt).astype(work_t)
+        return np.asarray(x, dtype=work_t) if _exact else np.asarray(x).astype(dt).astype(work_t)
 
-    sqt = dt.type(sq) if native else sq
-    qk = r(np.matmul(r(q.astype(work_t) * sqt), np.swapaxes(r(k.astype(work_t) * sqt), -1, -2)))
+    def out(x):  # an output in T1 (long double to float64 first: numpy cannot cast it to bfloat16)
+        return np.asarray(x).astype(np.float64).astype(Q.dtype) if _exact else np.asarray(x).astype(Q.dtype)
+
+    sqt = up(np.asarray(sq).astype(dt))  # Cast <to: T1> (Sqrt (scale))
+    qk = r(np.matmul(r(up(q) * sqt), np.swapaxes(r(up(k) * sqt), -1, -2)))
     qk_raw = qk
     if softcap:
         qk = r(softcap * r(np.tanh(r(qk / softcap))))
@@ -1785,7 +2009,7 @@ def attention(Q, K, V, attn_mask=None, past_key=None, past_value=None, nonpad_kv
         if m.dtype == bool:
             allowed = allowed & m
         else:
-            bias = bias + m.astype(work_t)
+            bias = bias + up(m)
     j = np.arange(St).reshape(1, 1, 1, St)
     i = np.arange(Sq).reshape(1, 1, Sq, 1)
     if nonpad_kv_seqlen is not None:
@@ -1801,10 +2025,12 @@ def attention(Q, K, V, attn_mask=None, past_key=None, past_value=None, nonpad_kv
         allowed = allowed & (j >= pos - left_window_size)
     if right_window_size is not None and right_window_size >= 0:
         allowed = allowed & (j <= pos + right_window_size)
-    bias = np.where(allowed, bias, -np.inf)
-    qk = r(qk + bias)
+    # the body sums the biases ("AttnBiasCausalOrNot = Add (AttnBias, MaskTri)"): a float mask's NaN
+    # or +inf at a key the causal rule excludes stays NaN (+inf + -inf), it is not replaced by -inf
+    bias = np.where(allowed, bias, -np.inf) if _exact else bias + np.where(allowed, 0, -np.inf).astype(work_t)
+    qk = np.where(allowed, qk + bias, -np.inf) if _exact else r(qk + bias)
     qk_biased = qk
-    work = qk.astype(onnx_dtype(softmax_precision)) if softmax_precision else qk.astype(work_t)
+    work = qk.astype(onnx_dtype(softmax_precision)) if softmax_precision and not _exact else qk.astype(work_t)
     wf = work.astype(np.float32) if work.dtype.kind == "V" else work
     mx = np.max(wf, axis=-1, keepdims=True)
     # a fully-masked row (every key's combined bias is -inf) gives zeros, not NaN (the 1.23 errata);
@@ -1813,14 +2039,47 @@ def attention(Q, K, V, attn_mask=None, past_key=None, past_value=None, nonpad_kv
     e = np.exp(wf - np.where(dead, 0, mx))
     total = np.sum(e, axis=-1, keepdims=True)
     p = np.where(dead, 0, e / np.where(total == 0, 1, total))
-    if softmax_precision:
-        p = p.astype(work.dtype)
-    p = p.astype(Q.dtype)
-    y = np.matmul(p.astype(work_t), r(v.astype(work_t))).astype(Q.dtype)
+    if _exact:  # a key the query does not attend takes no part in its sum: 0 * inf is not computed
+        y = out(np.where(allowed[..., None], p[..., None] * up(v)[:, :, None], 0).sum(axis=-2))
+    else:
+        if softmax_precision:
+            p = p.astype(work.dtype)
+        p = p.astype(Q.dtype)
+        y = np.matmul(p.astype(work_t), r(v.astype(work_t))).astype(Q.dtype)
     if three_d:
         y = y.transpose(0, 2, 1, 3).reshape(B, Sq, -1)
-    qk_out = {0: qk_raw, 1: qk_capped, 2: qk_biased, 3: p}[int(qk_matmul_output_mode)].astype(Q.dtype)
+    qk_out = out({0: qk_raw, 1: qk_capped, 2: qk_biased, 3: p}[int(qk_matmul_output_mode)])
     return y, present_k, present_v, qk_out
+
+
+def attention_defined(Q, K, V, attn_mask=None, past_key=None, past_value=None, nonpad_kv_seqlen=None,
+                      **attrs) -> bool:
+    """Whether Attention's result is defined: the function body (each step rounded to T1) and the
+    text's exact reading (``attention(..., _exact=True)``) agree, element by element of Y and
+    qk_matmul_output, on NaN / +inf / -inf / finite.
+
+    They disagree where a half-precision intermediate of the body (Q * sqrt(scale), the QK matmul,
+    the mask Add) overflows or underflows and a runtime computing in float32 does not; where a
+    finite product overflows next to an infinite operand in the QK dot product, so that summation
+    order or a fused multiply-add decides between +-inf and NaN; and where NaN or inf sits in K or V
+    at a key the query does not attend (the body adds -inf to it and multiplies it by a 0 weight,
+    while the text leaves such keys out). A call the kernel cannot take at all counts as defined:
+    the kernel reports it."""
+    try:
+        with np.errstate(all="ignore"):
+            body = attention(Q, K, V, attn_mask, past_key, past_value, nonpad_kv_seqlen, **attrs)
+            exact = attention(Q, K, V, attn_mask, past_key, past_value, nonpad_kv_seqlen, **attrs, _exact=True)
+    except Exception:  # noqa: BLE001 -- inputs the kernel rejects are not this rule's business
+        return True
+    for b, e in ((body[0], exact[0]), (body[3], exact[3])):
+        b = np.asarray(b).astype(np.float64)
+        e = np.asarray(e).astype(np.float64)
+        if b.shape != e.shape:
+            return True
+        for cls in (np.isnan, np.isposinf, np.isneginf):
+            if not np.array_equal(cls(b), cls(e)):
+                return False
+    return True
 
 
 def causal_conv_with_state(input, weight, bias=None, past_state=None, *, activation="none"):
@@ -1839,6 +2098,54 @@ def causal_conv_with_state(input, weight, bias=None, past_state=None, *, activat
         out = out / (1 + np.exp(-out))
     present = full[:, :, full.shape[-1] - (k - 1):] if k > 1 else np.zeros((B, C, 0))
     return out.astype(input.dtype), present.astype(input.dtype)
+
+
+def linear_attention_defined(query, key, value, past_state=None, decay=None, beta=None, *, kv_num_heads=1,
+                             q_num_heads=1, scale=0.0, update_rule="gated_delta") -> bool:
+    """LinearAttention's rule: finite inputs, and the recurrence (run in float64) keeps every
+    intermediate (exp(decay), the state, S^T k, the output) and its terms well inside float32's range
+    (below 2^100 * ... : 1e36 after the terms' count), so neither an implementation in float32 nor one
+    in float64 meets an overflow, inf - inf or 0 * inf the text leaves unordered."""
+    arrays = [a for a in (query, key, value, past_state, decay, beta) if a is not None]
+    if not all(np.all(np.isfinite(np.asarray(a, dtype=np.float64))) for a in arrays):
+        return False
+    update_rule = update_rule or "gated_delta"
+    try:
+        hq, hkv = int(q_num_heads), int(kv_num_heads)
+        B, T, _ = query.shape
+        dk = query.shape[-1] // hq
+        dv = value.shape[-1] // hkv
+        limit = 1e36 / max(1, dk + dv)
+        mag = lambda a: np.abs(np.asarray(a, dtype=np.float64))  # noqa: E731
+        q = mag(query).reshape(B, T, hkv, hq // hkv, dk)
+        k = mag(key).reshape(B, T, hkv, dk)
+        v = mag(value).reshape(B, T, hkv, dv)
+        S = np.zeros((B, hkv, dk, dv)) if past_state is None else mag(past_state).reshape(B, hkv, dk, dv)
+        gated = update_rule in ("gated", "gated_delta") and decay is not None
+        delta = update_rule in ("delta", "gated_delta") and beta is not None
+        if gated:
+            g = np.asarray(decay, dtype=np.float64)
+            if float(np.max(g, initial=-np.inf)) > 80.0:  # exp(80) = 5.5e34
+                return False
+            g = g.reshape(B, T, hkv, dk) if g.shape[-1] == hkv * dk else g.reshape(B, T, hkv, 1)
+        if delta:
+            bt = np.broadcast_to(mag(beta).reshape(B, T, -1), (B, T, hkv))
+        top = float(np.max(S, initial=0.0))
+        with np.errstate(all="ignore"):
+            for t in range(T):  # the recurrence on magnitudes: a bound on every term of the real one
+                kt, vt = k[:, t], v[:, t]
+                decayed = S * np.exp(g[:, t])[..., None] if gated else S
+                if delta:
+                    pred = np.einsum("bhkv,bhk->bhv", decayed, kt)
+                    S = decayed + bt[:, t][..., None, None] * np.einsum("bhk,bhv->bhkv", kt, vt + pred)
+                    top = max(top, float(np.max(pred, initial=0.0)))
+                else:
+                    S = decayed + np.einsum("bhk,bhv->bhkv", kt, vt)
+                out = np.einsum("bhgk,bhkv->bhgv", q[:, t], S) * max(1.0, abs(float(scale or 0.0)))
+                top = max(top, float(np.max(S, initial=0.0)), float(np.max(out, initial=0.0)))
+    except (ValueError, IndexError, TypeError):  # shapes another rule refuses
+        return True
+    return bool(np.isfinite(top) and top <= limit)
 
 
 def linear_attention(query, key, value, past_state=None, decay=None, beta=None, *, chunk_size=64,

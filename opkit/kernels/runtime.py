@@ -7,6 +7,7 @@ generated kernel module reads as: validation calls into this module, then the co
 from __future__ import annotations
 
 import math
+import re
 
 import ml_dtypes
 import numpy as np
@@ -18,7 +19,7 @@ from . import KernelValidationError
 __all__ = [
     "KernelValidationError", "ONNX_TO_NUMPY", "element_type", "type_string", "check_type",
     "check_rank", "check_domain", "fail", "as_dtype", "legacy_broadcast", "onnx_dtype",
-    "normalize_axes", "reduce_core", "cast_to", "erf", "round_half_even", "element_name", "CORE_ERRORS",
+    "normalize_axes", "reduce_core", "cast_to", "cast_defined", "erf", "round_half_even", "element_name", "CORE_ERRORS",
     "core_error", "NARROW_FLOATS", "compute_dtype", "widen", "float_attribute",
 ]
 
@@ -231,16 +232,68 @@ def round_half_even(x):
 
 _FLOAT8_LIKE = {"float8e4m3fn", "float8e4m3fnuz", "float8e5m2", "float8e5m2fnuz", "float4e2m1",
                 "float8e8m0", "float6e2m3", "float6e3m2"}
+_FLOATING = _FLOAT8_LIKE | {"float16", "float", "double", "bfloat16"}
+
+
+_INT_BITS = {"int2": (2, True), "uint2": (2, False), "int4": (4, True), "uint4": (4, False),
+             "int8": (8, True), "uint8": (8, False), "int16": (16, True), "uint16": (16, False),
+             "int32": (32, True), "uint32": (32, False), "int64": (64, True), "uint64": (64, False)}
+
+
+def cast_defined(x: np.ndarray, target: str) -> bool:
+    """Whether ONNX's Cast text defines the result of casting ``x`` to the element type ``target``.
+
+    * a number to a string: the text asks for a "plain floating-point representation (such as
+      "314.15926")" and pins neither the digits, nor a trailing ".0" on integral values, nor the
+      text of integers and booleans, so no exact string is defined;
+    * a string to a number: "Converting non-numerical-literal string such as "Hello World!" is an
+      undefined behavior", and so is a string "representing floating-point arithmetic value, such
+      as "2.718", to INT": the text must be a plain or scientific number ("3.14", "1e-5") or
+      "+INF", "INF", "-INF", "NaN" (any case), an integer literal for an integer target;
+    * a floating-point value to an integer type: "fixed point: undefined if OOR" (NaN and the
+      infinities included), and the text names no rounding for a fractional value in range
+      (onnxruntime truncates for 8-64 bit targets and rounds for 4-bit ones), so the result is
+      defined for integral values in the target's range only. ONNX's own node tests
+      (test_cast_FLOAT_to_INT4, _UINT4, _INT2, _UINT2) do define integral values out of a 4-bit
+      or 2-bit range: they wrap (-9.0 -> int4 7), like the fixed point rule.
+    """
+    src = element_type(x)
+    if target == "string":
+        return src == "string"
+    if src == "string":
+        return all(_numeric_text(v, target) for v in np.asarray(x).reshape(-1))
+    if target not in _INT_BITS or src not in _FLOATING:
+        return True
+    bits, signed = _INT_BITS[target]
+    v = np.asarray(x).astype(np.float64)  # exact for every floating source type
+    with np.errstate(invalid="ignore"):
+        ok = np.isfinite(v) & (v == np.trunc(v))
+        if bits > 4:
+            lo, hi = (-(2.0 ** (bits - 1)), 2.0 ** (bits - 1)) if signed else (0.0, 2.0 ** bits)
+            ok &= (v >= lo) & (v < hi)
+        return bool(np.all(ok))
+
+
+_NUMBER_TEXT = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
+_INTEGER_TEXT = re.compile(r"[+-]?\d+")
+
+
+def _numeric_text(value, target: str) -> bool:
+    text = value.decode() if isinstance(value, bytes) else str(value)
+    if target in _INT_BITS:
+        return _INTEGER_TEXT.fullmatch(text) is not None
+    return _NUMBER_TEXT.fullmatch(text) is not None or text.upper() in ("+INF", "INF", "-INF", "NAN")
 
 
 def _to_string(x: np.ndarray) -> np.ndarray:
     kind = x.dtype.kind
+    src = element_type(x)
     out = np.empty(x.shape, dtype=object)
     flat, dst = x.reshape(-1), out.reshape(-1)
     for i, v in enumerate(flat):
         if kind == "b":
             dst[i] = "1" if v else "0"
-        elif kind in "iu":
+        elif kind in "iu" or src in _INT_BITS:  # int4/uint4/int2/uint2 are ml_dtypes, not kind i/u
             dst[i] = str(int(v))
         else:
             f = float(v)
@@ -273,6 +326,8 @@ def cast_to(x: np.ndarray, target: str, saturate: int = 1, round_mode: str = "up
     if target == "string":
         return _to_string(x)
     if src == "string":
+        if target in _FLOAT8_LIKE:  # the number the text denotes, then the float8 rules (saturate ...)
+            return cast_to(_from_string(x, np.dtype(np.float32)), target, saturate, round_mode)
         return _from_string(x, dtype)
     if target in _FLOAT8_LIKE:
         f = x.astype(np.float32) if src not in ("double",) else x

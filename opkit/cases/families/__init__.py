@@ -31,6 +31,7 @@ FAMILIES = {
     "reduction": "reduction",
     "cast": "cast",
     "sequence": "sequence",
+    "shrink": "shrink",
 }
 
 

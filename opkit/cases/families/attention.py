@@ -106,7 +106,36 @@ def _attention(draw, ctx: Context) -> Draft:
         # a positive right window goes with is_causal=0
         right = (ABSENT, -1, 0) if attrs["is_causal"] == 1 else (ABSENT, -1, 0, 1, 2)
         attrs["right_window_size"] = draw(st.sampled_from(right))
+    _define(draw, ctx, inputs, attrs)
     return Draft(attributes=attrs, inputs=inputs)
+
+
+def _defined(inputs: dict, attrs: dict) -> bool:
+    """The spec's rule D1 (``attention_defined``) on a draft: the function body and the text's exact
+    reading agree on which outputs are NaN / infinite."""
+    from ...kernels.lib import attention_defined
+
+    kwargs = {k: v for k, v in attrs.items() if v is not ABSENT}
+    for name in ("scale", "softcap"):  # float attributes: float32 in the model
+        if name in kwargs:
+            kwargs[name] = float(np.float32(kwargs[name]))
+    return attention_defined(inputs["Q"], inputs["K"], inputs["V"], inputs.get("attn_mask"), inputs.get("past_key"),
+                             inputs.get("past_value"), inputs.get("nonpad_kv_seqlen"), **kwargs)
+
+
+def _define(draw, ctx: Context, inputs: dict, attrs: dict) -> None:
+    """Valid by construction: where rule D1 does not hold (a float16 intermediate that overflows, an
+    inf next to an overflowing product in a dot product, NaN / inf at a key the query does not
+    attend), redraw small values (integers in [-3, 3]) for the values, then the queries and keys,
+    then a float mask, until it does; the shapes, attributes and the other tensors' edge values stay.
+    All small, no step overflows in any type."""
+    for names in (("V", "past_value"), ("Q", "K", "past_key"), ("attn_mask",)):
+        if _defined(inputs, attrs):
+            return
+        for name in names:
+            a = inputs.get(name)
+            if a is not None and a.dtype != bool:
+                inputs[name] = values(draw, ctx.elem(name), a.shape, kind="small")
 
 
 def _rotary(draw, ctx: Context) -> Draft:
@@ -178,7 +207,31 @@ def _linear_attention(draw, ctx: Context) -> Draft:
     attrs = {"q_num_heads": hq, "kv_num_heads": hkv, "update_rule": rule,
              "scale": draw(st.sampled_from((ABSENT, 0.0, 0.5, 1.0))),
              "chunk_size": draw(st.sampled_from((ABSENT, 1, 2, 64)))}
+    _define_linear(draw, ctx, inputs, attrs)
     return Draft(attributes=attrs, inputs=inputs)
+
+
+def _define_linear(draw, ctx: Context, inputs: dict, attrs: dict) -> None:
+    """Valid by construction for LinearAttention's rule D1 (linear_attention_defined): where it does
+    not hold (an infinite input, decay above 80, a state term past 1e36), redraw small values
+    (integers in [-3, 3]) for decay and beta, then value and past_state, then query and key, until it
+    does. Small values keep every step in range."""
+    from ...kernels.lib import linear_attention_defined
+
+    def defined() -> bool:
+        return linear_attention_defined(
+            inputs["query"], inputs["key"], inputs["value"], inputs.get("past_state"), inputs.get("decay"),
+            inputs.get("beta"), kv_num_heads=attrs["kv_num_heads"],
+            q_num_heads=attrs["q_num_heads"], scale=0.0 if attrs["scale"] is ABSENT else attrs["scale"],
+            update_rule=None if attrs["update_rule"] is ABSENT else attrs["update_rule"])
+
+    for names in (("decay", "beta"), ("value", "past_state"), ("query", "key")):
+        if defined():
+            return
+        for name in names:
+            a = inputs.get(name)
+            if a is not None:
+                inputs[name] = values(draw, ctx.elem(name), a.shape, kind="small")
 
 
 def _causal_conv(draw, ctx: Context) -> Draft:

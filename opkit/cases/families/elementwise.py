@@ -1,8 +1,8 @@
 """Elementwise family: binary ops with ONNX's legacy (opset < 7) ``broadcast``/``axis`` attributes,
 integer Div and Mod (no zero divisor), Mod's ``fmod``, Concat, and the elementwise ops whose shapes
 do not broadcast both ways: Max/Min/Mean/Sum before opset 8 (every input of one shape), PRelu from
-opset 7 (slope unidirectionally broadcast to X), SwiGLU (A and B of one shape) and Clip from
-opset 11 (scalar min and max).
+opset 7 (slope unidirectionally broadcast to X), SwiGLU (A and B of one shape), Clip from
+opset 11 (scalar min and max) and Erf-9 (integer inputs are 0).
 
 Legacy broadcasting (Add/Sub/Mul/Div/Pow/And/Or/Xor/Equal/Greater/Less before opset 7):
 ``broadcast`` = 0 (the default) needs identical shapes; ``broadcast`` = 1 lets B be a 1-element
@@ -13,9 +13,12 @@ equal A's). From opset 7 the two inputs broadcast NumPy style (ranks may differ,
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from hypothesis import strategies as st
 
+from ...kernels.lib import int_pow_defined
 from ...strategies import NotGeneratable
 from ..context import ABSENT, Context, Draft, broadcast_pair, values
 
@@ -73,6 +76,22 @@ def _nonzero(arr: np.ndarray) -> np.ndarray:
     return arr
 
 
+def _pow_defined(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Pow with an integer base: a draw whose powers are not integers of X's type (rule RESULT: a
+    negative or fractional exponent, an overflow) gets exponents |y| mod 3 and a base whose square
+    fits X's type; floats and defined draws are kept as drawn."""
+    if x.dtype.kind not in "iu" or int_pow_defined(x, y):
+        return x, y
+    with np.errstate(all="ignore"):
+        if y.dtype.kind in "iu":
+            y = (np.abs(y.astype(np.int64)) % 3).astype(y.dtype)
+        else:
+            y = (np.floor(np.abs(np.nan_to_num(y.astype(np.float64), nan=0.0, posinf=2.0, neginf=2.0))) % 3
+                 ).astype(y.dtype)
+    bound = math.isqrt(int(np.iinfo(x.dtype).max))
+    return np.clip(x, -bound, bound).astype(x.dtype), y
+
+
 def _binary(draw, ctx: Context) -> Draft:
     a_name, b_name = (p.name for p in ctx.version.inputs[:2])
     attrs: dict = {}
@@ -91,6 +110,8 @@ def _binary(draw, ctx: Context) -> Draft:
     b = values(draw, ctx.elem(b_name), b_shape)
     if ctx.op in ("Div", "Mod"):
         b = _nonzero(b)
+    if ctx.op == "Pow":
+        a, b = _pow_defined(a, b)
     if ctx.op == "Mod":
         floating = a.dtype.kind not in "iu"
         if floating and ctx.since < 28:
@@ -145,7 +166,18 @@ def _clip(draw, ctx: Context) -> Draft:
     return Draft({}, inputs)
 
 
+def _erf(draw, ctx: Context) -> Draft:
+    """Erf-9 takes integer types too, but erf of a nonzero integer is no integer (rule INTEGER):
+    integer inputs are drawn as zeros, floats as drawn."""
+    x = values(draw, ctx.elem("input"), _shape(draw))
+    if x.dtype.kind in "iu":
+        x = np.zeros_like(x)
+    return Draft({}, {"input": x})
+
+
 def draw(draw, ctx: Context) -> Draft:
+    if ctx.op == "Erf":
+        return _erf(draw, ctx)
     if ctx.op == "Concat":
         return _concat(draw, ctx)
     if ctx.op == "Clip":

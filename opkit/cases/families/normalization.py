@@ -47,6 +47,11 @@ def _batch_norm(draw, ctx: Context) -> Draft:
         training = draw(st.booleans())
         attrs["training_mode"] = 1 if training else draw(st.sampled_from([ABSENT, 0]))
         n_outputs = 0 if training else 1
+    else:
+        # opset 1-9 have no training_mode: the outputs declared choose the mode ("Output case #1:
+        # Y, mean, var, saved_mean, saved_var (training mode); Output case #2: Y (test mode)"). The
+        # kernel computes test mode (saved_var is not defined beyond its name), so Y alone is declared
+        n_outputs = 1
     spatial_free = False
     if ctx.has_attribute("spatial"):
         # spatial = 0 gives scale/B/mean/var the shape C x D1 .. Dn; drawn only for N x C inputs,
@@ -82,14 +87,33 @@ def _instance_norm(draw, ctx: Context) -> Draft:
     if ctx.has_attribute("consumed_inputs"):
         attrs["consumed_inputs"] = ABSENT
     elem = ctx.elem("input")
-    return Draft(attrs, {"input": values(draw, elem, x_shape), "scale": finite_values(draw, elem, (c,)),
-                         "B": finite_values(draw, elem, (c,))})
+    return Draft(attrs, {"input": _squares_in_range(values(draw, elem, x_shape)),
+                         "scale": finite_values(draw, elem, (c,)), "B": finite_values(draw, elem, (c,))})
+
+
+def _squares_in_range(x):
+    """x with its finite values clipped so that their squares sum within the type's range (rule
+    SQUARES of InstanceNormalization and MeanVarianceNormalization: a variance computed in the type
+    overflows otherwise, and the result depends on the precision); infinities and NaN stay."""
+    import ml_dtypes
+    import numpy as np
+
+    wide = x.astype(np.float64)
+    finite = np.isfinite(wide)
+    top = float(ml_dtypes.finfo(x.dtype).max)
+    if float(np.sum(np.square(np.where(finite, wide, 0.0)))) <= top:
+        return x
+    bound = np.sqrt(top / (2.0 * max(1, x.size)))
+    return np.where(finite, np.clip(wide, -bound, bound), wide).astype(x.dtype)
 
 
 def _group_norm(draw, ctx: Context) -> Draft:
     groups = draw(st.integers(1, 3))
     per_group = draw(st.integers(1, 2))
     x_shape = _shape(draw, 2, 5)
+    # the function body reshapes X to [N, num_groups, -1], which Reshape cannot infer for N = 0
+    # (rule BATCH): an empty batch is undefined
+    x_shape[0] = max(x_shape[0], 1)
     c = groups * per_group
     x_shape[1] = c
     attrs = {"num_groups": groups, "epsilon": draw(_EPSILON)}
@@ -121,7 +145,7 @@ def _mvn(draw, ctx: Context) -> Draft:
     else:
         x_shape = _shape(draw, 1, 5)
         axes = distinct_axes(draw, len(x_shape), min_size=1, allow_negative=True)
-    return Draft({"axes": axes}, {"X": values(draw, ctx.elem("X"), x_shape)})
+    return Draft({"axes": axes}, {"X": _squares_in_range(values(draw, ctx.elem("X"), x_shape))})
 
 
 def _affine_shape(draw, norm_shape: list[int]) -> list[int]:
@@ -148,6 +172,10 @@ def _layer_norm(draw, ctx: Context) -> Draft:
     rank = len(x_shape)
     axis = draw(st.integers(-rank, rank - 1))
     a = axis + rank if axis < 0 else axis
+    if 0 in x_shape[a:] and 0 not in x_shape[:a]:  # LayerNormalization and RMSNormalization
+        # statistics of an empty normalized slice are undefined (rule EMPTY): its zeros made 1;
+        # a 0 before the axis (no slice at all) is kept
+        x_shape[a:] = [max(d, 1) for d in x_shape[a:]]
     attrs = {"axis": ABSENT if axis == -1 and draw(st.booleans()) else axis, "epsilon": draw(_EPSILON)}
     if ctx.has_attribute("stash_type"):
         attrs["stash_type"] = _stash_type(draw, ctx)
@@ -163,13 +191,44 @@ def _layer_norm(draw, ctx: Context) -> Draft:
 
 def _global_pool(draw, ctx: Context) -> Draft:
     x_shape = _shape(draw, 3, 5)
+    if ctx.op != "GlobalLpPool":
+        # the max and the average of a window of no element are undefined (rule EMPTY): spatial
+        # axes of 1 or more; N and C may still be 0. GlobalLpPool's norm of nothing is 0: kept.
+        x_shape[2:] = [max(d, 1) for d in x_shape[2:]]
     attrs = {}
     if ctx.has_attribute("p"):
         p = draw(st.sampled_from([ABSENT, 1, 2, 3]))
         if p is not ABSENT and ctx.attribute("p").type == "float":
             p = float(p)
         attrs["p"] = p
-    return Draft(attrs, {"X": values(draw, ctx.elem("X"), x_shape)})
+    x = values(draw, ctx.elem("X"), x_shape)
+    if ctx.op == "GlobalMaxPool" and x.size:
+        # the max of a window holding NaN is undefined (rule NAN): NaN made 0, infinities stay
+        import numpy as np
+
+        wide = x.astype(np.float64)
+        if np.isnan(wide).any():
+            x = np.where(np.isnan(wide), 0.0, wide).astype(x.dtype)
+    if ctx.op == "GlobalAveragePool" and x.size:
+        x = _average_in_range(x)
+    return Draft(attrs, {"X": x})
+
+
+def _average_in_range(x):
+    """GlobalAveragePool's X with its finite values clipped to max / (2 * window size) when a window's
+    sum of |finite values| would pass the type's max (rule RANGE: whether a partial sum overflows
+    depends on the summation order); infinities and NaN stay."""
+    import numpy as np
+
+    from ...kernels.lib import sampling_type_max
+
+    wide = x.astype(np.float64)
+    finite = np.isfinite(wide)
+    top = sampling_type_max(x)
+    if np.all(np.sum(np.where(finite, np.abs(wide), 0.0), axis=tuple(range(2, x.ndim))) <= top):
+        return x
+    bound = top / (2.0 * int(np.prod(x.shape[2:])))
+    return np.where(finite, np.clip(wide, -bound, bound), wide).astype(x.dtype)
 
 
 _BUILDERS = {

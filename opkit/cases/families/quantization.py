@@ -131,6 +131,11 @@ def _linear(draw, ctx: Context) -> Draft:
     inputs = {s_name: positive(draw, s_elem, s_shape)}
     if quantize:
         inputs[x_name] = values(draw, x_elem, shape)
+        if not q_elem.startswith("float8"):
+            # NaN has no integer (nor float4 / float6) quantization: the spec leaves it undefined
+            # (rule "x / y_scale is not NaN"); infinities and extremes stay, they saturate
+            x = inputs[x_name]
+            x[np.isnan(x.astype(np.float64))] = 0
         # without output_dtype, a quantize without zero point outputs uint8
         need_zp = q_elem != "uint8" and not ctx.has_attribute("output_dtype")
         inputs[z_name] = zero_point(draw, q_elem, z_shape) if need_zp or draw(_BOOL) else None

@@ -4,6 +4,7 @@ dims may be 0."""
 
 from __future__ import annotations
 
+import numpy as np
 from hypothesis import strategies as st
 
 from ...strategies import ABSENT
@@ -28,4 +29,7 @@ def draw(draw, ctx: Context) -> Draft:
                 shape[i] = max(shape[i], 1)
         else:
             shape[a] = max(shape[a], 1)
-    return Draft({"axis": axis} if attr is not None else {}, {data.name: values(draw, ctx.elem(data.name), shape)})
+    x = values(draw, ctx.elem(data.name), shape)
+    if ctx.op == "Hardmax":  # an axis holding NaN has no maximum (the spec's rule D1): NaN becomes 0
+        x = np.where(np.isnan(x), np.zeros((), x.dtype), x).astype(x.dtype)
+    return Draft({"axis": axis} if attr is not None else {}, {data.name: x})

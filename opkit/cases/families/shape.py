@@ -14,6 +14,7 @@ from __future__ import annotations
 import functools
 import math
 
+import ml_dtypes
 import numpy as np
 from hypothesis import strategies as st
 
@@ -301,8 +302,16 @@ _SCALES = (0.5, 0.75, 1.0, 1.25, 1.5, 2.0, 2.5, 3.0)
 _UP_SCALES = (1.0, 1.25, 1.5, 2.0, 2.5, 3.0)
 
 
-def _scale_for(draw, dim: int, upsample: bool) -> float:
-    """A scale that keeps the resized axis non-empty (floor(dim * scale) >= 1)."""
+# Upsample and Resize-10 define no coordinate mapping (rule MAPPING): nearest with whole scales
+# (a repeat) and any mode with every scale 1 (a copy) are all their text defines
+_WHOLE_SCALES = (1.0, 2.0, 3.0)
+
+
+def _scale_for(draw, dim: int, upsample: bool, mode: str = "nearest", mapped: bool = True) -> float:
+    """A scale that keeps the resized axis non-empty (floor(dim * scale) >= 1); without a
+    coordinate mapping (``mapped`` False) a whole scale for nearest and 1 for linear."""
+    if not mapped:
+        return 1.0 if mode != "nearest" else _one(draw, _WHOLE_SCALES)
     pool = _UP_SCALES if upsample else tuple(s for s in _SCALES if math.floor(dim * s) >= 1)
     return 1.0 if draw(_ints(0, 3)) == 0 else _one(draw, pool)
 
@@ -312,9 +321,21 @@ def _upsample_1(draw, ctx: Context) -> Draft:
     elem = ctx.elem("X")
     modes = _choices(ctx, "mode", ("nearest", "bilinear"))
     mode = "nearest" if elem in ("bool", "string") else _one(draw, modes)
+    scale = functools.partial(_scale_for, draw, 1, True, "nearest" if mode == "nearest" else "linear", False)
     return Draft(attributes={"mode": ABSENT if mode == "nearest" and draw(_BOOL) else mode,
-                             "height_scale": _one(draw, _UP_SCALES), "width_scale": _one(draw, _UP_SCALES)},
-                 inputs={"X": values(draw, elem, shape)})
+                             "height_scale": scale(), "width_scale": scale()},
+                 inputs={"X": _sampled_values(values(draw, elem, shape), mode)})
+
+
+def _whole_averages(x: np.ndarray, axes: list[int], moving: list[bool]) -> np.ndarray:
+    """An integer ``x`` made constant along the axes that interpolation moves over (rule INTEGER:
+    every weighted average of a constant, weights summing to 1, is that constant, a whole number),
+    its values within 2^40 so that float64 weights rounding leave it whole."""
+    for a, move in zip(axes, moving):
+        if move and x.shape[a] > 1:
+            x = np.repeat(np.take(x, [0], axis=a), x.shape[a], axis=a)
+    info = np.iinfo(x.dtype)
+    return np.clip(x, max(info.min, -(2**40)), min(info.max, 2**40)).astype(x.dtype)
 
 
 def _resize(draw, ctx: Context) -> Draft:
@@ -377,7 +398,8 @@ def _resize(draw, ctx: Context) -> Draft:
         draft.inputs["sizes"] = int_tensor("int64", sizes, (n,))
         scales = None
     else:
-        scales = [_scale_for(draw, shape[a], upsample) for a in axes]
+        mapped = ctx.has_attribute("coordinate_transformation_mode")  # Upsample-7+, Resize-10 have none
+        scales = [_scale_for(draw, shape[a], upsample, mode, mapped) for a in axes]
         if image_like:
             scales[:-2] = [1.0] * (n - 2)
         if can_size:
@@ -407,6 +429,10 @@ def _resize(draw, ctx: Context) -> Draft:
             draft.inputs["roi"] = None
         else:
             draft.inputs["roi"] = np.zeros((0,), dtype=np_dtype(relem))
+    if mode != "nearest" and elem in INT_RANGES and coord is not None:  # rule INTEGER (Resize-11+)
+        moving = [coord == "tf_crop_and_resize" or scales is None or scales[i] != 1.0 for i in range(n)]
+        draft.inputs["X"] = _whole_averages(draft.inputs["X"], axes, moving)
+    draft.inputs["X"] = _sampled_values(draft.inputs["X"], mode)  # rule FINITE
     return draft
 
 
@@ -598,18 +624,54 @@ def _grid_sample(draw, ctx: Context) -> Draft:
     return Draft(attributes={"mode": ABSENT if mode == default_mode and draw(_BOOL) else mode,
                              "padding_mode": ABSENT if padding == "zeros" and draw(_BOOL) else padding,
                              "align_corners": _one(draw, (ABSENT, 0, 1))},
-                 inputs={"X": values(draw, elem, [n, c] + in_sp), "grid": grid})
+                 inputs={"X": _sampled_values(values(draw, elem, [n, c] + in_sp), mode), "grid": grid})
+
+
+def _sampled_values(x: np.ndarray, mode: str) -> np.ndarray:
+    """GridSample's, Resize's and Upsample's X where an interpolating mode reads it: non-finite
+    values made 0 (rule FINITE: a tap of weight 0 on inf or NaN gives NaN or not), and for cubic |x|
+    within a quarter of the type's max (GridSample's rule RANGE: cubic weights sum to at most 1.375
+    in |.| per axis, 3 axes at most; Resize: keeps its partial sums in range too)."""
+    if mode == "nearest" or x.dtype.kind in "iub" or x.dtype == object or not x.size:
+        return x
+    complex_ = x.dtype.kind == "c"
+    wide = x.astype(np.complex128 if complex_ else np.float64)
+    wide = np.where(np.isfinite(wide), wide, 0)
+    if mode in ("cubic", "bicubic"):
+        top = float(np.finfo(np.float32 if x.dtype == np.complex64 else np.float64).max) if complex_ \
+            else float(ml_dtypes.finfo(x.dtype).max)
+        bound = top / (4.0 if not complex_ else 8.0)
+        clip = functools.partial(np.clip, a_min=-bound, a_max=bound)
+        wide = clip(wide.real) + 1j * clip(wide.imag) if complex_ else clip(wide)
+    return wide.astype(x.dtype)
 
 
 # ---------------------------------------------------------------------------------------------
 # reductions whose axes is an input
 
 
+def _defined_reduce_data(ctx: Context, data):
+    """Integer data clipped to where the op's result is defined (the spec rules): squares summing
+    within the type for ReduceL2 / ReduceSumSquare (rules RANGE, OVERFLOW), values in [-700, 700]
+    for ReduceLogSumExp-18, whose function body takes exp in double and casts the log back (EXP)."""
+    if data.dtype.kind not in "iu" or data.size == 0:
+        return data
+    low = 0 if data.dtype.kind == "u" else None
+    if ctx.op in ("ReduceL2", "ReduceSumSquare"):
+        bound = math.isqrt(int(np.iinfo(data.dtype).max) // data.size)
+    elif ctx.op == "ReduceLogSumExp" and ctx.since >= 18:
+        bound = 700
+    else:
+        return data
+    wide = data.astype(object)
+    return np.asarray(np.clip(wide, -bound if low is None else low, bound)).astype(data.dtype)
+
+
 def _reduce(draw, ctx: Context) -> Draft:
     rank = _int(draw, 0, 4)
     # the mean over no values is undefined (ReduceMean's rule V1 wants data): no empty data there
     shape = _dims(draw, rank, zero=ctx.op != "ReduceMean")
-    draft = Draft(inputs={"data": values(draw, ctx.elem("data"), shape)})
+    draft = Draft(inputs={"data": _defined_reduce_data(ctx, values(draw, ctx.elem("data"), shape))})
     draft.attributes["keepdims"] = _one(draw, (ABSENT, 0, 1))
     if not ctx.has_input("axes"):  # ReduceMean-1/11/13: an axes attribute (absent: every axis)
         negative = "[-r, r-1]" in (ctx.attribute("axes").doc or "")

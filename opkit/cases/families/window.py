@@ -21,7 +21,7 @@ import numpy as np
 from hypothesis import strategies as st
 
 from ...conformance.dtypes import np_dtype
-from ...kernels.lib import pool, window_geometry
+from ...kernels.lib import conv_transpose_in_range, pool, sampling_type_max, window_geometry
 from ...spec.types import INT_RANGES
 from ..context import ABSENT, Context, Draft, by_op, finite_values, int_tensor, values
 
@@ -199,7 +199,24 @@ def _conv(draw, ctx: Context) -> Draft:
         "W": finite_values(draw, elem, (M, C // group, *g.kernel)),
         "B": values(draw, elem, (M,)) if draw(_BOOL) else None,
     }
+    _conv_sums_in_range(inputs, (C // group) * int(np.prod(g.kernel)))
     return Draft(attrs, inputs)
+
+
+def _conv_sums_in_range(inputs: dict, terms: int) -> None:
+    """Clip the finite X and B values (in place) where Conv's rule RANGE could fail: with |x| <=
+    max / (4 * terms * max|W|) and |B| <= max / 4 no product or partial sum of finite terms
+    overflows, in any summation order (infinities and NaN stay)."""
+    X, W, B = inputs["X"], inputs["W"], inputs["B"]
+    if X.dtype.kind not in "fV" or not X.size or not W.size:
+        return
+    top = sampling_type_max(X)
+    wmax = max(1.0, _finite_abs_max(W))
+    if _finite_abs_max(X) * wmax * terms + (_finite_abs_max(B) if B is not None else 0.0) <= top / 2:
+        return
+    inputs["X"] = _clip_finite(X, top / (4.0 * terms * wmax))
+    if B is not None:
+        inputs["B"] = _clip_finite(B, top / 4.0)
 
 
 def _conv_integer(draw, ctx: Context) -> Draft:
@@ -290,7 +307,39 @@ def _conv_transpose(draw, ctx: Context) -> Draft:
         "W": finite_values(draw, elem, (C, M // group, *kernel)),
         "B": values(draw, elem, (M,)) if draw(_BOOL) else None,
     }
+    _conv_transpose_in_range(inputs, kernel, strides, dilations, out_pad, group, n)
     return Draft(attrs, inputs)
+
+
+def _conv_transpose_in_range(inputs: dict, kernel, strides, dilations, out_pad, group, n) -> None:
+    """Clip the finite X and B values (in place) where ConvTranspose's rule RANGE fails, so that no
+    partial sum of finite terms overflows: |x| <= max / (4 * terms * max|W|), |B| <= max / 4 (infinities
+    and NaN stay: alone they give the same result in every summation order)."""
+    X, W, B = inputs["X"], inputs["W"], inputs["B"]
+    if not X.size or not W.size:
+        return
+    # the full output (no padding, no output_shape): padding only crops it, so this bounds every case
+    args = (list(kernel), list(strides), [0] * (2 * n), list(dilations), "NOTSET", group, list(out_pad), None)
+    if conv_transpose_in_range(X, W, B, *args):
+        return
+    top = sampling_type_max(X)
+    wmax = max(1.0, float(np.max(np.abs(W.astype(np.float64)))))
+    terms = (X.shape[1] // group) * int(np.prod(kernel))
+    inputs["X"] = _clip_finite(X, top / (4.0 * terms * wmax))
+    if B is not None:
+        inputs["B"] = _clip_finite(B, top / 4.0)
+
+
+def _finite_abs_max(x: np.ndarray) -> float:
+    wide = np.abs(x.astype(np.float64))
+    wide = wide[np.isfinite(wide)]
+    return float(wide.max()) if wide.size else 0.0
+
+
+def _clip_finite(x: np.ndarray, bound: float) -> np.ndarray:
+    """``x`` with its finite values clipped to [-bound, bound] (inf and NaN kept)."""
+    wide = x.astype(np.float64)
+    return np.where(np.isfinite(wide), np.clip(wide, -bound, bound), wide).astype(x.dtype)
 
 
 def _deform_conv(draw, ctx: Context) -> Draft:
@@ -332,7 +381,17 @@ def _pool(draw, ctx: Context) -> Draft:
     if ctx.has_attribute("p"):
         p = draw(st.sampled_from((ABSENT, 2, 1, 3)))
         attrs["p"] = p if p is ABSENT or ctx.attribute("p").type == "int" else float(p)
-    return Draft(attrs, {"X": values(draw, ctx.elem("X"), (N, C, *g.sizes))})
+    return Draft(attrs, {"X": _no_nan(values(draw, ctx.elem("X"), (N, C, *g.sizes)), ctx.op == "MaxPool")})
+
+
+def _no_nan(x: np.ndarray, drop: bool) -> np.ndarray:
+    """``x`` with every NaN made 0 when ``drop``: the rule NAN of MaxPool, MaxRoiPool and RoiAlign
+    (mode max) would reject the draw (the max of a window holding NaN is undefined); infinities and
+    extremes stay."""
+    if not drop or x.dtype.kind in "iub" or not x.size:
+        return x
+    wide = x.astype(np.float64)
+    return np.where(np.isnan(wide), 0.0, wide).astype(x.dtype) if np.isnan(wide).any() else x
 
 
 def _max_unpool(draw, ctx: Context) -> Draft:
@@ -449,7 +508,12 @@ def _roi_align(draw, ctx: Context) -> Draft:
              "mode": draw(st.sampled_from((ABSENT, "avg", "max")))}
     if ctx.has_attribute("coordinate_transformation_mode"):
         attrs["coordinate_transformation_mode"] = draw(st.sampled_from((ABSENT, "half_pixel", "output_half_pixel")))
-    inputs = {"X": values(draw, elem, (N, C, H, W)),
+    # rule FINITE (a sample on a pixel reads its neighbours with weight 0, inf * 0), and rule RANGE
+    # (mode avg sums up to 25 samples a bin here: H, W <= 5, so |X| <= max / 64)
+    x = values(draw, elem, (N, C, H, W))
+    x = _clip_finite(np.where(np.isfinite(x.astype(np.float64)), x, 0).astype(x.dtype),
+                     sampling_type_max(x) / (1.0 if attrs["mode"] == "max" else 64.0))
+    inputs = {"X": x,
               "rois": rois.astype(np_dtype(elem)),
               "batch_indices": int_tensor("int64", [draw(st.integers(0, N - 1)) for _ in range(R)], (R,))}
     return Draft(attrs, inputs)
@@ -475,7 +539,7 @@ def _max_roi_pool(draw, ctx: Context) -> Draft:
     rois = np.asarray(rows, dtype=np.float64).reshape(R, 5)
     attrs = {"spatial_scale": scale,
              "pooled_shape": [draw(st.integers(1, 3)), draw(st.integers(1, 3))]}
-    inputs = {"X": values(draw, elem, (N, C, H, W)), "rois": rois.astype(np_dtype(elem))}
+    inputs = {"X": _no_nan(values(draw, elem, (N, C, H, W)), True), "rois": rois.astype(np_dtype(elem))}
     return Draft(attrs, inputs)
 
 
