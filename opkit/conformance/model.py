@@ -133,10 +133,12 @@ def model_opset(domain: str, since: int, min_opsets: dict | None) -> int | None:
 
 
 def build(case: Case, version: OpVersion, *, ir_version: int = 13, opset: int | None = None,
-          companion_opset: int = DEFAULT_AI_ONNX_OPSET) -> BuiltModel:
+          companion_opset: int = DEFAULT_AI_ONNX_OPSET, infer: bool = True) -> BuiltModel:
     """The one-node model of ``case`` and the feeds for its graph inputs. ``ir_version`` and
     ``companion_opset`` (the ai.onnx import beside a custom domain's) are the backend's: no newer
-    than it reads (onnxruntime 1.16 refuses IR 10 and opset 21)."""
+    than it reads (onnxruntime 1.16 refuses IR 10 and opset 21). ``infer=False`` leaves ONNX shape
+    inference out (the outputs stay unranked): a hostile model can abort onnx's C++ inference, and
+    with it the process that asked."""
     binding = case.type_map
     attr_types = {a.name: a.type for a in version.attributes}
     node_inputs, graph_inputs, inits, feeds = [], [], [], {}
@@ -192,7 +194,7 @@ def build(case: Case, version: OpVersion, *, ir_version: int = 13, opset: int | 
         opsets.append(helper.make_opsetid("", companion_opset))
     model = helper.make_model(graph, opset_imports=opsets, ir_version=ir_version,
                               producer_name="opkit")
-    error = _infer_output_shapes(model, strict=onnx_knows(case.op, pdomain, case.since))
+    error = _infer_output_shapes(model, strict=onnx_knows(case.op, pdomain, case.since)) if infer else None
     key = signature_key(case, ir_version, (opset or case.since, companion_opset))
     return BuiltModel(key, model, feeds, tuple(out_names), tuple(out_elems), error)
 

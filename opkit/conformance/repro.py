@@ -106,7 +106,7 @@ class ReproWriter:
         folder = os.path.join(self.root, _slug(record["backend"]), _slug(record["domain"]),
                               _slug(f"{record['op']}-{record['version']}"), _slug(name))
         os.makedirs(folder, exist_ok=True)
-        built = build(case, version, ir_version=self.ir_version,
+        built = build(case, version, ir_version=self.ir_version, infer=record["suite"] != "robustness",
                       opset=model_opset(case.domain, case.since, self.info.get("min_opsets")), companion_opset=min(
             DEFAULT_AI_ONNX_OPSET, (self.info.get("max_opsets") or {}).get("ai.onnx", DEFAULT_AI_ONNX_OPSET)))
         if self.info.get("needs_output_shapes") and ex.expected is not None:  # as the backend got it

@@ -153,8 +153,8 @@ class BackendRunner:
         self._built: OrderedDict[str, BuiltModel] = OrderedDict()
         self._last: tuple | None = None
 
-    def built(self, case: Case, version: OpVersion) -> BuiltModel:
-        """The case's model, built once per signature."""
+    def built(self, case: Case, version: OpVersion, infer: bool = True) -> BuiltModel:
+        """The case's model, built once per signature (``infer``: see ``model.build``)."""
         last = self._last
         if last is not None and last[0] is case:  # check_schema then _request ask for the same case
             return last[1]
@@ -163,7 +163,7 @@ class BackendRunner:
         if model is None:
             model = self._built[key] = build(case, version, ir_version=self.ir_version,
                                              opset=model_opset(case.domain, case.since, self.min_opsets),
-                                             companion_opset=self.companion_opset)
+                                             companion_opset=self.companion_opset, infer=infer)
             if len(self._built) > self.MAX_MODELS:
                 self._built.popitem(last=False)
         else:
@@ -396,8 +396,8 @@ class Runner:
         base, seed = drawn
         batch = [Hostile(base, "none: the valid case itself")]
         for hostile in hostile_variants(base, version, max(1, self.siblings), seed):
-            try:
-                self.backend.built(hostile.case, version)
+            try:  # without ONNX's shape inference, which a hostile model can abort (in this process)
+                self.backend.built(hostile.case, version, infer=False)
             except Exception:  # noqa: BLE001 - ONNX's helpers refuse to write this model: nothing to ask
                 continue
             batch.append(hostile)
@@ -661,7 +661,8 @@ class Runner:
         """Run hypothesis on one binding and record what it finds. After a failure (shrunk), search
         on with that failure's class excluded (a case failing the same way counts as passing), so a
         second, different bug of the binding is reported as well (records ``<suite>-2``, ...), up
-        to MAX_DISTINCT failures; a search that finds nothing new records nothing more."""
+        to MAX_DISTINCT failures; a search that finds nothing new records nothing more, and none
+        follows a refusal, a crash or a hang."""
         seen: set = set()
         for phase in range(MAX_DISTINCT):
             def guarded(case, seen=frozenset(seen)):
@@ -676,7 +677,9 @@ class Runner:
                 return
             self._record(spec, version, suite, suite if not phase else f"{suite}-{phase + 1}", binding, ex, runs,
                          time.perf_counter() - t0, minimal, rejected=self.last_run["invalid"])
-            if ex.outcome not in FAILING or ex.outcome == UNSUPPORTED:
+            # a refusal ends the binding; so does a crash or hang: searching on past one would
+            # restart the worker at every draw that reaches it again
+            if ex.outcome not in FAILING or ex.outcome == UNSUPPORTED or ex.outcome in EXPENSIVE:
                 return
             seen.add(failure_class(ex))
             t0 = time.perf_counter()
