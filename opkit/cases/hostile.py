@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..strategies import INT_RANGES, TYPE_ATTRIBUTES, Case, cast, edge_values, param_elem
+from ..strategies import INT_RANGES, TYPE_ATTRIBUTES, Case, NotGeneratable, cast, edge_values, param_elem
 
 LARGE = 64  # out of any drawn extent (at most 5), small enough that a size of it asks for little memory
 
@@ -109,11 +109,21 @@ def _attribute(case: Case, version, extents: list[int], rng) -> tuple[str, objec
     return attr.name, value, f"attribute {attr.name} = {value!r}"
 
 
+def _element(formal, binding, name: str) -> str | None:
+    """The element type of input ``name``, or None when it is not bound to a tensor type (an
+    optional's value is an array too, but its parameter is bound to optional(...))."""
+    param = formal.get(name) or formal.get(name.rsplit("_", 1)[0])
+    try:
+        return param_elem(param, binding) if param is not None else None
+    except NotGeneratable:
+        return None
+
+
 def _all_values(case: Case, formal, binding, tensors, extents, rng) -> Hostile | None:
     inputs, touched = list(case.inputs), False
     for i, name, arr in tensors:
-        param = formal.get(name) or formal.get(name.rsplit("_", 1)[0])
-        changed = _values(arr, param_elem(param, binding), extents, rng) if param is not None else None
+        elem = _element(formal, binding, name)
+        changed = _values(arr, elem, extents, rng) if elem is not None else None
         if changed is not None:
             inputs[i], touched = (name, changed[0]), True
     if not touched:
@@ -153,8 +163,7 @@ def hostile_variants(case: Case, version, count: int, seed: int) -> list[Hostile
         if not tensors:
             continue
         i, name, arr = tensors[int(rng.integers(0, len(tensors)))]
-        param = formal.get(name) or formal.get(name.rsplit("_", 1)[0])
-        elem = param_elem(param, binding) if param is not None else None
+        elem = _element(formal, binding, name)
         if kind == "values" and rng.random() < 0.5:  # every input at once: INT_MIN / -1 needs both
             variant = _all_values(case, formal, binding, tensors, extents, rng)
             if variant is not None:

@@ -15,6 +15,7 @@ outcome may be an artefact of the interruption, e.g. a backend worker killed by 
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import threading
 import time
@@ -49,6 +50,9 @@ EXPENSIVE = (CRASH, TIMEOUT)
 BACKEND_SUITES = ("examples", "properties", "differential", "robustness")  # the suites run_spec runs on the backend
 MAX_DISTINCT = 3  # distinct failures searched for per (op version, binding, suite); see Runner.search
 ROBUSTNESS_BINDINGS = 8  # type bindings per op version the robustness suite covers (each type seen)
+# a crash is a property of a code path, hit by most draws that reach it: a quarter of the
+# examples (each runs a valid case and 15 hostile variants) finds what the full count finds
+ROBUSTNESS_SHARE, ROBUSTNESS_MIN_EXAMPLES = 4, 5
 MAX_EXPENSIVE = 4  # real crash/timeout runs per hypothesis run (each restarts the worker)
 # Draws hypothesis may try while shrinking a failure. Shrinking usually reaches a minimal case in
 # a few dozen steps; past that it mostly confirms minimality at full backend cost, which made
@@ -656,6 +660,15 @@ class Runner:
             self.search(spec, version, "differential", binding, strategy,
                         lambda c: self.execute_differential(version, c), seed, edge_cases(spec, version, binding), t0)
 
+    @contextlib.contextmanager
+    def _examples(self, count: int):
+        """Run with ``count`` hypothesis examples per binding instead of max_examples."""
+        saved, self.max_examples = self.max_examples, min(count, self.max_examples)
+        try:
+            yield
+        finally:
+            self.max_examples = saved
+
     def search(self, spec: OpSpec, version: OpVersion, suite: str, binding: dict, strategy, execute, seed: int,
                explicit, t0: float) -> None:
         """Run hypothesis on one binding and record what it finds. After a failure (shrunk), search
@@ -690,6 +703,7 @@ class Runner:
         if not self.generatable(spec, version, "robustness"):
             return
         limit = min(self.max_bindings or ROBUSTNESS_BINDINGS, ROBUSTNESS_BINDINGS)
+        examples = max(ROBUSTNESS_MIN_EXAMPLES, self.max_examples // ROBUSTNESS_SHARE)
         for binding in bindings or covering_bindings(version, limit):
             check_stop()
             if self._cannot_feed(spec, version, binding):
@@ -705,8 +719,9 @@ class Runner:
                              Exec(UNTESTED, f"cannot generate: {exc}", {"stage": "generate"}), 0, 0.0)
                 continue
             seed = _stable_seed(self.seed, "robustness", spec.domain, spec.name, version.since, sorted(binding.items()))
-            self.search(spec, version, "robustness", binding, strategy, lambda d: self.execute_robustness(version, d),
-                        seed, (), t0)
+            with self._examples(examples):
+                self.search(spec, version, "robustness", binding, strategy,
+                            lambda d: self.execute_robustness(version, d), seed, (), t0)
 
     def run_properties(self, spec: OpSpec, version: OpVersion, bindings=None):
         if not version.properties or harness.oracle(spec.domain, spec.name, version.since) is None:
