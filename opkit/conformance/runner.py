@@ -642,23 +642,32 @@ class Runner:
             return
         if not self.generatable(spec, version, "differential"):
             return
-        for binding in bindings or covering_bindings(version, self.max_bindings):
+        drawn = self._strategies(spec, version, "differential", bindings or covering_bindings(version, self.max_bindings),
+                                 lambda b, ranks: cases(spec, version, types=b, siblings=self.siblings, ranks=ranks))
+        for binding, strategy, t0 in drawn:
+            seed = _stable_seed(self.seed, spec.domain, spec.name, version.since, sorted(binding.items()))
+            self.search(spec, version, "differential", binding, strategy,
+                        lambda c: self.execute_differential(version, c), seed, edge_cases(spec, version, binding), t0)
+
+    def _strategies(self, spec: OpSpec, version: OpVersion, suite: str, bindings, make):
+        """(binding, strategy, start time) for each binding the backend can be fed and ONNX
+        inference accepts at some rank; ``make(binding, ranks)`` builds the strategy (a binding it
+        cannot is recorded untested)."""
+        for binding in bindings:
             check_stop()
             if self._cannot_feed(spec, version, binding):
                 continue
             t0 = time.perf_counter()
-            ranks = self.rank_plan(spec, version, binding, "differential")
+            ranks = self.rank_plan(spec, version, binding, suite)
             if ranks == ():
                 continue
             try:
-                strategy = cases(spec, version, types=binding, siblings=self.siblings, ranks=ranks)
+                strategy = make(binding, ranks)
             except NotGeneratable as exc:
-                self._record(spec, version, "differential", "differential", binding,
+                self._record(spec, version, suite, suite, binding,
                              Exec(UNTESTED, f"cannot generate: {exc}", {"stage": "generate"}), 0, 0.0)
                 continue
-            seed = _stable_seed(self.seed, spec.domain, spec.name, version.since, sorted(binding.items()))
-            self.search(spec, version, "differential", binding, strategy,
-                        lambda c: self.execute_differential(version, c), seed, edge_cases(spec, version, binding), t0)
+            yield binding, strategy, t0
 
     @contextlib.contextmanager
     def _examples(self, count: int):
@@ -704,20 +713,10 @@ class Runner:
             return
         limit = min(self.max_bindings or ROBUSTNESS_BINDINGS, ROBUSTNESS_BINDINGS)
         examples = max(ROBUSTNESS_MIN_EXAMPLES, self.max_examples // ROBUSTNESS_SHARE)
-        for binding in bindings or covering_bindings(version, limit):
-            check_stop()
-            if self._cannot_feed(spec, version, binding):
-                continue
-            t0 = time.perf_counter()
-            ranks = self.rank_plan(spec, version, binding, "robustness")
-            if ranks == ():
-                continue
-            try:
-                strategy = st.tuples(cases(spec, version, types=binding, ranks=ranks), st.integers(0, 2 ** 32 - 1))
-            except NotGeneratable as exc:
-                self._record(spec, version, "robustness", "robustness", binding,
-                             Exec(UNTESTED, f"cannot generate: {exc}", {"stage": "generate"}), 0, 0.0)
-                continue
+        drawn = self._strategies(spec, version, "robustness", bindings or covering_bindings(version, limit),
+                                 lambda b, ranks: st.tuples(cases(spec, version, types=b, ranks=ranks),
+                                                            st.integers(0, 2 ** 32 - 1)))
+        for binding, strategy, t0 in drawn:
             seed = _stable_seed(self.seed, "robustness", spec.domain, spec.name, version.since, sorted(binding.items()))
             with self._examples(examples):
                 self.search(spec, version, "robustness", binding, strategy,
