@@ -73,3 +73,27 @@ def test_one_entry_can_cover_several_ops_and_a_name_is_not_a_substring(tmp_path)
     (tmp_path / "conformance" / "audit.yaml").write_text("- op: []\n  verdict: opkit\n  why: x\n")
     with pytest.raises(findings.AuditError, match="op must be an op name or a list of them"):
         findings.load_audit(str(tmp_path))
+
+
+def test_every_audit_entry_covers_a_cause_of_the_committed_reports():
+    """A verdict that no committed report needs any more is stale, and a stale entry takes the next
+    cause its keys happen to match (a fixed "opkit" entry once labelled 31 real Attention cases as
+    opkit's). Re-sweeping drops what it no longer matches."""
+    import glob
+    import json
+    import os
+
+    from opkit.emit.findings import backend_causes, load_audit
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    audit = load_audit(root)
+    reports = [json.load(open(p)) for p in sorted(glob.glob(os.path.join(root, "conformance", "reports", "*.json")))]
+    used = set()
+    for _, (_, causes) in backend_causes(reports).items():
+        for cause in causes:
+            if cause.outcome in ("mismatch", "error", "crash", "timeout"):
+                first = next((i for i, e in enumerate(audit) if e.covers(cause)), None)  # first match wins
+                if first is not None:
+                    used.add(first)
+    stale = [f"{e.op} {e.outcome or ''} {e.match or ''}" for i, e in enumerate(audit) if i not in used]
+    assert not stale, stale

@@ -85,6 +85,8 @@ def batch_normalization_9(X, scale, B, mean, var, *, momentum=0.9, epsilon=1e-05
     B, _t_T = check_type('BatchNormalization', 9, 'B', B, 'T', _TYPES_9_T, _t_T)
     mean, _t_T = check_type('BatchNormalization', 9, 'mean', mean, 'T', _TYPES_9_T, _t_T)
     var, _t_T = check_type('BatchNormalization', 9, 'var', var, 'T', _TYPES_9_T, _t_T)
+    if not (batch_norm_in_range(X, scale, B, mean, var, epsilon, 0)):
+        fail('BatchNormalization', 9, 'RANGE', "Over the finite values, neither the training statistics (sums of X and of squared deviations, bounded by n * (2 max|X|)^2) nor |X - mean| * max(|scale|, 1) * max(1 / sqrt(var + epsilon), 1) + |B| exceed the largest value of the computation type (X's, float for float16 / bfloat16 X); the result is undefined otherwise: whether the variance or scale * (X - mean) overflows depends on the evaluation order and intermediate precision, which the text does not fix (X = 3.4e38, scale -2: (X - mean) / sqrt(var + epsilon) * scale is -1.2e38, scale * (X - mean) / sqrt(var + epsilon) is -inf in float32).")
     try:
         return batch_norm(X, scale, B, mean, var, epsilon, momentum, 0)
     except KernelValidationError:
@@ -106,6 +108,8 @@ def batch_normalization_14(X, scale, B, input_mean, input_var, *, training_mode=
         fail('BatchNormalization', 14, 'V1', 'X has rank >= 1: N x C x D1 x ... x Dn, or a 1-D input of size N (then C = 1).')
     if not (all(t.shape == ((X.shape[1] if X.ndim >= 2 else 1),) for t in (scale, B, input_mean, input_var))):
         fail('BatchNormalization', 14, 'V2', 'scale, B, input_mean and input_var are 1-D of size C, the channel count X.shape[1] (1 for a 1-D X).')
+    if not (batch_norm_in_range(X, scale, B, input_mean, input_var, epsilon, training_mode)):
+        fail('BatchNormalization', 14, 'RANGE', "Over the finite values, neither the training statistics (sums of X and of squared deviations, bounded by n * (2 max|X|)^2) nor |X - mean| * max(|scale|, 1) * max(1 / sqrt(var + epsilon), 1) + |B| exceed the largest value of the computation type (X's, float for float16 / bfloat16 X); the result is undefined otherwise: whether the variance or scale * (X - mean) overflows depends on the evaluation order and intermediate precision, which the text does not fix (X = 3.4e38, scale -2: (X - mean) / sqrt(var + epsilon) * scale is -1.2e38, scale * (X - mean) / sqrt(var + epsilon) is -inf in float32).")
     try:
         return batch_norm(X, scale, B, input_mean, input_var, epsilon, momentum, training_mode)
     except KernelValidationError:
@@ -127,6 +131,8 @@ def batch_normalization_15(X, scale, B, input_mean, input_var, *, training_mode=
         fail('BatchNormalization', 15, 'V1', 'X has rank >= 1: N x C x D1 x ... x Dn, or a 1-D input of size N (then C = 1).')
     if not (all(t.shape == ((X.shape[1] if X.ndim >= 2 else 1),) for t in (scale, B, input_mean, input_var))):
         fail('BatchNormalization', 15, 'V2', 'scale, B, input_mean and input_var are 1-D of size C, the channel count X.shape[1] (1 for a 1-D X).')
+    if not (batch_norm_in_range(X, scale, B, input_mean, input_var, epsilon, training_mode)):
+        fail('BatchNormalization', 15, 'RANGE', "Over the finite values, neither the training statistics (sums of X and of squared deviations, bounded by n * (2 max|X|)^2) nor |X - mean| * max(|scale|, 1) * max(1 / sqrt(var + epsilon), 1) + |B| exceed the largest value of the computation type (X's, float for float16 / bfloat16 X); the result is undefined otherwise: whether the variance or scale * (X - mean) overflows depends on the evaluation order and intermediate precision, which the text does not fix (X = 3.4e38, scale -2: (X - mean) / sqrt(var + epsilon) * scale is -1.2e38, scale * (X - mean) / sqrt(var + epsilon) is -inf in float32).")
     try:
         return batch_norm(X, scale, B, input_mean, input_var, epsilon, momentum, training_mode)
     except KernelValidationError:

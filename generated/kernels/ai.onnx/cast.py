@@ -41,6 +41,8 @@ def cast_1(input, *, to=None):
         fail('Cast', 1, 'required-attribute:to', "attribute 'to' is required")
     if not (element_name(to) in ('float16', 'float', 'double', 'int8', 'int16', 'int32', 'int64', 'uint8', 'uint16', 'uint32', 'uint64', 'bool')):
         fail('Cast', 1, 'V1', "to is the TensorProto DataType name (such as 'FLOAT') of an element type T2 allows.")
+    if not (cast_defined(input, element_name(to))):
+        fail('Cast', 1, 'D1', 'A floating-point input cast to an integer type holds integral values in the target\'s range, and a number is not cast to a string; the result is undefined otherwise. Floating point to fixed point is "undefined if OOR" (NaN and the infinities are out of every range) and the text names no rounding for a fractional value (ONNX\'s node tests test_cast_FLOAT_to_INT4 ... do define integral values out of a 4-bit or 2-bit range: they wrap, -9.0 to int4 is 7). For a number to a string the text asks for a "plain floating-point representation (such as "314.15926")" and pins neither the digits, nor a trailing ".0" on integral values, nor the text of integers and booleans (onnxruntime writes "%.8g": 2.0 as "2"). A string input holds numeric text, an integer literal for an integer target: "Converting non-numerical-literal string such as "Hello World!" is an undefined behavior", and so is "2.718" to an integer type.')
     try:
         _target = element_name(to)
         return cast_to(input, _target, saturate=1, round_mode='up')
@@ -57,6 +59,8 @@ def cast_6(input, *, to=None):
         fail('Cast', 6, 'required-attribute:to', "attribute 'to' is required")
     if not (0 < to <= len(ONNX_TO_NUMPY) and element_name(to) in ('float16', 'float', 'double', 'int8', 'int16', 'int32', 'int64', 'uint8', 'uint16', 'uint32', 'uint64', 'bool')):
         fail('Cast', 6, 'V1', 'to is the TensorProto DataType code of an element type T2 allows.')
+    if not (cast_defined(input, element_name(to))):
+        fail('Cast', 6, 'D1', 'A floating-point input cast to an integer type holds integral values in the target\'s range, and a number is not cast to a string; the result is undefined otherwise. Floating point to fixed point is "undefined if OOR" (NaN and the infinities are out of every range) and the text names no rounding for a fractional value (ONNX\'s node tests test_cast_FLOAT_to_INT4 ... do define integral values out of a 4-bit or 2-bit range: they wrap, -9.0 to int4 is 7). For a number to a string the text asks for a "plain floating-point representation (such as "314.15926")" and pins neither the digits, nor a trailing ".0" on integral values, nor the text of integers and booleans (onnxruntime writes "%.8g": 2.0 as "2"). A string input holds numeric text, an integer literal for an integer target: "Converting non-numerical-literal string such as "Hello World!" is an undefined behavior", and so is "2.718" to an integer type.')
     try:
         _target = element_name(to)
         return cast_to(input, _target, saturate=1, round_mode='up')
@@ -73,6 +77,8 @@ def cast_9(input, *, to=None):
         fail('Cast', 9, 'required-attribute:to', "attribute 'to' is required")
     if not (0 < to <= len(ONNX_TO_NUMPY) and element_name(to) in ('float16', 'float', 'double', 'int8', 'int16', 'int32', 'int64', 'uint8', 'uint16', 'uint32', 'uint64', 'bool', 'string')):
         fail('Cast', 9, 'V1', 'to is the TensorProto DataType code of an element type T2 allows.')
+    if not (cast_defined(input, element_name(to))):
+        fail('Cast', 9, 'D1', 'A floating-point input cast to an integer type holds integral values in the target\'s range, and a number is not cast to a string; the result is undefined otherwise. Floating point to fixed point is "undefined if OOR" (NaN and the infinities are out of every range) and the text names no rounding for a fractional value (ONNX\'s node tests test_cast_FLOAT_to_INT4 ... do define integral values out of a 4-bit or 2-bit range: they wrap, -9.0 to int4 is 7). For a number to a string the text asks for a "plain floating-point representation (such as "314.15926")" and pins neither the digits, nor a trailing ".0" on integral values, nor the text of integers and booleans (onnxruntime writes "%.8g": 2.0 as "2"). A string input holds numeric text, an integer literal for an integer target: "Converting non-numerical-literal string such as "Hello World!" is an undefined behavior", and so is "2.718" to an integer type.')
     try:
         _target = element_name(to)
         return cast_to(input, _target, saturate=1, round_mode='up')
@@ -89,6 +95,8 @@ def cast_13(input, *, to=None):
         fail('Cast', 13, 'required-attribute:to', "attribute 'to' is required")
     if not (0 < to <= len(ONNX_TO_NUMPY) and element_name(to) in ('float16', 'float', 'double', 'int8', 'int16', 'int32', 'int64', 'uint8', 'uint16', 'uint32', 'uint64', 'bool', 'string', 'bfloat16')):
         fail('Cast', 13, 'V1', 'to is the TensorProto DataType code of an element type T2 allows.')
+    if not (cast_defined(input, element_name(to))):
+        fail('Cast', 13, 'D1', 'A floating-point input cast to an integer type holds integral values in the target\'s range, and a number is not cast to a string; the result is undefined otherwise. Floating point to fixed point is "undefined if OOR" (NaN and the infinities are out of every range) and the text names no rounding for a fractional value (ONNX\'s node tests test_cast_FLOAT_to_INT4 ... do define integral values out of a 4-bit or 2-bit range: they wrap, -9.0 to int4 is 7). For a number to a string the text asks for a "plain floating-point representation (such as "314.15926")" and pins neither the digits, nor a trailing ".0" on integral values, nor the text of integers and booleans (onnxruntime writes "%.8g": 2.0 as "2"). A string input holds numeric text, an integer literal for an integer target: "Converting non-numerical-literal string such as "Hello World!" is an undefined behavior", and so is "2.718" to an integer type.')
     try:
         _target = element_name(to)
         return cast_to(input, _target, saturate=1, round_mode='up')
@@ -105,6 +113,8 @@ def cast_19(input, *, saturate=1, to=None):
         fail('Cast', 19, 'required-attribute:to', "attribute 'to' is required")
     if not (0 < to <= len(ONNX_TO_NUMPY) and element_name(to) in ('float16', 'float', 'double', 'int8', 'int16', 'int32', 'int64', 'uint8', 'uint16', 'uint32', 'uint64', 'bool', 'string', 'bfloat16', 'float8e4m3fn', 'float8e4m3fnuz', 'float8e5m2', 'float8e5m2fnuz')):
         fail('Cast', 19, 'V1', 'to is the TensorProto DataType code of an element type T2 allows.')
+    if not (cast_defined(input, element_name(to))):
+        fail('Cast', 19, 'D1', 'A floating-point input cast to an integer type holds integral values in the target\'s range, and a number is not cast to a string; the result is undefined otherwise. Floating point to fixed point is "undefined if OOR" (NaN and the infinities are out of every range) and the text names no rounding for a fractional value (ONNX\'s node tests test_cast_FLOAT_to_INT4 ... do define integral values out of a 4-bit or 2-bit range: they wrap, -9.0 to int4 is 7). For a number to a string the text asks for a "plain floating-point representation (such as "314.15926")" and pins neither the digits, nor a trailing ".0" on integral values, nor the text of integers and booleans (onnxruntime writes "%.8g": 2.0 as "2"). A string input holds numeric text, an integer literal for an integer target: "Converting non-numerical-literal string such as "Hello World!" is an undefined behavior", and so is "2.718" to an integer type.')
     try:
         _target = element_name(to)
         return cast_to(input, _target, saturate=saturate, round_mode='up')
@@ -121,6 +131,8 @@ def cast_21(input, *, saturate=1, to=None):
         fail('Cast', 21, 'required-attribute:to', "attribute 'to' is required")
     if not (0 < to <= len(ONNX_TO_NUMPY) and element_name(to) in ('float16', 'float', 'double', 'int8', 'int16', 'int32', 'int64', 'uint8', 'uint16', 'uint32', 'uint64', 'bool', 'string', 'bfloat16', 'float8e4m3fn', 'float8e4m3fnuz', 'float8e5m2', 'float8e5m2fnuz', 'uint4', 'int4')):
         fail('Cast', 21, 'V1', 'to is the TensorProto DataType code of an element type T2 allows.')
+    if not (cast_defined(input, element_name(to))):
+        fail('Cast', 21, 'D1', 'A floating-point input cast to an integer type holds integral values in the target\'s range, and a number is not cast to a string; the result is undefined otherwise. Floating point to fixed point is "undefined if OOR" (NaN and the infinities are out of every range) and the text names no rounding for a fractional value (ONNX\'s node tests test_cast_FLOAT_to_INT4 ... do define integral values out of a 4-bit or 2-bit range: they wrap, -9.0 to int4 is 7). For a number to a string the text asks for a "plain floating-point representation (such as "314.15926")" and pins neither the digits, nor a trailing ".0" on integral values, nor the text of integers and booleans (onnxruntime writes "%.8g": 2.0 as "2"). A string input holds numeric text, an integer literal for an integer target: "Converting non-numerical-literal string such as "Hello World!" is an undefined behavior", and so is "2.718" to an integer type.')
     try:
         _target = element_name(to)
         return cast_to(input, _target, saturate=saturate, round_mode='up')
@@ -137,6 +149,8 @@ def cast_23(input, *, saturate=1, to=None):
         fail('Cast', 23, 'required-attribute:to', "attribute 'to' is required")
     if not (0 < to <= len(ONNX_TO_NUMPY) and element_name(to) in ('uint8', 'uint16', 'uint32', 'uint64', 'int8', 'int16', 'int32', 'int64', 'bfloat16', 'float16', 'float', 'double', 'string', 'bool', 'float8e4m3fn', 'float8e4m3fnuz', 'float8e5m2', 'float8e5m2fnuz', 'uint4', 'int4', 'float4e2m1')):
         fail('Cast', 23, 'V1', 'to is the TensorProto DataType code of an element type T2 allows.')
+    if not (cast_defined(input, element_name(to))):
+        fail('Cast', 23, 'D1', 'A floating-point input cast to an integer type holds integral values in the target\'s range, and a number is not cast to a string; the result is undefined otherwise. Floating point to fixed point is "undefined if OOR" (NaN and the infinities are out of every range) and the text names no rounding for a fractional value (ONNX\'s node tests test_cast_FLOAT_to_INT4 ... do define integral values out of a 4-bit or 2-bit range: they wrap, -9.0 to int4 is 7). For a number to a string the text asks for a "plain floating-point representation (such as "314.15926")" and pins neither the digits, nor a trailing ".0" on integral values, nor the text of integers and booleans (onnxruntime writes "%.8g": 2.0 as "2"). A string input holds numeric text, an integer literal for an integer target: "Converting non-numerical-literal string such as "Hello World!" is an undefined behavior", and so is "2.718" to an integer type.')
     try:
         _target = element_name(to)
         return cast_to(input, _target, saturate=saturate, round_mode='up')
@@ -155,6 +169,8 @@ def cast_24(input, *, round_mode='up', saturate=1, to=None):
         fail('Cast', 24, 'required-attribute:to', "attribute 'to' is required")
     if not (0 < to <= len(ONNX_TO_NUMPY) and element_name(to) in ('uint8', 'uint16', 'uint32', 'uint64', 'int8', 'int16', 'int32', 'int64', 'bfloat16', 'float16', 'float', 'double', 'string', 'bool', 'float8e4m3fn', 'float8e4m3fnuz', 'float8e5m2', 'float8e5m2fnuz', 'uint4', 'int4', 'float4e2m1', 'float8e8m0')):
         fail('Cast', 24, 'V1', 'to is the TensorProto DataType code of an element type T2 allows.')
+    if not (cast_defined(input, element_name(to))):
+        fail('Cast', 24, 'D1', 'A floating-point input cast to an integer type holds integral values in the target\'s range, and a number is not cast to a string; the result is undefined otherwise. Floating point to fixed point is "undefined if OOR" (NaN and the infinities are out of every range) and the text names no rounding for a fractional value (ONNX\'s node tests test_cast_FLOAT_to_INT4 ... do define integral values out of a 4-bit or 2-bit range: they wrap, -9.0 to int4 is 7). For a number to a string the text asks for a "plain floating-point representation (such as "314.15926")" and pins neither the digits, nor a trailing ".0" on integral values, nor the text of integers and booleans (onnxruntime writes "%.8g": 2.0 as "2"). A string input holds numeric text, an integer literal for an integer target: "Converting non-numerical-literal string such as "Hello World!" is an undefined behavior", and so is "2.718" to an integer type.')
     try:
         _target = element_name(to)
         return cast_to(input, _target, saturate=saturate, round_mode=round_mode)
@@ -173,6 +189,8 @@ def cast_25(input, *, round_mode='up', saturate=1, to=None):
         fail('Cast', 25, 'required-attribute:to', "attribute 'to' is required")
     if not (0 < to <= len(ONNX_TO_NUMPY) and element_name(to) in ('uint8', 'uint16', 'uint32', 'uint64', 'int8', 'int16', 'int32', 'int64', 'bfloat16', 'float16', 'float', 'double', 'string', 'bool', 'float8e4m3fn', 'float8e4m3fnuz', 'float8e5m2', 'float8e5m2fnuz', 'uint4', 'int4', 'float4e2m1', 'float8e8m0', 'uint2', 'int2')):
         fail('Cast', 25, 'V1', 'to is the TensorProto DataType code of an element type T2 allows.')
+    if not (cast_defined(input, element_name(to))):
+        fail('Cast', 25, 'D1', 'A floating-point input cast to an integer type holds integral values in the target\'s range, and a number is not cast to a string; the result is undefined otherwise. Floating point to fixed point is "undefined if OOR" (NaN and the infinities are out of every range) and the text names no rounding for a fractional value (ONNX\'s node tests test_cast_FLOAT_to_INT4 ... do define integral values out of a 4-bit or 2-bit range: they wrap, -9.0 to int4 is 7). For a number to a string the text asks for a "plain floating-point representation (such as "314.15926")" and pins neither the digits, nor a trailing ".0" on integral values, nor the text of integers and booleans (onnxruntime writes "%.8g": 2.0 as "2"). A string input holds numeric text, an integer literal for an integer target: "Converting non-numerical-literal string such as "Hello World!" is an undefined behavior", and so is "2.718" to an integer type.')
     try:
         _target = element_name(to)
         return cast_to(input, _target, saturate=saturate, round_mode=round_mode)
@@ -191,6 +209,8 @@ def cast_28(input, *, round_mode='up', saturate=1, to=None):
         fail('Cast', 28, 'required-attribute:to', "attribute 'to' is required")
     if not (0 < to <= len(ONNX_TO_NUMPY) and element_name(to) in ('uint8', 'uint16', 'uint32', 'uint64', 'int8', 'int16', 'int32', 'int64', 'bfloat16', 'float16', 'float', 'double', 'string', 'bool', 'float8e4m3fn', 'float8e4m3fnuz', 'float8e5m2', 'float8e5m2fnuz', 'uint4', 'int4', 'float4e2m1', 'float8e8m0', 'uint2', 'int2', 'float6e2m3', 'float6e3m2')):
         fail('Cast', 28, 'V1', 'to is the TensorProto DataType code of an element type T2 allows.')
+    if not (cast_defined(input, element_name(to))):
+        fail('Cast', 28, 'D1', 'A floating-point input cast to an integer type holds integral values in the target\'s range, and a number is not cast to a string; the result is undefined otherwise. Floating point to fixed point is "undefined if OOR" (NaN and the infinities are out of every range) and the text names no rounding for a fractional value (ONNX\'s node tests test_cast_FLOAT_to_INT4 ... do define integral values out of a 4-bit or 2-bit range: they wrap, -9.0 to int4 is 7). For a number to a string the text asks for a "plain floating-point representation (such as "314.15926")" and pins neither the digits, nor a trailing ".0" on integral values, nor the text of integers and booleans (onnxruntime writes "%.8g": 2.0 as "2"). A string input holds numeric text, an integer literal for an integer target: "Converting non-numerical-literal string such as "Hello World!" is an undefined behavior", and so is "2.718" to an integer type.')
     try:
         _target = element_name(to)
         return cast_to(input, _target, saturate=saturate, round_mode=round_mode)

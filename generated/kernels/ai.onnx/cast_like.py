@@ -30,6 +30,10 @@ def cast_like_15(input, target_type):
     """CastLike-15 (same_as 25)."""
     input, _t_T1 = check_type('CastLike', 15, 'input', input, 'T1', _TYPES_15_T1, None)
     target_type, _t_T2 = check_type('CastLike', 15, 'target_type', target_type, 'T2', _TYPES_15_T2, None)
+    if not (input.dtype == object or target_type.dtype != object):
+        fail('CastLike', 15, 'D1', 'A number is not cast to a string. The text asks for a "plain floating-point representation (such as "314.15926")" and pins neither the digits, nor whether an integral value gets a trailing ".0", nor the text of integers and booleans, so the result is undefined otherwise (onnxruntime writes "%.8g", 2.0 as "2").')
+    if not (cast_defined(input, element_type(target_type))):
+        fail('CastLike', 15, 'D2', 'A floating-point input cast to an integer type holds integral values in the target\'s range. Casting from floating point to fixed point is "undefined if OOR" (NaN and the infinities are out of every range), and the text names no rounding for a fractional value, so the result is undefined otherwise. (ONNX\'s node tests test_cast_FLOAT_to_INT4 ... do define integral values out of a 4-bit or 2-bit range; they wrap, -9.0 to int4 is 7.) A string input holds numeric text, an integer literal for an integer target: "Converting non-numerical-literal string such as "Hello World!" is an undefined behavior", and so is "2.718" to an integer type.')
     try:
         _target = element_type(target_type)
         return cast_to(input, _target, saturate=1, round_mode='up')
@@ -43,6 +47,10 @@ def cast_like_19(input, target_type, *, saturate=1):
     """CastLike-19 (same_as 25)."""
     input, _t_T1 = check_type('CastLike', 19, 'input', input, 'T1', _TYPES_19_T1, None)
     target_type, _t_T2 = check_type('CastLike', 19, 'target_type', target_type, 'T2', _TYPES_19_T2, None)
+    if not (input.dtype == object or target_type.dtype != object):
+        fail('CastLike', 19, 'D1', 'A number is not cast to a string. The text asks for a "plain floating-point representation (such as "314.15926")" and pins neither the digits, nor whether an integral value gets a trailing ".0", nor the text of integers and booleans, so the result is undefined otherwise (onnxruntime writes "%.8g", 2.0 as "2").')
+    if not (cast_defined(input, element_type(target_type))):
+        fail('CastLike', 19, 'D2', 'A floating-point input cast to an integer type holds integral values in the target\'s range. Casting from floating point to fixed point is "undefined if OOR" (NaN and the infinities are out of every range), and the text names no rounding for a fractional value, so the result is undefined otherwise. (ONNX\'s node tests test_cast_FLOAT_to_INT4 ... do define integral values out of a 4-bit or 2-bit range; they wrap, -9.0 to int4 is 7.) A string input holds numeric text, an integer literal for an integer target: "Converting non-numerical-literal string such as "Hello World!" is an undefined behavior", and so is "2.718" to an integer type.')
     try:
         _target = element_type(target_type)
         return cast_to(input, _target, saturate=saturate, round_mode='up')
@@ -56,6 +64,10 @@ def cast_like_21(input, target_type, *, saturate=1):
     """CastLike-21 (same_as 25)."""
     input, _t_T1 = check_type('CastLike', 21, 'input', input, 'T1', _TYPES_21_T1, None)
     target_type, _t_T2 = check_type('CastLike', 21, 'target_type', target_type, 'T2', _TYPES_21_T2, None)
+    if not (input.dtype == object or target_type.dtype != object):
+        fail('CastLike', 21, 'D1', 'A number is not cast to a string. The text asks for a "plain floating-point representation (such as "314.15926")" and pins neither the digits, nor whether an integral value gets a trailing ".0", nor the text of integers and booleans, so the result is undefined otherwise (onnxruntime writes "%.8g", 2.0 as "2").')
+    if not (cast_defined(input, element_type(target_type))):
+        fail('CastLike', 21, 'D2', 'A floating-point input cast to an integer type holds integral values in the target\'s range. Casting from floating point to fixed point is "undefined if OOR" (NaN and the infinities are out of every range), and the text names no rounding for a fractional value, so the result is undefined otherwise. (ONNX\'s node tests test_cast_FLOAT_to_INT4 ... do define integral values out of a 4-bit or 2-bit range; they wrap, -9.0 to int4 is 7.) A string input holds numeric text, an integer literal for an integer target: "Converting non-numerical-literal string such as "Hello World!" is an undefined behavior", and so is "2.718" to an integer type.')
     try:
         _target = element_type(target_type)
         return cast_to(input, _target, saturate=saturate, round_mode='up')
@@ -69,6 +81,10 @@ def cast_like_23(input, target_type, *, saturate=1):
     """CastLike-23 (same_as 25)."""
     input, _t_T1 = check_type('CastLike', 23, 'input', input, 'T1', _TYPES_23_T1, None)
     target_type, _t_T2 = check_type('CastLike', 23, 'target_type', target_type, 'T2', _TYPES_23_T2, None)
+    if not (input.dtype == object or target_type.dtype != object):
+        fail('CastLike', 23, 'D1', 'A number is not cast to a string. The text asks for a "plain floating-point representation (such as "314.15926")" and pins neither the digits, nor whether an integral value gets a trailing ".0", nor the text of integers and booleans, so the result is undefined otherwise (onnxruntime writes "%.8g", 2.0 as "2").')
+    if not (cast_defined(input, element_type(target_type))):
+        fail('CastLike', 23, 'D2', 'A floating-point input cast to an integer type holds integral values in the target\'s range. Casting from floating point to fixed point is "undefined if OOR" (NaN and the infinities are out of every range), and the text names no rounding for a fractional value, so the result is undefined otherwise. (ONNX\'s node tests test_cast_FLOAT_to_INT4 ... do define integral values out of a 4-bit or 2-bit range; they wrap, -9.0 to int4 is 7.) A string input holds numeric text, an integer literal for an integer target: "Converting non-numerical-literal string such as "Hello World!" is an undefined behavior", and so is "2.718" to an integer type.')
     try:
         _target = element_type(target_type)
         return cast_to(input, _target, saturate=saturate, round_mode='up')
@@ -84,6 +100,10 @@ def cast_like_24(input, target_type, *, round_mode='up', saturate=1):
     target_type, _t_T2 = check_type('CastLike', 24, 'target_type', target_type, 'T2', _TYPES_24_T2, None)
     if round_mode is not None:
         check_domain('CastLike', 24, 'round_mode', round_mode, ('up', 'down', 'nearest'), None, None)
+    if not (input.dtype == object or target_type.dtype != object):
+        fail('CastLike', 24, 'D1', 'A number is not cast to a string. The text asks for a "plain floating-point representation (such as "314.15926")" and pins neither the digits, nor whether an integral value gets a trailing ".0", nor the text of integers and booleans, so the result is undefined otherwise (onnxruntime writes "%.8g", 2.0 as "2").')
+    if not (cast_defined(input, element_type(target_type))):
+        fail('CastLike', 24, 'D2', 'A floating-point input cast to an integer type holds integral values in the target\'s range. Casting from floating point to fixed point is "undefined if OOR" (NaN and the infinities are out of every range), and the text names no rounding for a fractional value, so the result is undefined otherwise. (ONNX\'s node tests test_cast_FLOAT_to_INT4 ... do define integral values out of a 4-bit or 2-bit range; they wrap, -9.0 to int4 is 7.) A string input holds numeric text, an integer literal for an integer target: "Converting non-numerical-literal string such as "Hello World!" is an undefined behavior", and so is "2.718" to an integer type.')
     try:
         _target = element_type(target_type)
         return cast_to(input, _target, saturate=saturate, round_mode=round_mode)
@@ -99,6 +119,10 @@ def cast_like_25(input, target_type, *, round_mode='up', saturate=1):
     target_type, _t_T2 = check_type('CastLike', 25, 'target_type', target_type, 'T2', _TYPES_25_T2, None)
     if round_mode is not None:
         check_domain('CastLike', 25, 'round_mode', round_mode, ('up', 'down', 'nearest'), None, None)
+    if not (input.dtype == object or target_type.dtype != object):
+        fail('CastLike', 25, 'D1', 'A number is not cast to a string. The text asks for a "plain floating-point representation (such as "314.15926")" and pins neither the digits, nor whether an integral value gets a trailing ".0", nor the text of integers and booleans, so the result is undefined otherwise (onnxruntime writes "%.8g", 2.0 as "2").')
+    if not (cast_defined(input, element_type(target_type))):
+        fail('CastLike', 25, 'D2', 'A floating-point input cast to an integer type holds integral values in the target\'s range. Casting from floating point to fixed point is "undefined if OOR" (NaN and the infinities are out of every range), and the text names no rounding for a fractional value, so the result is undefined otherwise. (ONNX\'s node tests test_cast_FLOAT_to_INT4 ... do define integral values out of a 4-bit or 2-bit range; they wrap, -9.0 to int4 is 7.) A string input holds numeric text, an integer literal for an integer target: "Converting non-numerical-literal string such as "Hello World!" is an undefined behavior", and so is "2.718" to an integer type.')
     try:
         _target = element_type(target_type)
         return cast_to(input, _target, saturate=saturate, round_mode=round_mode)

@@ -31,6 +31,8 @@ def causal_conv_with_state_27(input, weight, bias=None, past_state=None, *, acti
         fail('CausalConvWithState', 27, 'V2', 'bias, when given, has one value per channel: shape (channels,).')
     if not (past_state is None or tuple(past_state.shape) == (input.shape[0], input.shape[1], weight.shape[2] - 1)):
         fail('CausalConvWithState', 27, 'V3', 'past_state, when given, is (batch, channels, k - 1).')
+    if not (causal_conv_in_range(input, weight, bias, past_state)):
+        fail('CausalConvWithState', 27, 'RANGE', "For every output the sum of |x * w| over its finite terms, plus |bias|, stays within the type's max; the result is undefined otherwise: a product or partial sum of finite terms that overflows makes the result depend on the summation order and intermediate precision, which the text does not fix (-2 * FLT_MAX + 1.7 + -3 * -inf: NaN in float32, inf in float64).")
     try:
         return causal_conv_with_state(input, weight, bias, past_state, activation=activation)
     except KernelValidationError:

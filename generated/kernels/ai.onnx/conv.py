@@ -37,6 +37,8 @@ def conv_1(X, W, B=None, *, group=1, pads=None, auto_pad='NOTSET', strides=None,
         fail('Conv', 1, 'V5', 'kernel_shape, strides and dilations hold one value per spatial axis, pads two: [x1_begin, ..., xn_begin, x1_end, ..., xn_end].')
     if not (pads is None or (min(pads, default=0) >= 0 and auto_pad in ('NOTSET', b'NOTSET'))):
         fail('Conv', 1, 'V6', 'pads are >= 0 and not given with an auto_pad other than NOTSET (the two "cannot be used simultaneously").')
+    if not (conv_in_range(X, W, B, kernel_shape, strides, pads, dilations, auto_pad, group)):
+        fail('Conv', 1, 'RANGE', "For every output the sum of |x * w| over its finite terms, plus |B|, stays within the type's max; the result is undefined otherwise: a product or partial sum of finite terms that overflows makes the result depend on the summation order and intermediate precision, which the text does not fix (9.5 * -FLT_MAX + -39.6 * -FLT_MAX: -inf + inf = NaN term by term in float32, -inf with a fused multiply-add).")
     try:
         return conv(X, W, B, kernel_shape, strides, pads, dilations, auto_pad, group)
     except KernelValidationError:
@@ -65,6 +67,8 @@ def conv_11(X, W, B=None, *, group=1, pads=None, auto_pad='NOTSET', strides=None
         fail('Conv', 11, 'V5', 'kernel_shape, strides and dilations hold one value per spatial axis, pads two: [x1_begin, ..., xn_begin, x1_end, ..., xn_end].')
     if not (pads is None or (min(pads, default=0) >= 0 and auto_pad in ('NOTSET', b'NOTSET'))):
         fail('Conv', 11, 'V6', 'pads are >= 0 and not given with an auto_pad other than NOTSET (the two "cannot be used simultaneously").')
+    if not (conv_in_range(X, W, B, kernel_shape, strides, pads, dilations, auto_pad, group)):
+        fail('Conv', 11, 'RANGE', "For every output the sum of |x * w| over its finite terms, plus |B|, stays within the type's max; the result is undefined otherwise: a product or partial sum of finite terms that overflows makes the result depend on the summation order and intermediate precision, which the text does not fix (9.5 * -FLT_MAX + -39.6 * -FLT_MAX: -inf + inf = NaN term by term in float32, -inf with a fused multiply-add).")
     try:
         return conv(X, W, B, kernel_shape, strides, pads, dilations, auto_pad, group)
     except KernelValidationError:
@@ -93,6 +97,8 @@ def conv_22(X, W, B=None, *, group=1, pads=None, auto_pad='NOTSET', strides=None
         fail('Conv', 22, 'V5', 'kernel_shape, strides and dilations hold one value per spatial axis, pads two: [x1_begin, ..., xn_begin, x1_end, ..., xn_end].')
     if not (pads is None or (min(pads, default=0) >= 0 and auto_pad in ('NOTSET', b'NOTSET'))):
         fail('Conv', 22, 'V6', 'pads are >= 0 and not given with an auto_pad other than NOTSET (the two "cannot be used simultaneously").')
+    if not (conv_in_range(X, W, B, kernel_shape, strides, pads, dilations, auto_pad, group)):
+        fail('Conv', 22, 'RANGE', "For every output the sum of |x * w| over its finite terms, plus |B|, stays within the type's max; the result is undefined otherwise: a product or partial sum of finite terms that overflows makes the result depend on the summation order and intermediate precision, which the text does not fix (9.5 * -FLT_MAX + -39.6 * -FLT_MAX: -inf + inf = NaN term by term in float32, -inf with a fused multiply-add).")
     try:
         return conv(X, W, B, kernel_shape, strides, pads, dilations, auto_pad, group)
     except KernelValidationError:

@@ -39,6 +39,8 @@ def conv_transpose_1(X, W, B=None, *, group=1, auto_pad='NOTSET', strides=None, 
         fail('ConvTranspose', 1, 'V6', 'pads are >= 0 and not given with an auto_pad other than NOTSET (the two "cannot be used simultaneously").')
     if not (output_padding is None or all(0 <= p < max(s, d) for p, s, d in zip(output_padding, strides or [1] * len(output_padding), dilations or [1] * len(output_padding)))):
         fail('ConvTranspose', 1, 'V7', 'Each output_padding value is >= 0 and below its stride or its dilation ("must be less than the corresponding stride/dilation dimension").')
+    if not (conv_transpose_in_range(X, W, B, kernel_shape, strides, pads, dilations, auto_pad, group, output_padding, output_shape)):
+        fail('ConvTranspose', 1, 'RANGE', "For every output the sum of |x * w| over its finite terms, plus |B|, stays within the type's max; the result is undefined otherwise: a partial sum of finite terms can overflow, and whether it does depends on the summation order and intermediate precision, which the text leaves open (-inf plus a term near 2 * FLT_MAX is NaN if that term rounds to inf first, -inf if a fused multiply-add keeps it finite). Infinite terms alone stay valid: they give the same inf or NaN in every order.")
     try:
         return conv_transpose(X, W, B, kernel_shape, strides, pads, dilations, auto_pad, group, output_padding, output_shape)
     except KernelValidationError:
@@ -69,6 +71,8 @@ def conv_transpose_11(X, W, B=None, *, group=1, auto_pad='NOTSET', strides=None,
         fail('ConvTranspose', 11, 'V6', 'pads are >= 0 and not given with an auto_pad other than NOTSET (the two "cannot be used simultaneously").')
     if not (output_padding is None or all(0 <= p < max(s, d) for p, s, d in zip(output_padding, strides or [1] * len(output_padding), dilations or [1] * len(output_padding)))):
         fail('ConvTranspose', 11, 'V7', 'Each output_padding value is >= 0 and below its stride or its dilation ("must be less than the corresponding stride/dilation dimension").')
+    if not (conv_transpose_in_range(X, W, B, kernel_shape, strides, pads, dilations, auto_pad, group, output_padding, output_shape)):
+        fail('ConvTranspose', 11, 'RANGE', "For every output the sum of |x * w| over its finite terms, plus |B|, stays within the type's max; the result is undefined otherwise: a partial sum of finite terms can overflow, and whether it does depends on the summation order and intermediate precision, which the text leaves open (-inf plus a term near 2 * FLT_MAX is NaN if that term rounds to inf first, -inf if a fused multiply-add keeps it finite). Infinite terms alone stay valid: they give the same inf or NaN in every order.")
     try:
         return conv_transpose(X, W, B, kernel_shape, strides, pads, dilations, auto_pad, group, output_padding, output_shape)
     except KernelValidationError:
@@ -99,6 +103,8 @@ def conv_transpose_22(X, W, B=None, *, group=1, auto_pad='NOTSET', strides=None,
         fail('ConvTranspose', 22, 'V6', 'pads are >= 0 and not given with an auto_pad other than NOTSET (the two "cannot be used simultaneously").')
     if not (output_padding is None or all(0 <= p < max(s, d) for p, s, d in zip(output_padding, strides or [1] * len(output_padding), dilations or [1] * len(output_padding)))):
         fail('ConvTranspose', 22, 'V7', 'Each output_padding value is >= 0 and below its stride or its dilation ("must be less than the corresponding stride/dilation dimension").')
+    if not (conv_transpose_in_range(X, W, B, kernel_shape, strides, pads, dilations, auto_pad, group, output_padding, output_shape)):
+        fail('ConvTranspose', 22, 'RANGE', "For every output the sum of |x * w| over its finite terms, plus |B|, stays within the type's max; the result is undefined otherwise: a partial sum of finite terms can overflow, and whether it does depends on the summation order and intermediate precision, which the text leaves open (-inf plus a term near 2 * FLT_MAX is NaN if that term rounds to inf first, -inf if a fused multiply-add keeps it finite). Infinite terms alone stay valid: they give the same inf or NaN in every order.")
     try:
         return conv_transpose(X, W, B, kernel_shape, strides, pads, dilations, auto_pad, group, output_padding, output_shape)
     except KernelValidationError:

@@ -33,6 +33,8 @@ def einsum_12(Inputs, *, equation=None):
         fail('Einsum', 12, 'V2', 'Each operand has one dim per letter of its term (plus the ellipsis dims).')
     if not (len({x.ndim - len(t) + 3 for t, x in zip(equation.replace(' ', '').split('->')[0].split(','), Inputs) if '...' in t}) <= 1):
         fail('Einsum', 12, 'V3', 'Every ellipsis represents the same number of dimensions.')
+    if not (einsum_in_range(Inputs, equation)):
+        fail('Einsum', 12, 'RANGE', "Float operands hold no inf, and no product of factors or partial sum can overflow (the einsum of max(|x|, 1) stays within the type's max); the result is undefined otherwise: the text defines the output over the reals, reduce-sum(input1[term1] * input2[term2] ...), not the order in which operands are multiplied and indices summed, and in floating point that order decides between 0 * inf = NaN and inf (fa,f, with an inf scalar: NaN if each product is formed first, inf if the sum over f is), or between 0 and 0 * (-54 * -FLT_MAX) = NaN.")
     try:
         # float16 / bfloat16: accumulate in float32 and round once (float16 partial sums overflow early)
         xs = [x.astype(np.float32) if x.dtype.kind == "V" or x.dtype == np.float16 else x for x in Inputs]
@@ -60,6 +62,8 @@ def einsum_28(Inputs, *, equation=None):
         fail('Einsum', 28, 'V2', 'Each operand has one dim per letter of its term (plus the ellipsis dims).')
     if not (len({x.ndim - len(t) + 3 for t, x in zip(equation.replace(' ', '').split('->')[0].split(','), Inputs) if '...' in t}) <= 1):
         fail('Einsum', 28, 'V3', 'Every ellipsis represents the same number of dimensions.')
+    if not (einsum_in_range(Inputs, equation)):
+        fail('Einsum', 28, 'RANGE', "Float operands hold no inf, and no product of factors or partial sum can overflow (the einsum of max(|x|, 1) stays within the type's max); the result is undefined otherwise: the text defines the output over the reals, reduce-sum(input1[term1] * input2[term2] ...), not the order in which operands are multiplied and indices summed, and in floating point that order decides between 0 * inf = NaN and inf (fa,f, with an inf scalar: NaN if each product is formed first, inf if the sum over f is), or between 0 and 0 * (-54 * -FLT_MAX) = NaN.")
     try:
         # float16 / bfloat16: accumulate in float32 and round once (float16 partial sums overflow early)
         xs = [x.astype(np.float32) if x.dtype.kind == "V" or x.dtype == np.float16 else x for x in Inputs]

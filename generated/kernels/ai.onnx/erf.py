@@ -19,6 +19,8 @@ _TYPES_13_T = frozenset(['tensor(bfloat16)', 'tensor(float16)', 'tensor(float)',
 def erf_9(input):
     """Erf-9 (same_as 13)."""
     input, _t_T = check_type('Erf', 9, 'input', input, 'T', _TYPES_9_T, None)
+    if not (input.dtype.kind == 'f' or not np.any(input)):
+        fail('Erf', 9, 'INTEGER', 'An integer input is 0; the result is undefined otherwise: erf of a nonzero integer lies strictly between -1 and 1 (erf(1) = 0.84, erf(4) = 0.99999998), and the text does not say how that becomes an integer of T (truncation gives 0, rounding -1 or 1, onnx.reference computes erf in float32, where erf(4) is 1.0).')
     try:
         _out_dtype = input.dtype
         input = widen(input)  # narrow floats in float32, rounded once below

@@ -33,6 +33,8 @@ def gemm_1(A, B, C, *, beta=1.0, broadcast=0, transB=0, alpha=1.0, transA=0):
         fail('Gemm', 1, 'V2', "The inner dimensions agree: A' is M x K and B' is K x N (A' = A, or its transpose when transA is non-zero; likewise B').")
     if not (C.shape == ((A.shape[1] if transA else A.shape[0]), (B.shape[0] if transB else B.shape[1])) if not broadcast else C.ndim <= 2 and all(d in (1, e) for d, e in zip(C.shape[::-1], ((A.shape[1] if transA else A.shape[0]), (B.shape[0] if transB else B.shape[1]))[::-1]))):
         fail('Gemm', 1, 'V3', 'C has shape (M, N); with broadcast non-zero it may instead broadcast to (M, N): rank <= 2 and each trailing dimension equal to that of (M, N) or 1.')
+    if not (beta != 0 or C is None or bool(np.all(np.isfinite(np.asarray(C).astype(np.float64))))):
+        fail('Gemm', 1, 'BETA', "With beta = 0, C holds no inf or NaN; the result is undefined otherwise: the text's formula Y = alpha * A' * B' + beta * C gives 0 * inf = NaN, but Gemm is BLAS's GEMM (the text links it), whose convention is that C is not read when beta is zero (onnx.reference skips the term, opkit computed it).")
     try:
         # float16 / bfloat16 in float32 (products, sums, alpha and beta as given), rounded once
         a = widen(A.T if transA else A)
@@ -60,6 +62,8 @@ def gemm_6(A, B, C, *, beta=1.0, broadcast=0, transB=0, alpha=1.0, transA=0):
         fail('Gemm', 6, 'V2', "The inner dimensions agree: A' is M x K and B' is K x N (A' = A, or its transpose when transA is non-zero; likewise B').")
     if not (C.shape == ((A.shape[1] if transA else A.shape[0]), (B.shape[0] if transB else B.shape[1])) if not broadcast else C.ndim <= 2 and all(d in (1, e) for d, e in zip(C.shape[::-1], ((A.shape[1] if transA else A.shape[0]), (B.shape[0] if transB else B.shape[1]))[::-1]))):
         fail('Gemm', 6, 'V3', 'C has shape (M, N); with broadcast non-zero it may instead broadcast to (M, N): rank <= 2 and each trailing dimension equal to that of (M, N) or 1.')
+    if not (beta != 0 or C is None or bool(np.all(np.isfinite(np.asarray(C).astype(np.float64))))):
+        fail('Gemm', 6, 'BETA', "With beta = 0, C holds no inf or NaN; the result is undefined otherwise: the text's formula Y = alpha * A' * B' + beta * C gives 0 * inf = NaN, but Gemm is BLAS's GEMM (the text links it), whose convention is that C is not read when beta is zero (onnx.reference skips the term, opkit computed it).")
     try:
         # float16 / bfloat16 in float32 (products, sums, alpha and beta as given), rounded once
         a = widen(A.T if transA else A)
@@ -87,6 +91,8 @@ def gemm_7(A, B, C, *, beta=1.0, transB=0, alpha=1.0, transA=0):
         fail('Gemm', 7, 'V2', "The inner dimensions agree: A' is M x K and B' is K x N (A' = A, or its transpose when transA is non-zero; likewise B').")
     if not (C.ndim <= 2 and all(d in (1, e) for d, e in zip(C.shape[::-1], ((A.shape[1] if transA else A.shape[0]), (B.shape[0] if transB else B.shape[1]))[::-1]))):
         fail('Gemm', 7, 'V3', 'C is unidirectionally broadcastable to (M, N): rank <= 2 and each trailing dimension equal to that of (M, N) or 1.')
+    if not (beta != 0 or C is None or bool(np.all(np.isfinite(np.asarray(C).astype(np.float64))))):
+        fail('Gemm', 7, 'BETA', "With beta = 0, C holds no inf or NaN; the result is undefined otherwise: the text's formula Y = alpha * A' * B' + beta * C gives 0 * inf = NaN, but Gemm is BLAS's GEMM (the text links it), whose convention is that C is not read when beta is zero (onnx.reference skips the term, opkit computed it).")
     try:
         # float16 / bfloat16 in float32 (products, sums, alpha and beta as given), rounded once
         a = widen(A.T if transA else A)
@@ -114,6 +120,8 @@ def gemm_9(A, B, C, *, beta=1.0, transB=0, alpha=1.0, transA=0):
         fail('Gemm', 9, 'V2', "The inner dimensions agree: A' is M x K and B' is K x N (A' = A, or its transpose when transA is non-zero; likewise B').")
     if not (C.ndim <= 2 and all(d in (1, e) for d, e in zip(C.shape[::-1], ((A.shape[1] if transA else A.shape[0]), (B.shape[0] if transB else B.shape[1]))[::-1]))):
         fail('Gemm', 9, 'V3', 'C is unidirectionally broadcastable to (M, N): rank <= 2 and each trailing dimension equal to that of (M, N) or 1.')
+    if not (beta != 0 or C is None or bool(np.all(np.isfinite(np.asarray(C).astype(np.float64))))):
+        fail('Gemm', 9, 'BETA', "With beta = 0, C holds no inf or NaN; the result is undefined otherwise: the text's formula Y = alpha * A' * B' + beta * C gives 0 * inf = NaN, but Gemm is BLAS's GEMM (the text links it), whose convention is that C is not read when beta is zero (onnx.reference skips the term, opkit computed it).")
     try:
         # float16 / bfloat16 in float32 (products, sums, alpha and beta as given), rounded once
         a = widen(A.T if transA else A)
@@ -142,6 +150,8 @@ def gemm_11(A, B, C=None, *, beta=1.0, transB=0, alpha=1.0, transA=0):
         fail('Gemm', 11, 'V2', "The inner dimensions agree: A' is M x K and B' is K x N (A' = A, or its transpose when transA is non-zero; likewise B').")
     if not (C is None or (C.ndim <= 2 and all(d in (1, e) for d, e in zip(C.shape[::-1], ((A.shape[1] if transA else A.shape[0]), (B.shape[0] if transB else B.shape[1]))[::-1])))):
         fail('Gemm', 11, 'V3', 'C, when given, is unidirectionally broadcastable to (M, N): rank <= 2 and each trailing dimension equal to that of (M, N) or 1.')
+    if not (beta != 0 or C is None or bool(np.all(np.isfinite(np.asarray(C).astype(np.float64))))):
+        fail('Gemm', 11, 'BETA', "With beta = 0, C holds no inf or NaN; the result is undefined otherwise: the text's formula Y = alpha * A' * B' + beta * C gives 0 * inf = NaN, but Gemm is BLAS's GEMM (the text links it), whose convention is that C is not read when beta is zero (onnx.reference skips the term, opkit computed it).")
     try:
         # float16 / bfloat16 in float32 (products, sums, alpha and beta as given), rounded once
         a = widen(A.T if transA else A)
@@ -170,6 +180,8 @@ def gemm_13(A, B, C=None, *, beta=1.0, transB=0, alpha=1.0, transA=0):
         fail('Gemm', 13, 'V2', "The inner dimensions agree: A' is M x K and B' is K x N (A' = A, or its transpose when transA is non-zero; likewise B').")
     if not (C is None or (C.ndim <= 2 and all(d in (1, e) for d, e in zip(C.shape[::-1], ((A.shape[1] if transA else A.shape[0]), (B.shape[0] if transB else B.shape[1]))[::-1])))):
         fail('Gemm', 13, 'V3', 'C, when given, is unidirectionally broadcastable to (M, N): rank <= 2 and each trailing dimension equal to that of (M, N) or 1.')
+    if not (beta != 0 or C is None or bool(np.all(np.isfinite(np.asarray(C).astype(np.float64))))):
+        fail('Gemm', 13, 'BETA', "With beta = 0, C holds no inf or NaN; the result is undefined otherwise: the text's formula Y = alpha * A' * B' + beta * C gives 0 * inf = NaN, but Gemm is BLAS's GEMM (the text links it), whose convention is that C is not read when beta is zero (onnx.reference skips the term, opkit computed it).")
     try:
         # float16 / bfloat16 in float32 (products, sums, alpha and beta as given), rounded once
         a = widen(A.T if transA else A)

@@ -21,6 +21,10 @@ def global_average_pool_1(X):
     X, _t_T = check_type('GlobalAveragePool', 1, 'X', X, 'T', _TYPES_1_T, None)
     if isinstance(X, np.ndarray):
         check_rank('GlobalAveragePool', 1, 'X', X, 3, None)
+    if not (all(d >= 1 for d in X.shape[2:])):
+        fail('GlobalAveragePool', 1, 'EMPTY', 'Every spatial axis holds at least one element; the result is undefined otherwise: the op is AveragePool "with kernel size equal to the spatial dimension", and the average of no element is 0 / 0 (ReduceMean says of it "Reduction over an empty set of values yields undefined").')
+    if not (bool(np.all(np.sum(np.abs(np.nan_to_num(X.astype(np.float64), nan=0.0, posinf=0.0, neginf=0.0)), axis=tuple(range(2, X.ndim))) <= sampling_type_max(X)))):
+        fail('GlobalAveragePool', 1, 'RANGE', "For every (n, c) the sum of |x| over the finite values of its window stays within the type's max; the result is undefined otherwise: the average sums the window first, and whether a partial sum of finite values overflows (to an infinity that may meet one of the other sign: NaN) depends on the summation order and precision, which the text leaves open (float32 [-FLT_MAX, inf, -FLT_MAX, ...]: inf summed in order, NaN in onnxruntime). Infinities alone stay valid: they give the same inf or NaN in every order.")
     try:
         return as_dtype(np.mean(X, axis=tuple(range(2, X.ndim)), keepdims=True), X.dtype)
     except KernelValidationError:
@@ -34,6 +38,10 @@ def global_average_pool_22(X):
     X, _t_T = check_type('GlobalAveragePool', 22, 'X', X, 'T', _TYPES_22_T, None)
     if isinstance(X, np.ndarray):
         check_rank('GlobalAveragePool', 22, 'X', X, 3, None)
+    if not (all(d >= 1 for d in X.shape[2:])):
+        fail('GlobalAveragePool', 22, 'EMPTY', 'Every spatial axis holds at least one element; the result is undefined otherwise: the op is AveragePool "with kernel size equal to the spatial dimension", and the average of no element is 0 / 0 (ReduceMean says of it "Reduction over an empty set of values yields undefined").')
+    if not (bool(np.all(np.sum(np.abs(np.nan_to_num(X.astype(np.float64), nan=0.0, posinf=0.0, neginf=0.0)), axis=tuple(range(2, X.ndim))) <= sampling_type_max(X)))):
+        fail('GlobalAveragePool', 22, 'RANGE', "For every (n, c) the sum of |x| over the finite values of its window stays within the type's max; the result is undefined otherwise: the average sums the window first, and whether a partial sum of finite values overflows (to an infinity that may meet one of the other sign: NaN) depends on the summation order and precision, which the text leaves open (float32 [-FLT_MAX, inf, -FLT_MAX, ...]: inf summed in order, NaN in onnxruntime). Infinities alone stay valid: they give the same inf or NaN in every order.")
     try:
         return as_dtype(np.mean(X, axis=tuple(range(2, X.ndim)), keepdims=True), X.dtype)
     except KernelValidationError:

@@ -19,6 +19,12 @@ _TYPES_22_T = frozenset(['tensor(bfloat16)', 'tensor(float16)', 'tensor(float)',
 def global_max_pool_1(X):
     """GlobalMaxPool-1 (same_as 22)."""
     X, _t_T = check_type('GlobalMaxPool', 1, 'X', X, 'T', _TYPES_1_T, None)
+    if isinstance(X, np.ndarray):
+        check_rank('GlobalMaxPool', 1, 'X', X, 3, None)
+    if not (all(d >= 1 for d in X.shape[2:])):
+        fail('GlobalMaxPool', 1, 'EMPTY', 'Every spatial axis holds at least one element; the result is undefined otherwise: the op is MaxPool "with kernel size equal to the spatial dimension", and a window of no element has no max (a kernel size of 0 is no MaxPool).')
+    if not (not np.isnan(X.astype(np.float64)).any()):
+        fail('GlobalMaxPool', 1, 'NAN', 'X holds no NaN; the result is undefined otherwise: the op is MaxPool over the whole spatial extent, whose text takes "the max" and says nothing of NaN, where IEEE 754\'s maximum (NaN) and maximumNumber (the largest number) differ.')
     try:
         return as_dtype(np.max(X, axis=tuple(range(2, X.ndim)), keepdims=True), X.dtype)
     except KernelValidationError:
@@ -30,6 +36,12 @@ def global_max_pool_1(X):
 def global_max_pool_22(X):
     """GlobalMaxPool-22 (python)."""
     X, _t_T = check_type('GlobalMaxPool', 22, 'X', X, 'T', _TYPES_22_T, None)
+    if isinstance(X, np.ndarray):
+        check_rank('GlobalMaxPool', 22, 'X', X, 3, None)
+    if not (all(d >= 1 for d in X.shape[2:])):
+        fail('GlobalMaxPool', 22, 'EMPTY', 'Every spatial axis holds at least one element; the result is undefined otherwise: the op is MaxPool "with kernel size equal to the spatial dimension", and a window of no element has no max (a kernel size of 0 is no MaxPool).')
+    if not (not np.isnan(X.astype(np.float64)).any()):
+        fail('GlobalMaxPool', 22, 'NAN', 'X holds no NaN; the result is undefined otherwise: the op is MaxPool over the whole spatial extent, whose text takes "the max" and says nothing of NaN, where IEEE 754\'s maximum (NaN) and maximumNumber (the largest number) differ.')
     try:
         return as_dtype(np.max(X, axis=tuple(range(2, X.ndim)), keepdims=True), X.dtype)
     except KernelValidationError:

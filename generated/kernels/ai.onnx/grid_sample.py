@@ -32,6 +32,10 @@ def grid_sample_16(X, grid, *, align_corners=0, padding_mode='zeros', mode='bili
         fail('GridSample', 16, 'V1', 'X is (N, C, H, W) and grid (N, H_out, W_out, 2): both 4-D.')
     if not (grid.shape[0] == X.shape[0] and grid.shape[-1] == X.ndim - 2):
         fail('GridSample', 16, 'V2', 'grid has the batch size of X and one coordinate per spatial axis in its last dimension.')
+    if not (mode in ('nearest', b'nearest') or X.dtype.kind not in 'fc' and X.dtype != ml_dtypes.bfloat16 or bool(np.all(np.isfinite(X.astype(np.complex128 if X.dtype.kind == 'c' else np.float64))))):
+        fail('GridSample', 16, 'FINITE', 'With an interpolating mode (linear / bilinear, cubic / bicubic) X holds no inf or NaN; the result is undefined otherwise: a sample on a pixel (or clamped onto it by border padding) reads its neighbours with weight 0, and inf * 0 = NaN enters the sum if every tap is summed (onnx.reference) but not if zero-weight taps are skipped (onnxruntime: inf); the text names the interpolation, not which taps take part. Mode nearest copies an element and stays defined.')
+    if not (mode not in ('cubic', b'cubic', 'bicubic', b'bicubic') or X.dtype.kind not in 'fc' and X.dtype != ml_dtypes.bfloat16 or sampling_abs_max(X) * 1.375 ** (X.ndim - 2) <= sampling_type_max(X)):
+        fail('GridSample', 16, 'RANGE', "With cubic interpolation the largest |X| times 1.375 per spatial axis (the largest sum of |cubic weight| over the 4 taps of an axis, for the coefficient -0.75) stays within the type's max; the result is undefined otherwise: cubic weights reach -0.09 and 1.1, so terms and partial sums of a finite result can overflow the type (float32 -inf next to -2.79e37), depending on the order and precision of the intermediate sums, which the text leaves open.")
     try:
         return grid_sample(X, grid, align_corners=align_corners, mode={"bilinear": "linear", "bicubic": "cubic"}.get(mode, mode), padding_mode=padding_mode)
     except KernelValidationError:
@@ -52,6 +56,10 @@ def grid_sample_20(X, grid, *, align_corners=0, padding_mode='zeros', mode='line
         fail('GridSample', 20, 'V1', 'X has rank r+2 (r >= 1 spatial axes) and grid the same rank.')
     if not (grid.shape[0] == X.shape[0] and grid.shape[-1] == X.ndim - 2):
         fail('GridSample', 20, 'V2', 'grid has the batch size of X and one coordinate per spatial axis in its last dimension.')
+    if not (mode in ('nearest', b'nearest') or X.dtype.kind not in 'fc' and X.dtype != ml_dtypes.bfloat16 or bool(np.all(np.isfinite(X.astype(np.complex128 if X.dtype.kind == 'c' else np.float64))))):
+        fail('GridSample', 20, 'FINITE', 'With an interpolating mode (linear / bilinear, cubic / bicubic) X holds no inf or NaN; the result is undefined otherwise: a sample on a pixel (or clamped onto it by border padding) reads its neighbours with weight 0, and inf * 0 = NaN enters the sum if every tap is summed (onnx.reference) but not if zero-weight taps are skipped (onnxruntime: inf); the text names the interpolation, not which taps take part. Mode nearest copies an element and stays defined.')
+    if not (mode not in ('cubic', b'cubic', 'bicubic', b'bicubic') or X.dtype.kind not in 'fc' and X.dtype != ml_dtypes.bfloat16 or sampling_abs_max(X) * 1.375 ** (X.ndim - 2) <= sampling_type_max(X)):
+        fail('GridSample', 20, 'RANGE', "With cubic interpolation the largest |X| times 1.375 per spatial axis (the largest sum of |cubic weight| over the 4 taps of an axis, for the coefficient -0.75) stays within the type's max; the result is undefined otherwise: cubic weights reach -0.09 and 1.1, so terms and partial sums of a finite result can overflow the type (float32 -inf next to -2.79e37), depending on the order and precision of the intermediate sums, which the text leaves open.")
     try:
         return grid_sample(X, grid, align_corners=align_corners, mode=mode, padding_mode=padding_mode)
     except KernelValidationError:
@@ -72,6 +80,10 @@ def grid_sample_22(X, grid, *, align_corners=0, padding_mode='zeros', mode='line
         fail('GridSample', 22, 'V1', 'X has rank r+2 (r >= 1 spatial axes) and grid the same rank.')
     if not (grid.shape[0] == X.shape[0] and grid.shape[-1] == X.ndim - 2):
         fail('GridSample', 22, 'V2', 'grid has the batch size of X and one coordinate per spatial axis in its last dimension.')
+    if not (mode in ('nearest', b'nearest') or X.dtype.kind not in 'fc' and X.dtype != ml_dtypes.bfloat16 or bool(np.all(np.isfinite(X.astype(np.complex128 if X.dtype.kind == 'c' else np.float64))))):
+        fail('GridSample', 22, 'FINITE', 'With an interpolating mode (linear / bilinear, cubic / bicubic) X holds no inf or NaN; the result is undefined otherwise: a sample on a pixel (or clamped onto it by border padding) reads its neighbours with weight 0, and inf * 0 = NaN enters the sum if every tap is summed (onnx.reference) but not if zero-weight taps are skipped (onnxruntime: inf); the text names the interpolation, not which taps take part. Mode nearest copies an element and stays defined.')
+    if not (mode not in ('cubic', b'cubic', 'bicubic', b'bicubic') or X.dtype.kind not in 'fc' and X.dtype != ml_dtypes.bfloat16 or sampling_abs_max(X) * 1.375 ** (X.ndim - 2) <= sampling_type_max(X)):
+        fail('GridSample', 22, 'RANGE', "With cubic interpolation the largest |X| times 1.375 per spatial axis (the largest sum of |cubic weight| over the 4 taps of an axis, for the coefficient -0.75) stays within the type's max; the result is undefined otherwise: cubic weights reach -0.09 and 1.1, so terms and partial sums of a finite result can overflow the type (float32 -inf next to -2.79e37), depending on the order and precision of the intermediate sums, which the text leaves open.")
     try:
         return grid_sample(X, grid, align_corners=align_corners, mode=mode, padding_mode=padding_mode)
     except KernelValidationError:

@@ -24,6 +24,8 @@ def group_normalization_18(X, scale, bias, *, num_groups=None, epsilon=1e-05):
     bias, _t_T = check_type('GroupNormalization', 18, 'bias', bias, 'T', _TYPES_18_T, _t_T)
     if num_groups is None:
         fail('GroupNormalization', 18, 'required-attribute:num_groups', "attribute 'num_groups' is required")
+    if not (X.shape[0] >= 1):
+        fail('GroupNormalization', 18, 'BATCH', 'The batch holds a sample (N >= 1); the result is undefined otherwise: the function body reshapes X to [N, num_groups, -1], and Reshape cannot infer the -1 of a tensor of no element (onnx.reference and onnxruntime fail).')
     try:
         return group_norm(X, scale, bias, num_groups=num_groups, epsilon=epsilon, per_group_affine=True)
     except KernelValidationError:
@@ -46,6 +48,8 @@ def group_normalization_21(X, scale, bias, *, stash_type=1, num_groups=None, eps
         fail('GroupNormalization', 21, 'V2', 'num_groups divides the channel count C = X.shape[1], so that every group has as many channels.')
     if not (scale.shape == (X.shape[1],) and bias.shape == (X.shape[1],)):
         fail('GroupNormalization', 21, 'V3', 'scale and bias hold one value per channel: shape (C).')
+    if not (X.shape[0] >= 1):
+        fail('GroupNormalization', 21, 'BATCH', 'The batch holds a sample (N >= 1); the result is undefined otherwise: the function body reshapes X to [N, num_groups, -1], and Reshape cannot infer the -1 of a tensor of no element (onnx.reference and onnxruntime fail).')
     try:
         return group_norm(X, scale, bias, num_groups=num_groups, epsilon=epsilon, stash_type=stash_type)
     except KernelValidationError:

@@ -22,6 +22,8 @@ def hardmax_1(input, *, axis=1):
     input, _t_T = check_type('Hardmax', 1, 'input', input, 'T', _TYPES_1_T, None)
     if not (input.ndim == 0 or not -input.ndim <= axis < input.ndim or int(np.prod(input.shape[axis:])) > 0):
         fail('Hardmax', 1, 'V1', 'The reduced axis is not empty: the dimensions from axis on, which the input is coerced to as the rows of a 2-D matrix, hold at least one element.')
+    if not (not np.isnan(input).any()):
+        fail('Hardmax', 1, 'D1', 'The input holds no NaN: Hardmax is 1 for "the first maximum value along the specified axis", and NaN is neither greater nor smaller than anything, so an axis holding NaN has no defined maximum (onnxruntime passes over NaN, onnx.reference and opkit take it as the maximum); the result is undefined otherwise.')
     try:
         return softmax_2d(input, axis, hardmax)
     except KernelValidationError:
@@ -35,6 +37,8 @@ def hardmax_11(input, *, axis=1):
     input, _t_T = check_type('Hardmax', 11, 'input', input, 'T', _TYPES_11_T, None)
     if not (input.ndim == 0 or not -input.ndim <= axis < input.ndim or int(np.prod(input.shape[axis:])) > 0):
         fail('Hardmax', 11, 'V1', 'The reduced axis is not empty: the dimensions from axis on, which the input is coerced to as the rows of a 2-D matrix, hold at least one element.')
+    if not (not np.isnan(input).any()):
+        fail('Hardmax', 11, 'D1', 'The input holds no NaN: Hardmax is 1 for "the first maximum value along the specified axis", and NaN is neither greater nor smaller than anything, so an axis holding NaN has no defined maximum (onnxruntime passes over NaN, onnx.reference and opkit take it as the maximum); the result is undefined otherwise.')
     try:
         return softmax_2d(input, axis, hardmax)
     except KernelValidationError:
@@ -48,6 +52,8 @@ def hardmax_13(input, *, axis=-1):
     input, _t_T = check_type('Hardmax', 13, 'input', input, 'T', _TYPES_13_T, None)
     if not (input.ndim == 0 or not -input.ndim <= axis < input.ndim or input.shape[axis] > 0):
         fail('Hardmax', 13, 'V1', 'The reduced axis is not empty (an empty axis has no maximum to mark).')
+    if not (not np.isnan(input).any()):
+        fail('Hardmax', 13, 'D1', 'The input holds no NaN: Hardmax is 1 for "the first maximum value along the specified axis", and NaN is neither greater nor smaller than anything, so an axis holding NaN has no defined maximum (onnxruntime passes over NaN, onnx.reference and opkit take it as the maximum); the result is undefined otherwise.')
     try:
         return hardmax(input, axis)
     except KernelValidationError:

@@ -23,6 +23,8 @@ def instance_normalization_1(input, scale, B, *, epsilon=1e-05, consumed_inputs=
     input, _t_T = check_type('InstanceNormalization', 1, 'input', input, 'T', _TYPES_1_T, None)
     scale, _t_T = check_type('InstanceNormalization', 1, 'scale', scale, 'T', _TYPES_1_T, _t_T)
     B, _t_T = check_type('InstanceNormalization', 1, 'B', B, 'T', _TYPES_1_T, _t_T)
+    if not (all(float(np.sum(np.square(np.where(np.isfinite(w), w, 0.0)))) <= float(ml_dtypes.finfo(input.dtype).max) for w in [input.astype(np.float64)])):
+        fail('InstanceNormalization', 1, 'SQUARES', "The squares of the finite inputs sum within T's range (checked for the whole tensor, which bounds every instance's variance); the result is undefined otherwise: the text gives y = scale * (x - mean) / sqrt(variance + epsilon) + B but not the precision of the mean and variance, and computed in T they overflow (float16 [-65504, -12.3, -0.0055, 65504]: onnx.reference gives B everywhere, a wider computation -1 and 1 before scaling; float32 3.4e38: NaN or a number).")
     try:
         x = widen(input)  # float16 / bfloat16 in float32, rounded once
         ax = tuple(range(2, input.ndim))
@@ -43,6 +45,8 @@ def instance_normalization_6(input, scale, B, *, epsilon=1e-05):
     input, _t_T = check_type('InstanceNormalization', 6, 'input', input, 'T', _TYPES_6_T, None)
     scale, _t_T = check_type('InstanceNormalization', 6, 'scale', scale, 'T', _TYPES_6_T, _t_T)
     B, _t_T = check_type('InstanceNormalization', 6, 'B', B, 'T', _TYPES_6_T, _t_T)
+    if not (all(float(np.sum(np.square(np.where(np.isfinite(w), w, 0.0)))) <= float(ml_dtypes.finfo(input.dtype).max) for w in [input.astype(np.float64)])):
+        fail('InstanceNormalization', 6, 'SQUARES', "The squares of the finite inputs sum within T's range (checked for the whole tensor, which bounds every instance's variance); the result is undefined otherwise: the text gives y = scale * (x - mean) / sqrt(variance + epsilon) + B but not the precision of the mean and variance, and computed in T they overflow (float16 [-65504, -12.3, -0.0055, 65504]: onnx.reference gives B everywhere, a wider computation -1 and 1 before scaling; float32 3.4e38: NaN or a number).")
     try:
         x = widen(input)  # float16 / bfloat16 in float32, rounded once
         ax = tuple(range(2, input.ndim))
@@ -63,6 +67,8 @@ def instance_normalization_22(input, scale, B, *, epsilon=1e-05):
     input, _t_T = check_type('InstanceNormalization', 22, 'input', input, 'T', _TYPES_22_T, None)
     scale, _t_T = check_type('InstanceNormalization', 22, 'scale', scale, 'T', _TYPES_22_T, _t_T)
     B, _t_T = check_type('InstanceNormalization', 22, 'B', B, 'T', _TYPES_22_T, _t_T)
+    if not (all(float(np.sum(np.square(np.where(np.isfinite(w), w, 0.0)))) <= float(ml_dtypes.finfo(input.dtype).max) for w in [input.astype(np.float64)])):
+        fail('InstanceNormalization', 22, 'SQUARES', "The squares of the finite inputs sum within T's range (checked for the whole tensor, which bounds every instance's variance); the result is undefined otherwise: the text gives y = scale * (x - mean) / sqrt(variance + epsilon) + B but not the precision of the mean and variance, and computed in T they overflow (float16 [-65504, -12.3, -0.0055, 65504]: onnx.reference gives B everywhere, a wider computation -1 and 1 before scaling; float32 3.4e38: NaN or a number).")
     try:
         x = widen(input)  # float16 / bfloat16 in float32, rounded once
         ax = tuple(range(2, input.ndim))

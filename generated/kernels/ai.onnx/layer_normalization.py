@@ -29,6 +29,10 @@ def layer_normalization_17(X, Scale, B=None, *, stash_type=1, epsilon=1e-05, axi
         fail('LayerNormalization', 17, 'V2', "Scale is unidirectionally broadcastable to X: rank <= rank(X) and each trailing dimension equal to X's or 1.")
     if not (B is None or (B.ndim <= X.ndim and all(d in (1, e) for d, e in zip(B.shape[::-1], X.shape[::-1])))):
         fail('LayerNormalization', 17, 'V3', "B, when given, is unidirectionally broadcastable to X: rank <= rank(X) and each trailing dimension equal to X's or 1.")
+    if not (math.prod(X.shape[axis:]) >= 1 or math.prod(X.shape[:axis]) == 0):
+        fail('LayerNormalization', 17, 'EMPTY', 'Each normalized slice X.shape[axis:] holds an element (or there is no slice: X.shape[:axis] holds a 0); the result is undefined otherwise: Mean and InvStdDev come from ReduceMean over the slice (the function body), and ReduceMean says "Reduction over an empty set of values yields undefined".')
+    if not (stash_type != 1 or X.size == 0 or bool(np.all([not np.all(np.isfinite(s)) or np.all(np.abs(s - np.mean(s)) <= np.sqrt(np.finfo(np.float32).max)) for s in np.asarray(X, np.float64).reshape(math.prod(X.shape[:axis % X.ndim]), -1)]))):
+        fail('LayerNormalization', 17, 'SQUARES', "In a normalized slice of finite values, each squared deviation (x - mean)^2 fits float32 (stash_type 1); the result is undefined otherwise: the text's normalization (x - mean) / sqrt(variance + epsilon) is finite, but the function body squares the deviations in the stash type (Mul(D, D) overflows to inf, giving InvStdDev 0 and Y 0), and which precision the variance takes is not settled by the text.")
     try:
         return layer_norm(X, Scale, B, stash_type=stash_type, epsilon=epsilon, axis=axis)
     except KernelValidationError:

@@ -44,6 +44,8 @@ def linear_attention_27(query, key, value, past_state=None, decay=None, beta=Non
         fail('LinearAttention', 27, 'V3', "The gated update rules ('gated', 'gated_delta') need decay.")
     if not (update_rule not in ('delta', 'gated_delta') or beta is not None):
         fail('LinearAttention', 27, 'V4', "The delta update rules ('delta', 'gated_delta') need beta.")
+    if not (linear_attention_defined(query, key, value, past_state, decay, beta, kv_num_heads=kv_num_heads, q_num_heads=q_num_heads, scale=scale, update_rule=update_rule)):
+        fail('LinearAttention', 27, 'D1', 'The inputs are finite, decay is at most 80, and the recurrence run on magnitudes keeps every state, S^T k and output term below 1e36 / (d_k + d_v). The result is undefined otherwise: the text fixes neither the internal precision nor the order ("may be implemented using chunk-parallel algorithms"), and beyond that exp(g_t) or a state term overflows float32 (decay 207: 0 * inf = NaN in a float32 recurrence, a number in a wider one), or an infinite input meets inf - inf in one order and not another.')
     try:
         return linear_attention(query, key, value, past_state, decay, beta, chunk_size=chunk_size, kv_num_heads=kv_num_heads, q_num_heads=q_num_heads, scale=scale, update_rule=update_rule)
     except KernelValidationError:

@@ -22,6 +22,8 @@ def log_softmax_1(input, *, axis=1):
     input, _t_T = check_type('LogSoftmax', 1, 'input', input, 'T', _TYPES_1_T, None)
     if not (0 <= axis < input.ndim):
         fail('LogSoftmax', 1, 'V1', 'axis names a dimension of input, 0 <= axis < r = rank(input): the dimensions before it form the rows (N) of the 2-D view and the rest its columns (D).')
+    if not (not (input.astype(np.float64) == np.inf).any()):
+        fail('LogSoftmax', 1, 'D1', 'The input holds no +inf: the formula log(exp(x) / sum(exp(x))) is inf / inf there, and the text does not say whether its limit (the infinite elements share the mass, the finite ones get -inf) or NaN is meant; the step-by-step formula gives -inf for the finite elements, the max-subtracting one NaN for all; the result is undefined otherwise.')
     try:
         return softmax_2d(input, axis, log_softmax)
     except KernelValidationError:
@@ -35,6 +37,8 @@ def log_softmax_11(input, *, axis=1):
     input, _t_T = check_type('LogSoftmax', 11, 'input', input, 'T', _TYPES_11_T, None)
     if not (-input.ndim <= axis < input.ndim):
         fail('LogSoftmax', 11, 'V1', 'axis is in [-r, r-1], r = rank(input): the dimensions before axis form the rows (N) of the 2-D view and the rest its columns (D).')
+    if not (not (input.astype(np.float64) == np.inf).any()):
+        fail('LogSoftmax', 11, 'D1', 'The input holds no +inf: the formula log(exp(x) / sum(exp(x))) is inf / inf there, and the text does not say whether its limit (the infinite elements share the mass, the finite ones get -inf) or NaN is meant; the step-by-step formula gives -inf for the finite elements, the max-subtracting one NaN for all; the result is undefined otherwise.')
     try:
         return softmax_2d(input, axis, log_softmax)
     except KernelValidationError:
@@ -46,6 +50,8 @@ def log_softmax_11(input, *, axis=1):
 def log_softmax_13(input, *, axis=-1):
     """LogSoftmax-13 (python)."""
     input, _t_T = check_type('LogSoftmax', 13, 'input', input, 'T', _TYPES_13_T, None)
+    if not (not (input.astype(np.float64) == np.inf).any()):
+        fail('LogSoftmax', 13, 'D1', 'The input holds no +inf: the formula log(exp(x) / sum(exp(x))) is inf / inf there, and the text does not say whether its limit (the infinite elements share the mass, the finite ones get -inf) or NaN is meant; the step-by-step formula gives -inf for the finite elements, the max-subtracting one NaN for all; the result is undefined otherwise.')
     try:
         return log_softmax(input, axis)
     except KernelValidationError:

@@ -21,6 +21,12 @@ def lp_normalization_1(input, *, p=2, axis=-1):
     input, _t_T = check_type('LpNormalization', 1, 'input', input, 'T', _TYPES_1_T, None)
     if isinstance(input, np.ndarray):
         check_rank('LpNormalization', 1, 'input', input, 1, None)
+    if p is not None:
+        check_domain('LpNormalization', 1, 'p', p, (1, 2), None, None)
+    if not (-input.ndim <= axis < input.ndim):
+        fail('LpNormalization', 1, 'AXIS', 'axis names an axis of the input, in [-r, r), r = rank(input) ("-1 mean last axis").')
+    if not (p != 2 or all(float(np.sum(np.square(np.where(np.isfinite(w), w, 0.0)))) <= float(ml_dtypes.finfo(input.dtype).max) for w in [input.astype(np.float64)])):
+        fail('LpNormalization', 1, 'SQUARES', "For p = 2, the squares of the finite values sum within T's range (checked for the whole tensor, which bounds every normalized slice); the result is undefined otherwise: the text asks for the L2 normalization, which is representable, but does not say in what precision the squares are summed, and summed in T they overflow (float16 [-50.9, 0.019, 319, -38.4, 0.003]: 319^2 > 65504, so onnx.reference divides by inf and gives 0).")
     try:
         x = widen(input)  # float16 / bfloat16 in float32 (squares overflow float16 past 256), rounded once
         if p == 1:
@@ -39,6 +45,12 @@ def lp_normalization_22(input, *, p=2, axis=-1):
     input, _t_T = check_type('LpNormalization', 22, 'input', input, 'T', _TYPES_22_T, None)
     if isinstance(input, np.ndarray):
         check_rank('LpNormalization', 22, 'input', input, 1, None)
+    if p is not None:
+        check_domain('LpNormalization', 22, 'p', p, (1, 2), None, None)
+    if not (-input.ndim <= axis < input.ndim):
+        fail('LpNormalization', 22, 'AXIS', 'axis names an axis of the input, in [-r, r), r = rank(input) ("-1 mean last axis").')
+    if not (p != 2 or all(float(np.sum(np.square(np.where(np.isfinite(w), w, 0.0)))) <= float(ml_dtypes.finfo(input.dtype).max) for w in [input.astype(np.float64)])):
+        fail('LpNormalization', 22, 'SQUARES', "For p = 2, the squares of the finite values sum within T's range (checked for the whole tensor, which bounds every normalized slice); the result is undefined otherwise: the text asks for the L2 normalization, which is representable, but does not say in what precision the squares are summed, and summed in T they overflow (float16 [-50.9, 0.019, 319, -38.4, 0.003]: 319^2 > 65504, so onnx.reference divides by inf and gives 0).")
     try:
         x = widen(input)  # float16 / bfloat16 in float32 (squares overflow float16 past 256), rounded once
         if p == 1:

@@ -38,6 +38,8 @@ def max_pool_1(X, *, pads=None, auto_pad='NOTSET', strides=None, kernel_shape=No
         fail('MaxPool', 1, 'V2', 'kernel_shape and strides hold one value per spatial axis, pads two: [x1_begin, ..., xn_begin, x1_end, ..., xn_end].')
     if not (pads is None or (min(pads, default=0) >= 0 and auto_pad in ('NOTSET', b'NOTSET'))):
         fail('MaxPool', 1, 'V3', 'pads are >= 0 and not given with an auto_pad other than NOTSET (the two "cannot be used simultaneously").')
+    if not (X.dtype.kind in 'iub' or not np.isnan(X.astype(np.float64)).any()):
+        fail('MaxPool', 1, 'NAN', 'X holds no NaN; the result is undefined otherwise: the text takes "the max" of each window and says nothing of NaN, and IEEE 754 has two maxima that differ there (maximum gives NaN, maximumNumber the largest number; onnx/onnx#6003 is open on it). onnx.reference\'s MaxPool skips NaN, as onnxruntime does.')
     try:
         return pool(X, "max", kernel_shape, strides, pads, None, auto_pad, 0)
     except KernelValidationError:
@@ -59,6 +61,8 @@ def max_pool_8(X, *, storage_order=0, pads=None, auto_pad='NOTSET', strides=None
         fail('MaxPool', 8, 'V2', 'kernel_shape and strides hold one value per spatial axis, pads two: [x1_begin, ..., xn_begin, x1_end, ..., xn_end].')
     if not (pads is None or (min(pads, default=0) >= 0 and auto_pad in ('NOTSET', b'NOTSET'))):
         fail('MaxPool', 8, 'V3', 'pads are >= 0 and not given with an auto_pad other than NOTSET (the two "cannot be used simultaneously").')
+    if not (X.dtype.kind in 'iub' or not np.isnan(X.astype(np.float64)).any()):
+        fail('MaxPool', 8, 'NAN', 'X holds no NaN; the result is undefined otherwise: the text takes "the max" of each window and says nothing of NaN, and IEEE 754 has two maxima that differ there (maximum gives NaN, maximumNumber the largest number; onnx/onnx#6003 is open on it). onnx.reference\'s MaxPool skips NaN, as onnxruntime does.')
     try:
         return pool(X, "max", kernel_shape, strides, pads, None, auto_pad, 0, storage_order=storage_order, with_indices=True)
     except KernelValidationError:
@@ -80,6 +84,8 @@ def max_pool_10(X, *, storage_order=0, dilations=None, ceil_mode=0, pads=None, a
         fail('MaxPool', 10, 'V2', 'kernel_shape, strides and dilations hold one value per spatial axis, pads two: [x1_begin, ..., xn_begin, x1_end, ..., xn_end].')
     if not (pads is None or (min(pads, default=0) >= 0 and auto_pad in ('NOTSET', b'NOTSET'))):
         fail('MaxPool', 10, 'V3', 'pads are >= 0 and not given with an auto_pad other than NOTSET (the two "cannot be used simultaneously").')
+    if not (X.dtype.kind in 'iub' or not np.isnan(X.astype(np.float64)).any()):
+        fail('MaxPool', 10, 'NAN', 'X holds no NaN; the result is undefined otherwise: the text takes "the max" of each window and says nothing of NaN, and IEEE 754 has two maxima that differ there (maximum gives NaN, maximumNumber the largest number; onnx/onnx#6003 is open on it). onnx.reference\'s MaxPool skips NaN, as onnxruntime does.')
     try:
         return pool(X, "max", kernel_shape, strides, pads, dilations, auto_pad, ceil_mode, storage_order=storage_order, with_indices=True)
     except KernelValidationError:
@@ -101,6 +107,8 @@ def max_pool_11(X, *, storage_order=0, dilations=None, ceil_mode=0, pads=None, a
         fail('MaxPool', 11, 'V2', 'kernel_shape, strides and dilations hold one value per spatial axis, pads two: [x1_begin, ..., xn_begin, x1_end, ..., xn_end].')
     if not (pads is None or (min(pads, default=0) >= 0 and auto_pad in ('NOTSET', b'NOTSET'))):
         fail('MaxPool', 11, 'V3', 'pads are >= 0 and not given with an auto_pad other than NOTSET (the two "cannot be used simultaneously").')
+    if not (X.dtype.kind in 'iub' or not np.isnan(X.astype(np.float64)).any()):
+        fail('MaxPool', 11, 'NAN', 'X holds no NaN; the result is undefined otherwise: the text takes "the max" of each window and says nothing of NaN, and IEEE 754 has two maxima that differ there (maximum gives NaN, maximumNumber the largest number; onnx/onnx#6003 is open on it). onnx.reference\'s MaxPool skips NaN, as onnxruntime does.')
     try:
         return pool(X, "max", kernel_shape, strides, pads, dilations, auto_pad, ceil_mode, storage_order=storage_order, with_indices=True)
     except KernelValidationError:
@@ -122,6 +130,8 @@ def max_pool_12(X, *, storage_order=0, dilations=None, ceil_mode=0, pads=None, a
         fail('MaxPool', 12, 'V2', 'kernel_shape, strides and dilations hold one value per spatial axis, pads two: [x1_begin, ..., xn_begin, x1_end, ..., xn_end].')
     if not (pads is None or (min(pads, default=0) >= 0 and auto_pad in ('NOTSET', b'NOTSET'))):
         fail('MaxPool', 12, 'V3', 'pads are >= 0 and not given with an auto_pad other than NOTSET (the two "cannot be used simultaneously").')
+    if not (X.dtype.kind in 'iub' or not np.isnan(X.astype(np.float64)).any()):
+        fail('MaxPool', 12, 'NAN', 'X holds no NaN; the result is undefined otherwise: the text takes "the max" of each window and says nothing of NaN, and IEEE 754 has two maxima that differ there (maximum gives NaN, maximumNumber the largest number; onnx/onnx#6003 is open on it). onnx.reference\'s MaxPool skips NaN, as onnxruntime does.')
     try:
         return pool(X, "max", kernel_shape, strides, pads, dilations, auto_pad, ceil_mode, storage_order=storage_order, with_indices=True)
     except KernelValidationError:
@@ -143,6 +153,8 @@ def max_pool_22(X, *, storage_order=0, dilations=None, ceil_mode=0, pads=None, a
         fail('MaxPool', 22, 'V2', 'kernel_shape, strides and dilations hold one value per spatial axis, pads two: [x1_begin, ..., xn_begin, x1_end, ..., xn_end].')
     if not (pads is None or (min(pads, default=0) >= 0 and auto_pad in ('NOTSET', b'NOTSET'))):
         fail('MaxPool', 22, 'V3', 'pads are >= 0 and not given with an auto_pad other than NOTSET (the two "cannot be used simultaneously").')
+    if not (X.dtype.kind in 'iub' or not np.isnan(X.astype(np.float64)).any()):
+        fail('MaxPool', 22, 'NAN', 'X holds no NaN; the result is undefined otherwise: the text takes "the max" of each window and says nothing of NaN, and IEEE 754 has two maxima that differ there (maximum gives NaN, maximumNumber the largest number; onnx/onnx#6003 is open on it). onnx.reference\'s MaxPool skips NaN, as onnxruntime does.')
     try:
         return pool(X, "max", kernel_shape, strides, pads, dilations, auto_pad, ceil_mode, storage_order=storage_order, with_indices=True)
     except KernelValidationError:

@@ -31,6 +31,8 @@ def max_roi_pool_1(X, rois, *, spatial_scale=1.0, pooled_shape=None):
         fail('MaxRoiPool', 1, 'V3', 'Each batch_id names an image of X: 0 <= batch_id < N.')
     if not (len(pooled_shape) == 2):
         fail('MaxRoiPool', 1, 'V4', 'pooled_shape is (height, width).')
+    if not (not np.isnan(X.astype(np.float64)).any()):
+        fail('MaxRoiPool', 1, 'NAN', 'X holds no NaN; the result is undefined otherwise: each output is "the max" over a region, and the text says nothing of NaN, where IEEE 754\'s maximum (NaN) and maximumNumber (the largest number) differ.')
     try:
         return max_roi_pool(X, rois, spatial_scale=spatial_scale, pooled_shape=pooled_shape)
     except KernelValidationError:
@@ -54,6 +56,8 @@ def max_roi_pool_22(X, rois, *, spatial_scale=1.0, pooled_shape=None):
         fail('MaxRoiPool', 22, 'V3', 'Each batch_id names an image of X: 0 <= batch_id < N.')
     if not (len(pooled_shape) == 2):
         fail('MaxRoiPool', 22, 'V4', 'pooled_shape is (height, width).')
+    if not (not np.isnan(X.astype(np.float64)).any()):
+        fail('MaxRoiPool', 22, 'NAN', 'X holds no NaN; the result is undefined otherwise: each output is "the max" over a region, and the text says nothing of NaN, where IEEE 754\'s maximum (NaN) and maximumNumber (the largest number) differ.')
     try:
         return max_roi_pool(X, rois, spatial_scale=spatial_scale, pooled_shape=pooled_shape)
     except KernelValidationError:

@@ -29,6 +29,8 @@ def mean_1(data_0, *, consumed_inputs=None):
         data_0[_i], _t_T = check_type('Mean', 1, 'data_0', _v, 'T', _TYPES_1_T, (_t_T if _i else None))
     if not (all(t.shape == data_0[0].shape for t in data_0)):
         fail('Mean', 1, 'V1', 'All inputs have the same shape.')
+    if not (mean_defined(data_0)):
+        fail('Mean', 1, 'D1', "The magnitudes of the finite inputs sum to within the type's range, so no running sum overflows. The result is undefined otherwise: the text gives the mean, not how it is accumulated, and a sum that overflows in the inputs' type (float16 65504 + 65504 + 1000.5) gives inf where a wider sum gives the representable mean 44000.")
     try:
         _acc = widen(data_0[0])
         for _v in data_0[1:]:
@@ -52,6 +54,8 @@ def mean_6(data_0):
         data_0[_i], _t_T = check_type('Mean', 6, 'data_0', _v, 'T', _TYPES_6_T, (_t_T if _i else None))
     if not (all(t.shape == data_0[0].shape for t in data_0)):
         fail('Mean', 6, 'V1', 'All inputs have the same shape.')
+    if not (mean_defined(data_0)):
+        fail('Mean', 6, 'D1', "The magnitudes of the finite inputs sum to within the type's range, so no running sum overflows. The result is undefined otherwise: the text gives the mean, not how it is accumulated, and a sum that overflows in the inputs' type (float16 65504 + 65504 + 1000.5) gives inf where a wider sum gives the representable mean 44000.")
     try:
         _acc = widen(data_0[0])
         for _v in data_0[1:]:
@@ -75,6 +79,8 @@ def mean_8(data_0):
         data_0[_i], _t_T = check_type('Mean', 8, 'data_0', _v, 'T', _TYPES_8_T, (_t_T if _i else None))
     if not (all(len({t.shape[t.ndim - i] for t in data_0 if t.ndim >= i} - {1}) <= 1 for i in range(1, max(t.ndim for t in data_0) + 1))):
         fail('Mean', 8, 'V1', 'The inputs broadcast together NumPy style: aligned from the right, the sizes each dimension takes across the inputs are all equal or 1.')
+    if not (mean_defined(data_0)):
+        fail('Mean', 8, 'D1', "The magnitudes of the finite inputs sum to within the type's range, so no running sum overflows. The result is undefined otherwise: the text gives the mean, not how it is accumulated, and a sum that overflows in the inputs' type (float16 65504 + 65504 + 1000.5) gives inf where a wider sum gives the representable mean 44000.")
     try:
         _acc = widen(data_0[0])
         for _v in data_0[1:]:
@@ -98,6 +104,8 @@ def mean_13(data_0):
         data_0[_i], _t_T = check_type('Mean', 13, 'data_0', _v, 'T', _TYPES_13_T, (_t_T if _i else None))
     if not (all(len({t.shape[t.ndim - i] for t in data_0 if t.ndim >= i} - {1}) <= 1 for i in range(1, max(t.ndim for t in data_0) + 1))):
         fail('Mean', 13, 'V1', 'The inputs broadcast together NumPy style: aligned from the right, the sizes each dimension takes across the inputs are all equal or 1.')
+    if not (mean_defined(data_0)):
+        fail('Mean', 13, 'D1', "The magnitudes of the finite inputs sum to within the type's range, so no running sum overflows. The result is undefined otherwise: the text gives the mean, not how it is accumulated, and a sum that overflows in the inputs' type (float16 65504 + 65504 + 1000.5) gives inf where a wider sum gives the representable mean 44000.")
     try:
         _acc = widen(data_0[0])
         for _v in data_0[1:]:

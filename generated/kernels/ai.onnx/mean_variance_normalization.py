@@ -21,6 +21,8 @@ def mean_variance_normalization_9(X, *, axes=[0, 2, 3]):
     X, _t_T = check_type('MeanVarianceNormalization', 9, 'X', X, 'T', _TYPES_9_T, None)
     if not (X.dtype == np.float32):
         fail('MeanVarianceNormalization', 9, 'C1', "X is float. The type constraint also lists other float types, but ONNX's function body adds float constants (Exponent, Epsilon) to X, so it is well typed only for float and onnx's own inference refuses a model of any other type.")
+    if not (all(float(np.sum(np.square(np.where(np.isfinite(w), w, 0.0)))) <= float(ml_dtypes.finfo(X.dtype).max) for w in [X.astype(np.float64)])):
+        fail('MeanVarianceNormalization', 9, 'SQUARES', "The squares of the finite inputs sum within T's range (checked for the whole tensor, which bounds every normalized slice); the result is undefined otherwise: the function body computes the variance as ReduceMean(X^2) - ReduceMean(X)^2 in T, which gives inf - inf = NaN when X^2 overflows (float32 3.4e38 over an axis of length 1: NaN, where the text's (X - EX) / sqrt(E(X - EX)^2) has X - EX = 0).")
     try:
         ax = tuple(int(a) for a in axes)
         x = widen(X)  # float16 / bfloat16 in float32, rounded once
@@ -40,6 +42,8 @@ def mean_variance_normalization_13(X, *, axes=[0, 2, 3]):
     X, _t_T = check_type('MeanVarianceNormalization', 13, 'X', X, 'T', _TYPES_13_T, None)
     if not (X.dtype == np.float32):
         fail('MeanVarianceNormalization', 13, 'C1', "X is float. The type constraint also lists other float types, but ONNX's function body adds float constants (Exponent, Epsilon) to X, so it is well typed only for float and onnx's own inference refuses a model of any other type.")
+    if not (all(float(np.sum(np.square(np.where(np.isfinite(w), w, 0.0)))) <= float(ml_dtypes.finfo(X.dtype).max) for w in [X.astype(np.float64)])):
+        fail('MeanVarianceNormalization', 13, 'SQUARES', "The squares of the finite inputs sum within T's range (checked for the whole tensor, which bounds every normalized slice); the result is undefined otherwise: the function body computes the variance as ReduceMean(X^2) - ReduceMean(X)^2 in T, which gives inf - inf = NaN when X^2 overflows (float32 3.4e38 over an axis of length 1: NaN, where the text's (X - EX) / sqrt(E(X - EX)^2) has X - EX = 0).")
     try:
         ax = tuple(int(a) for a in axes)
         x = widen(X)  # float16 / bfloat16 in float32, rounded once

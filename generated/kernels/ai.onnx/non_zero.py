@@ -20,9 +20,11 @@ def non_zero_9(X):
     """NonZero-9 (same_as 13)."""
     X, _t_T = check_type('NonZero', 9, 'X', X, 'T', _TYPES_9_T, None)
     try:
-        # a 0-d X is read as 1-D (numpy's historic nonzero, ONNX's reference and onnxruntime): shape (1, n)
+        # "for scalar input, NonZero produces output shape (0, N) instead of (1, N)": no index rows,
+        # N = 1 when the scalar is non-zero, else 0
         X1 = np.atleast_1d(X)
-        return np.array(np.nonzero(X1), dtype=np.int64).reshape(X1.ndim, -1)
+        Y = np.array(np.nonzero(X1), dtype=np.int64).reshape(X1.ndim, -1)
+        return Y if X.ndim else np.zeros((0, Y.shape[1]), dtype=np.int64)
     except KernelValidationError:
         raise
     except CORE_ERRORS as exc:  # the compute core cannot take these inputs: report, don't crash
@@ -33,9 +35,11 @@ def non_zero_13(X):
     """NonZero-13 (python)."""
     X, _t_T = check_type('NonZero', 13, 'X', X, 'T', _TYPES_13_T, None)
     try:
-        # a 0-d X is read as 1-D (numpy's historic nonzero, ONNX's reference and onnxruntime): shape (1, n)
+        # "for scalar input, NonZero produces output shape (0, N) instead of (1, N)": no index rows,
+        # N = 1 when the scalar is non-zero, else 0
         X1 = np.atleast_1d(X)
-        return np.array(np.nonzero(X1), dtype=np.int64).reshape(X1.ndim, -1)
+        Y = np.array(np.nonzero(X1), dtype=np.int64).reshape(X1.ndim, -1)
+        return Y if X.ndim else np.zeros((0, Y.shape[1]), dtype=np.int64)
     except KernelValidationError:
         raise
     except CORE_ERRORS as exc:  # the compute core cannot take these inputs: report, don't crash

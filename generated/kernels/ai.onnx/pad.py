@@ -42,6 +42,8 @@ def pad_1(data, *, value=0.0, mode='constant', paddings=None):
         fail('Pad', 1, 'V1', 'paddings holds a begin and an end count per axis of data.')
     if not (all(-min(int(np.ravel(paddings)[i]), 0) - min(int(np.ravel(paddings)[i + data.ndim]), 0) <= data.shape[i] for i in range(data.ndim))):
         fail('Pad', 1, 'V2', 'Negative pads remove elements: never more than the axis holds.')
+    if not (mode in ('constant', b'constant') or all(data.shape[i] + min(int(np.ravel(paddings)[i]), 0) + min(int(np.ravel(paddings)[i + data.ndim]), 0) > 0 or max(int(np.ravel(paddings)[i]), 0) + max(int(np.ravel(paddings)[i + data.ndim]), 0) == 0 for i in range(data.ndim))):
+        fail('Pad', 1, 'EXTENT', 'edge, reflect and wrap fill the padding with elements of the axis (after negative pads crop it): an axis left with no element that still receives padding has nothing to copy from, so the result is undefined otherwise (constant mode fills with the constant value and stays defined; an axis left empty and not padded stays empty).')
     try:
         return pad_core(data, paddings, value, mode, None)
     except KernelValidationError:
@@ -62,6 +64,8 @@ def pad_2(data, *, value=0.0, mode='constant', pads=None):
         fail('Pad', 2, 'V1', 'pads holds a begin and an end count per axis of data.')
     if not (all(-min(int(np.ravel(pads)[i]), 0) - min(int(np.ravel(pads)[i + data.ndim]), 0) <= data.shape[i] for i in range(data.ndim))):
         fail('Pad', 2, 'V2', 'Negative pads remove elements: never more than the axis holds.')
+    if not (mode in ('constant', b'constant') or all(data.shape[i] + min(int(np.ravel(pads)[i]), 0) + min(int(np.ravel(pads)[i + data.ndim]), 0) > 0 or max(int(np.ravel(pads)[i]), 0) + max(int(np.ravel(pads)[i + data.ndim]), 0) == 0 for i in range(data.ndim))):
+        fail('Pad', 2, 'EXTENT', 'edge, reflect and wrap fill the padding with elements of the axis (after negative pads crop it): an axis left with no element that still receives padding has nothing to copy from, so the result is undefined otherwise (constant mode fills with the constant value and stays defined; an axis left empty and not padded stays empty).')
     try:
         return pad_core(data, pads, value, mode, None)
     except KernelValidationError:
@@ -84,6 +88,8 @@ def pad_11(data, pads, constant_value=None, *, mode='constant'):
         fail('Pad', 11, 'V2', 'pads holds a begin and an end count per axis of data.')
     if not (all(-min(int(np.ravel(pads)[i]), 0) - min(int(np.ravel(pads)[i + data.ndim]), 0) <= data.shape[i] for i in range(data.ndim))):
         fail('Pad', 11, 'V3', 'Negative pads remove elements: never more than the axis holds.')
+    if not (mode in ('constant', b'constant') or all(data.shape[i] + min(int(np.ravel(pads)[i]), 0) + min(int(np.ravel(pads)[i + data.ndim]), 0) > 0 or max(int(np.ravel(pads)[i]), 0) + max(int(np.ravel(pads)[i + data.ndim]), 0) == 0 for i in range(data.ndim))):
+        fail('Pad', 11, 'EXTENT', 'edge, reflect and wrap fill the padding with elements of the axis (after negative pads crop it): an axis left with no element that still receives padding has nothing to copy from, so the result is undefined otherwise (constant mode fills with the constant value and stays defined; an axis left empty and not padded stays empty).')
     if not (constant_value is None or np.size(constant_value) == 1):
         fail('Pad', 11, 'V4', 'constant_value is a single value.')
     try:
@@ -108,6 +114,8 @@ def pad_13(data, pads, constant_value=None, *, mode='constant'):
         fail('Pad', 13, 'V2', 'pads holds a begin and an end count per axis of data.')
     if not (all(-min(int(np.ravel(pads)[i]), 0) - min(int(np.ravel(pads)[i + data.ndim]), 0) <= data.shape[i] for i in range(data.ndim))):
         fail('Pad', 13, 'V3', 'Negative pads remove elements: never more than the axis holds.')
+    if not (mode in ('constant', b'constant') or all(data.shape[i] + min(int(np.ravel(pads)[i]), 0) + min(int(np.ravel(pads)[i + data.ndim]), 0) > 0 or max(int(np.ravel(pads)[i]), 0) + max(int(np.ravel(pads)[i + data.ndim]), 0) == 0 for i in range(data.ndim))):
+        fail('Pad', 13, 'EXTENT', 'edge, reflect and wrap fill the padding with elements of the axis (after negative pads crop it): an axis left with no element that still receives padding has nothing to copy from, so the result is undefined otherwise (constant mode fills with the constant value and stays defined; an axis left empty and not padded stays empty).')
     if not (constant_value is None or np.size(constant_value) == 1):
         fail('Pad', 13, 'V4', 'constant_value is a single value.')
     try:
@@ -138,6 +146,8 @@ def pad_18(data, pads, constant_value=None, axes=None, *, mode='constant'):
         fail('Pad', 18, 'V3', 'pads holds a begin and an end count per padded axis (axes, or every axis of data).')
     if not (all(-min(int(np.ravel(pads)[i]), 0) - min(int(np.ravel(pads)[i + len(ax)]), 0) <= data.shape[a] for ax in [list(range(data.ndim)) if axes is None else [int(x) % data.ndim for x in np.ravel(axes)]] for i, a in enumerate(ax))):
         fail('Pad', 18, 'V4', 'Negative pads remove elements: never more than the axis holds.')
+    if not (mode in ('constant', b'constant') or all(data.shape[a] + min(int(np.ravel(pads)[i]), 0) + min(int(np.ravel(pads)[i + len(ax)]), 0) > 0 or max(int(np.ravel(pads)[i]), 0) + max(int(np.ravel(pads)[i + len(ax)]), 0) == 0 for ax in [list(range(data.ndim)) if axes is None else [int(x) % data.ndim for x in np.ravel(axes)]] for i, a in enumerate(ax))):
+        fail('Pad', 18, 'EXTENT', 'edge, reflect and wrap fill the padding with elements of the axis (after negative pads crop it): an axis left with no element that still receives padding has nothing to copy from, so the result is undefined otherwise (constant mode fills with the constant value and stays defined; an axis left empty and not padded stays empty).')
     if not (constant_value is None or np.size(constant_value) == 1):
         fail('Pad', 18, 'V5', 'constant_value is a single value.')
     try:
@@ -168,6 +178,8 @@ def pad_19(data, pads, constant_value=None, axes=None, *, mode='constant'):
         fail('Pad', 19, 'V3', 'pads holds a begin and an end count per padded axis (axes, or every axis of data).')
     if not (all(-min(int(np.ravel(pads)[i]), 0) - min(int(np.ravel(pads)[i + len(ax)]), 0) <= data.shape[a] for ax in [list(range(data.ndim)) if axes is None else [int(x) % data.ndim for x in np.ravel(axes)]] for i, a in enumerate(ax))):
         fail('Pad', 19, 'V4', 'Negative pads remove elements: never more than the axis holds.')
+    if not (mode in ('constant', b'constant') or all(data.shape[a] + min(int(np.ravel(pads)[i]), 0) + min(int(np.ravel(pads)[i + len(ax)]), 0) > 0 or max(int(np.ravel(pads)[i]), 0) + max(int(np.ravel(pads)[i + len(ax)]), 0) == 0 for ax in [list(range(data.ndim)) if axes is None else [int(x) % data.ndim for x in np.ravel(axes)]] for i, a in enumerate(ax))):
+        fail('Pad', 19, 'EXTENT', 'edge, reflect and wrap fill the padding with elements of the axis (after negative pads crop it): an axis left with no element that still receives padding has nothing to copy from, so the result is undefined otherwise (constant mode fills with the constant value and stays defined; an axis left empty and not padded stays empty).')
     if not (constant_value is None or np.size(constant_value) == 1):
         fail('Pad', 19, 'V5', 'constant_value is a single value.')
     try:
@@ -198,6 +210,8 @@ def pad_21(data, pads, constant_value=None, axes=None, *, mode='constant'):
         fail('Pad', 21, 'V3', 'pads holds a begin and an end count per padded axis (axes, or every axis of data).')
     if not (all(-min(int(np.ravel(pads)[i]), 0) - min(int(np.ravel(pads)[i + len(ax)]), 0) <= data.shape[a] for ax in [list(range(data.ndim)) if axes is None else [int(x) % data.ndim for x in np.ravel(axes)]] for i, a in enumerate(ax))):
         fail('Pad', 21, 'V4', 'Negative pads remove elements: never more than the axis holds.')
+    if not (mode in ('constant', b'constant') or all(data.shape[a] + min(int(np.ravel(pads)[i]), 0) + min(int(np.ravel(pads)[i + len(ax)]), 0) > 0 or max(int(np.ravel(pads)[i]), 0) + max(int(np.ravel(pads)[i + len(ax)]), 0) == 0 for ax in [list(range(data.ndim)) if axes is None else [int(x) % data.ndim for x in np.ravel(axes)]] for i, a in enumerate(ax))):
+        fail('Pad', 21, 'EXTENT', 'edge, reflect and wrap fill the padding with elements of the axis (after negative pads crop it): an axis left with no element that still receives padding has nothing to copy from, so the result is undefined otherwise (constant mode fills with the constant value and stays defined; an axis left empty and not padded stays empty).')
     if not (constant_value is None or np.size(constant_value) == 1):
         fail('Pad', 21, 'V5', 'constant_value is a single value.')
     try:
@@ -228,6 +242,8 @@ def pad_23(data, pads, constant_value=None, axes=None, *, mode='constant'):
         fail('Pad', 23, 'V3', 'pads holds a begin and an end count per padded axis (axes, or every axis of data).')
     if not (all(-min(int(np.ravel(pads)[i]), 0) - min(int(np.ravel(pads)[i + len(ax)]), 0) <= data.shape[a] for ax in [list(range(data.ndim)) if axes is None else [int(x) % data.ndim for x in np.ravel(axes)]] for i, a in enumerate(ax))):
         fail('Pad', 23, 'V4', 'Negative pads remove elements: never more than the axis holds.')
+    if not (mode in ('constant', b'constant') or all(data.shape[a] + min(int(np.ravel(pads)[i]), 0) + min(int(np.ravel(pads)[i + len(ax)]), 0) > 0 or max(int(np.ravel(pads)[i]), 0) + max(int(np.ravel(pads)[i + len(ax)]), 0) == 0 for ax in [list(range(data.ndim)) if axes is None else [int(x) % data.ndim for x in np.ravel(axes)]] for i, a in enumerate(ax))):
+        fail('Pad', 23, 'EXTENT', 'edge, reflect and wrap fill the padding with elements of the axis (after negative pads crop it): an axis left with no element that still receives padding has nothing to copy from, so the result is undefined otherwise (constant mode fills with the constant value and stays defined; an axis left empty and not padded stays empty).')
     if not (constant_value is None or np.size(constant_value) == 1):
         fail('Pad', 23, 'V5', 'constant_value is a single value.')
     try:
@@ -258,6 +274,8 @@ def pad_24(data, pads, constant_value=None, axes=None, *, mode='constant'):
         fail('Pad', 24, 'V3', 'pads holds a begin and an end count per padded axis (axes, or every axis of data).')
     if not (all(-min(int(np.ravel(pads)[i]), 0) - min(int(np.ravel(pads)[i + len(ax)]), 0) <= data.shape[a] for ax in [list(range(data.ndim)) if axes is None else [int(x) % data.ndim for x in np.ravel(axes)]] for i, a in enumerate(ax))):
         fail('Pad', 24, 'V4', 'Negative pads remove elements: never more than the axis holds.')
+    if not (mode in ('constant', b'constant') or all(data.shape[a] + min(int(np.ravel(pads)[i]), 0) + min(int(np.ravel(pads)[i + len(ax)]), 0) > 0 or max(int(np.ravel(pads)[i]), 0) + max(int(np.ravel(pads)[i + len(ax)]), 0) == 0 for ax in [list(range(data.ndim)) if axes is None else [int(x) % data.ndim for x in np.ravel(axes)]] for i, a in enumerate(ax))):
+        fail('Pad', 24, 'EXTENT', 'edge, reflect and wrap fill the padding with elements of the axis (after negative pads crop it): an axis left with no element that still receives padding has nothing to copy from, so the result is undefined otherwise (constant mode fills with the constant value and stays defined; an axis left empty and not padded stays empty).')
     if not (constant_value is None or np.size(constant_value) == 1):
         fail('Pad', 24, 'V5', 'constant_value is a single value.')
     try:
@@ -288,6 +306,8 @@ def pad_25(data, pads, constant_value=None, axes=None, *, mode='constant'):
         fail('Pad', 25, 'V3', 'pads holds a begin and an end count per padded axis (axes, or every axis of data).')
     if not (all(-min(int(np.ravel(pads)[i]), 0) - min(int(np.ravel(pads)[i + len(ax)]), 0) <= data.shape[a] for ax in [list(range(data.ndim)) if axes is None else [int(x) % data.ndim for x in np.ravel(axes)]] for i, a in enumerate(ax))):
         fail('Pad', 25, 'V4', 'Negative pads remove elements: never more than the axis holds.')
+    if not (mode in ('constant', b'constant') or all(data.shape[a] + min(int(np.ravel(pads)[i]), 0) + min(int(np.ravel(pads)[i + len(ax)]), 0) > 0 or max(int(np.ravel(pads)[i]), 0) + max(int(np.ravel(pads)[i + len(ax)]), 0) == 0 for ax in [list(range(data.ndim)) if axes is None else [int(x) % data.ndim for x in np.ravel(axes)]] for i, a in enumerate(ax))):
+        fail('Pad', 25, 'EXTENT', 'edge, reflect and wrap fill the padding with elements of the axis (after negative pads crop it): an axis left with no element that still receives padding has nothing to copy from, so the result is undefined otherwise (constant mode fills with the constant value and stays defined; an axis left empty and not padded stays empty).')
     if not (constant_value is None or np.size(constant_value) == 1):
         fail('Pad', 25, 'V5', 'constant_value is a single value.')
     try:

@@ -62,6 +62,8 @@ def pow_12(X, Y):
     """Pow-12 (same_as 15)."""
     X, _t_T = check_type('Pow', 12, 'X', X, 'T', _TYPES_12_T, None)
     Y, _t_T1 = check_type('Pow', 12, 'Y', Y, 'T1', _TYPES_12_T1, None)
+    if not (int_pow_defined(X, Y)):
+        fail('Pow', 12, 'RESULT', 'For an integer X, every x^y is an integer that T holds: the exponent is integral, non-negative unless |x| = 1, and the power fits T. The result is undefined otherwise: the text gives "f(x) = x^exponent" in T and does not say how a fraction (2^-1, 4^0.5, 0^-1 = 1/0) becomes an integer or what an integer overflow gives (onnxruntime truncates std::pow in double and wraps products; onnx.reference refuses negative integer exponents).')
     try:
         _out_dtype = X.dtype
         X, Y = widen(X), widen(Y)  # narrow floats in float32, rounded once below
@@ -76,6 +78,8 @@ def pow_13(X, Y):
     """Pow-13 (same_as 15)."""
     X, _t_T = check_type('Pow', 13, 'X', X, 'T', _TYPES_13_T, None)
     Y, _t_T1 = check_type('Pow', 13, 'Y', Y, 'T1', _TYPES_13_T1, None)
+    if not (int_pow_defined(X, Y)):
+        fail('Pow', 13, 'RESULT', 'For an integer X, every x^y is an integer that T holds: the exponent is integral, non-negative unless |x| = 1, and the power fits T. The result is undefined otherwise: the text gives "f(x) = x^exponent" in T and does not say how a fraction (2^-1, 4^0.5, 0^-1 = 1/0) becomes an integer or what an integer overflow gives (onnxruntime truncates std::pow in double and wraps products; onnx.reference refuses negative integer exponents).')
     try:
         _out_dtype = X.dtype
         X, Y = widen(X), widen(Y)  # narrow floats in float32, rounded once below
@@ -90,6 +94,8 @@ def pow_15(X, Y):
     """Pow-15 (template binary)."""
     X, _t_T = check_type('Pow', 15, 'X', X, 'T', _TYPES_15_T, None)
     Y, _t_T1 = check_type('Pow', 15, 'Y', Y, 'T1', _TYPES_15_T1, None)
+    if not (int_pow_defined(X, Y)):
+        fail('Pow', 15, 'RESULT', 'For an integer X, every x^y is an integer that T holds: the exponent is integral, non-negative unless |x| = 1, and the power fits T. The result is undefined otherwise: the text gives "f(x) = x^exponent" in T and does not say how a fraction (2^-1, 4^0.5, 0^-1 = 1/0) becomes an integer or what an integer overflow gives (onnxruntime truncates std::pow in double and wraps products; onnx.reference refuses negative integer exponents).')
     try:
         _out_dtype = X.dtype
         X, Y = widen(X), widen(Y)  # narrow floats in float32, rounded once below

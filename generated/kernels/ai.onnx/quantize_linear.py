@@ -46,6 +46,8 @@ def quantize_linear_10(x, y_scale, y_zero_point=None):
         fail('QuantizeLinear', 10, 'V1', 'y_scale is a scalar (per-tensor quantization).')
     if not (y_zero_point is None or (np.ndim(y_zero_point) <= 1 and np.size(y_zero_point) == 1)):
         fail('QuantizeLinear', 10, 'V2', 'y_zero_point is a scalar, like y_scale.')
+    if not (not np.isnan(np.asarray(x, dtype=np.float64)).any() and np.all(np.isfinite(np.asarray(y_scale, dtype=np.float64))) and np.all(np.asarray(y_scale, dtype=np.float64) != 0)):
+        fail('QuantizeLinear', 10, 'V3', "y is an integer type, and x / y_scale is not NaN: x holds no NaN and y_scale is finite and non-zero (0 / 0 and inf / inf are NaN). The result is undefined otherwise: the text rounds and saturates numbers and does not say what NaN gives, which no integer type holds (onnxruntime and onnx.reference give the type's minimum, through a float-to-integer conversion that C and NumPy leave undefined for NaN).")
     try:
         return quantize(x, y_scale, y_zero_point)
     except KernelValidationError:
@@ -68,6 +70,8 @@ def quantize_linear_13(x, y_scale, y_zero_point=None, *, axis=1):
         fail('QuantizeLinear', 13, 'V2', 'y_zero_point has the shape of y_scale (per-tensor, either may be a scalar or a 1-element vector).')
     if not (np.size(y_scale) == 1 or (-x.ndim <= axis < x.ndim and np.shape(y_scale) == (x.shape[axis],))):
         fail('QuantizeLinear', 13, 'V3', 'Per-axis quantization: axis is in [-r, r-1] and y_scale holds dim(axis) values.')
+    if not (not np.isnan(np.asarray(x, dtype=np.float64)).any() and np.all(np.isfinite(np.asarray(y_scale, dtype=np.float64))) and np.all(np.asarray(y_scale, dtype=np.float64) != 0)):
+        fail('QuantizeLinear', 13, 'V4', "y is an integer type, and x / y_scale is not NaN: x holds no NaN and y_scale is finite and non-zero (0 / 0 and inf / inf are NaN). The result is undefined otherwise: the text rounds and saturates numbers and does not say what NaN gives, which no integer type holds (onnxruntime and onnx.reference give the type's minimum, through a float-to-integer conversion that C and NumPy leave undefined for NaN).")
     try:
         return quantize(x, y_scale, y_zero_point, axis=axis)
     except KernelValidationError:
@@ -90,6 +94,8 @@ def quantize_linear_19(x, y_scale, y_zero_point=None, *, saturate=1, axis=1):
         fail('QuantizeLinear', 19, 'V2', 'y_zero_point has the shape of y_scale (per-tensor, either may be a scalar or a 1-element vector).')
     if not (np.size(y_scale) == 1 or (-x.ndim <= axis < x.ndim and np.shape(y_scale) == (x.shape[axis],))):
         fail('QuantizeLinear', 19, 'V3', 'Per-axis quantization: axis is in [-r, r-1] and y_scale holds dim(axis) values.')
+    if not ((y_zero_point is not None and y_zero_point.dtype.name.startswith('float8')) or (not np.isnan(np.asarray(x, dtype=np.float64)).any() and np.all(np.isfinite(np.asarray(y_scale, dtype=np.float64))) and np.all(np.asarray(y_scale, dtype=np.float64) != 0))):
+        fail('QuantizeLinear', 19, 'V4', "Unless y is a float8 type (whose conversion table maps NaN to NaN), x / y_scale is not NaN: x holds no NaN and y_scale is finite and non-zero (0 / 0 and inf / inf are NaN). The result is undefined otherwise: the text rounds and saturates numbers and does not say what NaN gives, which no integer type holds (onnxruntime and onnx.reference give the type's minimum, through a float-to-integer conversion that C and NumPy leave undefined for NaN).")
     try:
         return quantize(x, y_scale, y_zero_point, saturate=saturate, axis=axis)
     except KernelValidationError:
@@ -116,6 +122,8 @@ def quantize_linear_21(x, y_scale, y_zero_point=None, *, output_dtype=0, block_s
         fail('QuantizeLinear', 21, 'V4', 'Per-axis quantization: axis is in [-r, r-1] and y_scale holds dim(axis) values.')
     if not (block_size <= 0 or (-x.ndim <= axis < x.ndim and np.ndim(y_scale) == x.ndim and all(n == (-(-d // block_size) if i == axis % x.ndim else d) for i, (n, d) in enumerate(zip(np.shape(y_scale), x.shape))))):
         fail('QuantizeLinear', 21, 'V5', 'Blocked quantization: axis is in [-r, r-1] and y_scale has the shape of x except dim(axis), which is ceil(dim(axis) / block_size).')
+    if not ((y_zero_point.dtype if y_zero_point is not None else onnx_dtype(output_dtype or 2)).name.startswith('float8') or (not np.isnan(np.asarray(x, dtype=np.float64)).any() and np.all(np.isfinite(np.asarray(y_scale, dtype=np.float64))) and np.all(np.asarray(y_scale, dtype=np.float64) != 0))):
+        fail('QuantizeLinear', 21, 'V6', "Unless y is a float8 type (whose conversion table maps NaN to NaN), x / y_scale is not NaN: x holds no NaN and y_scale is finite and non-zero (0 / 0 and inf / inf are NaN). The result is undefined otherwise: the text rounds and saturates numbers and does not say what NaN gives, which no integer type holds (onnxruntime and onnx.reference give the type's minimum, through a float-to-integer conversion that C and NumPy leave undefined for NaN).")
     try:
         return quantize(x, y_scale, y_zero_point, output_dtype=output_dtype, block_size=block_size, saturate=saturate, axis=axis)
     except KernelValidationError:
@@ -142,6 +150,8 @@ def quantize_linear_23(x, y_scale, y_zero_point=None, *, precision=0, output_dty
         fail('QuantizeLinear', 23, 'V4', 'Per-axis quantization: axis is in [-r, r-1] and y_scale holds dim(axis) values.')
     if not (block_size <= 0 or (-x.ndim <= axis < x.ndim and np.ndim(y_scale) == x.ndim and all(n == (-(-d // block_size) if i == axis % x.ndim else d) for i, (n, d) in enumerate(zip(np.shape(y_scale), x.shape))))):
         fail('QuantizeLinear', 23, 'V5', 'Blocked quantization: axis is in [-r, r-1] and y_scale has the shape of x except dim(axis), which is ceil(dim(axis) / block_size).')
+    if not ((y_zero_point.dtype if y_zero_point is not None else onnx_dtype(output_dtype or 2)).name.startswith('float8') or (not np.isnan(np.asarray(x, dtype=np.float64)).any() and np.all(np.isfinite(np.asarray(y_scale, dtype=np.float64))) and np.all(np.asarray(y_scale, dtype=np.float64) != 0))):
+        fail('QuantizeLinear', 23, 'V6', "Unless y is a float8 type (whose conversion table maps NaN to NaN), x / y_scale is not NaN: x holds no NaN and y_scale is finite and non-zero (0 / 0 and inf / inf are NaN). The result is undefined otherwise: the text rounds and saturates numbers and does not say what NaN gives, which no integer type holds (onnxruntime and onnx.reference give the type's minimum, through a float-to-integer conversion that C and NumPy leave undefined for NaN).")
     try:
         return quantize(x, y_scale, y_zero_point, precision=precision, output_dtype=output_dtype, block_size=block_size, saturate=saturate, axis=axis)
     except KernelValidationError:
@@ -168,6 +178,8 @@ def quantize_linear_24(x, y_scale, y_zero_point=None, *, precision=0, output_dty
         fail('QuantizeLinear', 24, 'V4', 'Per-axis quantization: axis is in [-r, r-1] and y_scale holds dim(axis) values.')
     if not (block_size <= 0 or (-x.ndim <= axis < x.ndim and np.ndim(y_scale) == x.ndim and all(n == (-(-d // block_size) if i == axis % x.ndim else d) for i, (n, d) in enumerate(zip(np.shape(y_scale), x.shape))))):
         fail('QuantizeLinear', 24, 'V5', 'Blocked quantization: axis is in [-r, r-1] and y_scale has the shape of x except dim(axis), which is ceil(dim(axis) / block_size).')
+    if not ((y_zero_point.dtype if y_zero_point is not None else onnx_dtype(output_dtype or 2)).name.startswith('float8') or (not np.isnan(np.asarray(x, dtype=np.float64)).any() and np.all(np.isfinite(np.asarray(y_scale, dtype=np.float64))) and np.all(np.asarray(y_scale, dtype=np.float64) != 0))):
+        fail('QuantizeLinear', 24, 'V6', "Unless y is a float8 type (whose conversion table maps NaN to NaN), x / y_scale is not NaN: x holds no NaN and y_scale is finite and non-zero (0 / 0 and inf / inf are NaN). The result is undefined otherwise: the text rounds and saturates numbers and does not say what NaN gives, which no integer type holds (onnxruntime and onnx.reference give the type's minimum, through a float-to-integer conversion that C and NumPy leave undefined for NaN).")
     try:
         return quantize(x, y_scale, y_zero_point, precision=precision, output_dtype=output_dtype, block_size=block_size, saturate=saturate, axis=axis)
     except KernelValidationError:
@@ -194,6 +206,8 @@ def quantize_linear_25(x, y_scale, y_zero_point=None, *, precision=0, output_dty
         fail('QuantizeLinear', 25, 'V4', 'Per-axis quantization: axis is in [-r, r-1] and y_scale holds dim(axis) values.')
     if not (block_size <= 0 or (-x.ndim <= axis < x.ndim and np.ndim(y_scale) == x.ndim and all(n == (-(-d // block_size) if i == axis % x.ndim else d) for i, (n, d) in enumerate(zip(np.shape(y_scale), x.shape))))):
         fail('QuantizeLinear', 25, 'V5', 'Blocked quantization: axis is in [-r, r-1] and y_scale has the shape of x except dim(axis), which is ceil(dim(axis) / block_size).')
+    if not ((y_zero_point.dtype if y_zero_point is not None else onnx_dtype(output_dtype or 2)).name.startswith('float8') or (not np.isnan(np.asarray(x, dtype=np.float64)).any() and np.all(np.isfinite(np.asarray(y_scale, dtype=np.float64))) and np.all(np.asarray(y_scale, dtype=np.float64) != 0))):
+        fail('QuantizeLinear', 25, 'V6', "Unless y is a float8 type (whose conversion table maps NaN to NaN), x / y_scale is not NaN: x holds no NaN and y_scale is finite and non-zero (0 / 0 and inf / inf are NaN). The result is undefined otherwise: the text rounds and saturates numbers and does not say what NaN gives, which no integer type holds (onnxruntime and onnx.reference give the type's minimum, through a float-to-integer conversion that C and NumPy leave undefined for NaN).")
     try:
         return quantize(x, y_scale, y_zero_point, precision=precision, output_dtype=output_dtype, block_size=block_size, saturate=saturate, axis=axis)
     except KernelValidationError:
@@ -220,6 +234,8 @@ def quantize_linear_28(x, y_scale, y_zero_point=None, *, precision=0, output_dty
         fail('QuantizeLinear', 28, 'V4', 'Per-axis quantization: axis is in [-r, r-1] and y_scale holds dim(axis) values.')
     if not (block_size <= 0 or (-x.ndim <= axis < x.ndim and np.ndim(y_scale) == x.ndim and all(n == (-(-d // block_size) if i == axis % x.ndim else d) for i, (n, d) in enumerate(zip(np.shape(y_scale), x.shape))))):
         fail('QuantizeLinear', 28, 'V5', 'Blocked quantization: axis is in [-r, r-1] and y_scale has the shape of x except dim(axis), which is ceil(dim(axis) / block_size).')
+    if not ((y_zero_point.dtype if y_zero_point is not None else onnx_dtype(output_dtype or 2)).name.startswith('float8') or (not np.isnan(np.asarray(x, dtype=np.float64)).any() and np.all(np.isfinite(np.asarray(y_scale, dtype=np.float64))) and np.all(np.asarray(y_scale, dtype=np.float64) != 0))):
+        fail('QuantizeLinear', 28, 'V6', "Unless y is a float8 type (whose conversion table maps NaN to NaN), x / y_scale is not NaN: x holds no NaN and y_scale is finite and non-zero (0 / 0 and inf / inf are NaN). The result is undefined otherwise: the text rounds and saturates numbers and does not say what NaN gives, which no integer type holds (onnxruntime and onnx.reference give the type's minimum, through a float-to-integer conversion that C and NumPy leave undefined for NaN).")
     try:
         return quantize(x, y_scale, y_zero_point, precision=precision, output_dtype=output_dtype, block_size=block_size, saturate=saturate, axis=axis)
     except KernelValidationError:

@@ -21,6 +21,10 @@ _TYPES_18_T = frozenset(['tensor(uint32)', 'tensor(uint64)', 'tensor(int32)', 't
 def reduce_l2_1(data, *, keepdims=1, axes=None):
     """ReduceL2-1 (same_as 18)."""
     data, _t_T = check_type('ReduceL2', 1, 'data', data, 'T', _TYPES_1_T, None)
+    if not (data.dtype.kind not in "iu" or math.isqrt(sum(int(v) ** 2 for v in data.ravel().tolist())) <= int(np.iinfo(data.dtype).max)):
+        fail('ReduceL2', 1, 'RANGE', 'For integer T, the L2 norm fits T (checked for the whole tensor, which bounds every reduced slice); the result is undefined otherwise: the text does not say what an integer overflow gives (the norm of int32 -2147483648 is 2**31).')
+    if not (data.dtype.kind in "iu" or all(float(np.sum(np.square(np.where(np.isfinite(w), w, 0.0)))) <= float(ml_dtypes.finfo(data.dtype).max) for w in [data.astype(np.float64)])):
+        fail('ReduceL2', 1, 'SQUARES', "For float T, the squares of the finite values sum within T's range (checked for the whole tensor, which bounds every reduced slice); the result may be undefined otherwise: the text asks for the L2 norm, which may still be finite, while ONNX's function body (opset 18) squares and sums in T (Mul, ReduceSum), which overflows to inf (onnx.reference and onnxruntime give inf for float32 3.4028235e38).")
     try:
         return reduce_float64(data, axes, keepdims, 0, np.sum, pre=np.square, post=np.sqrt, empty=None)
     except KernelValidationError:
@@ -32,6 +36,10 @@ def reduce_l2_1(data, *, keepdims=1, axes=None):
 def reduce_l2_11(data, *, keepdims=1, axes=None):
     """ReduceL2-11 (same_as 18)."""
     data, _t_T = check_type('ReduceL2', 11, 'data', data, 'T', _TYPES_11_T, None)
+    if not (data.dtype.kind not in "iu" or math.isqrt(sum(int(v) ** 2 for v in data.ravel().tolist())) <= int(np.iinfo(data.dtype).max)):
+        fail('ReduceL2', 11, 'RANGE', 'For integer T, the L2 norm fits T (checked for the whole tensor, which bounds every reduced slice); the result is undefined otherwise: the text does not say what an integer overflow gives (the norm of int32 -2147483648 is 2**31).')
+    if not (data.dtype.kind in "iu" or all(float(np.sum(np.square(np.where(np.isfinite(w), w, 0.0)))) <= float(ml_dtypes.finfo(data.dtype).max) for w in [data.astype(np.float64)])):
+        fail('ReduceL2', 11, 'SQUARES', "For float T, the squares of the finite values sum within T's range (checked for the whole tensor, which bounds every reduced slice); the result may be undefined otherwise: the text asks for the L2 norm, which may still be finite, while ONNX's function body (opset 18) squares and sums in T (Mul, ReduceSum), which overflows to inf (onnx.reference and onnxruntime give inf for float32 3.4028235e38).")
     try:
         return reduce_float64(data, axes, keepdims, 0, np.sum, pre=np.square, post=np.sqrt, empty=None)
     except KernelValidationError:
@@ -43,6 +51,10 @@ def reduce_l2_11(data, *, keepdims=1, axes=None):
 def reduce_l2_13(data, *, axes=None, keepdims=1):
     """ReduceL2-13 (same_as 18)."""
     data, _t_T = check_type('ReduceL2', 13, 'data', data, 'T', _TYPES_13_T, None)
+    if not (data.dtype.kind not in "iu" or math.isqrt(sum(int(v) ** 2 for v in data.ravel().tolist())) <= int(np.iinfo(data.dtype).max)):
+        fail('ReduceL2', 13, 'RANGE', 'For integer T, the L2 norm fits T (checked for the whole tensor, which bounds every reduced slice); the result is undefined otherwise: the text does not say what an integer overflow gives (the norm of int32 -2147483648 is 2**31).')
+    if not (data.dtype.kind in "iu" or all(float(np.sum(np.square(np.where(np.isfinite(w), w, 0.0)))) <= float(ml_dtypes.finfo(data.dtype).max) for w in [data.astype(np.float64)])):
+        fail('ReduceL2', 13, 'SQUARES', "For float T, the squares of the finite values sum within T's range (checked for the whole tensor, which bounds every reduced slice); the result may be undefined otherwise: the text asks for the L2 norm, which may still be finite, while ONNX's function body (opset 18) squares and sums in T (Mul, ReduceSum), which overflows to inf (onnx.reference and onnxruntime give inf for float32 3.4028235e38).")
     try:
         return reduce_float64(data, axes, keepdims, 0, np.sum, pre=np.square, post=np.sqrt, empty=None)
     except KernelValidationError:
@@ -58,6 +70,10 @@ def reduce_l2_18(data, axes=None, *, noop_with_empty_axes=0, keepdims=1):
         axes, _ = check_type('ReduceL2', 18, 'axes', axes, 'tensor(int64)', frozenset({'tensor(int64)'}), None)
     if not (axes is None or (axes.ndim == 1 and all(-data.ndim <= int(a) < data.ndim for a in np.ravel(axes)))):
         fail('ReduceL2', 18, 'V1', 'axes is 1-D, each axis within [-r, r-1].')
+    if not (data.dtype.kind not in "iu" or sum(int(v) ** 2 for v in data.ravel().tolist()) <= int(np.iinfo(data.dtype).max)):
+        fail('ReduceL2', 18, 'OVERFLOW', 'For integer T, the sum of the squares fits T (checked for the whole tensor, which bounds every reduced slice); the result is undefined otherwise: the function body squares and sums in T (Mul, ReduceSum), and ONNX does not define integer overflow.')
+    if not (data.dtype.kind in "iu" or all(float(np.sum(np.square(np.where(np.isfinite(w), w, 0.0)))) <= float(ml_dtypes.finfo(data.dtype).max) for w in [data.astype(np.float64)])):
+        fail('ReduceL2', 18, 'SQUARES', "For float T, the squares of the finite values sum within T's range (checked for the whole tensor, which bounds every reduced slice); the result may be undefined otherwise: the text asks for the L2 norm, which may still be finite, while ONNX's function body (opset 18) squares and sums in T (Mul, ReduceSum), which overflows to inf (onnx.reference and onnxruntime give inf for float32 3.4028235e38).")
     try:
         return reduce_float64(data, axes, keepdims, noop_with_empty_axes, np.sum, pre=np.square, post=np.sqrt, empty=None)
     except KernelValidationError:

@@ -22,6 +22,8 @@ _TYPES_28_T = frozenset(['tensor(bfloat16)', 'tensor(float16)', 'tensor(float)',
 def reduce_log_sum_1(data, *, keepdims=1, axes=None):
     """ReduceLogSum-1 (same_as 28)."""
     data, _t_T = check_type('ReduceLogSum', 1, 'data', data, 'T', _TYPES_1_T, None)
+    if not (data.dtype.kind in "iu" or not np.isfinite(data.astype(np.float64)).all() or float(np.sum(np.abs(data.astype(np.float64)))) <= float(ml_dtypes.finfo(data.dtype).max)):
+        fail('ReduceLogSum', 1, 'SUM', "For float T and finite data, the sum stays within T's range (checked as the sum of magnitudes of the whole tensor, which bounds every reduced slice); the result is undefined otherwise: the text asks for the log of the sum, finite here, while ONNX's function body (opset 18) sums in T (ReduceSum), which overflows to inf (onnx.reference and onnxruntime give inf).")
     try:
         return reduce_float64(data, axes, keepdims, 0, np.sum, pre=None, post=np.log, empty=None)
     except KernelValidationError:
@@ -33,6 +35,8 @@ def reduce_log_sum_1(data, *, keepdims=1, axes=None):
 def reduce_log_sum_11(data, *, keepdims=1, axes=None):
     """ReduceLogSum-11 (same_as 28)."""
     data, _t_T = check_type('ReduceLogSum', 11, 'data', data, 'T', _TYPES_11_T, None)
+    if not (data.dtype.kind in "iu" or not np.isfinite(data.astype(np.float64)).all() or float(np.sum(np.abs(data.astype(np.float64)))) <= float(ml_dtypes.finfo(data.dtype).max)):
+        fail('ReduceLogSum', 11, 'SUM', "For float T and finite data, the sum stays within T's range (checked as the sum of magnitudes of the whole tensor, which bounds every reduced slice); the result is undefined otherwise: the text asks for the log of the sum, finite here, while ONNX's function body (opset 18) sums in T (ReduceSum), which overflows to inf (onnx.reference and onnxruntime give inf).")
     try:
         return reduce_float64(data, axes, keepdims, 0, np.sum, pre=None, post=np.log, empty=None)
     except KernelValidationError:
@@ -44,6 +48,8 @@ def reduce_log_sum_11(data, *, keepdims=1, axes=None):
 def reduce_log_sum_13(data, *, axes=None, keepdims=1):
     """ReduceLogSum-13 (same_as 28)."""
     data, _t_T = check_type('ReduceLogSum', 13, 'data', data, 'T', _TYPES_13_T, None)
+    if not (data.dtype.kind in "iu" or not np.isfinite(data.astype(np.float64)).all() or float(np.sum(np.abs(data.astype(np.float64)))) <= float(ml_dtypes.finfo(data.dtype).max)):
+        fail('ReduceLogSum', 13, 'SUM', "For float T and finite data, the sum stays within T's range (checked as the sum of magnitudes of the whole tensor, which bounds every reduced slice); the result is undefined otherwise: the text asks for the log of the sum, finite here, while ONNX's function body (opset 18) sums in T (ReduceSum), which overflows to inf (onnx.reference and onnxruntime give inf).")
     try:
         return reduce_float64(data, axes, keepdims, 0, np.sum, pre=None, post=np.log, empty=None)
     except KernelValidationError:
@@ -59,6 +65,10 @@ def reduce_log_sum_18(data, axes=None, *, noop_with_empty_axes=0, keepdims=1):
         axes, _ = check_type('ReduceLogSum', 18, 'axes', axes, 'tensor(int64)', frozenset({'tensor(int64)'}), None)
     if not (axes is None or (axes.ndim == 1 and all(-data.ndim <= int(a) < data.ndim for a in np.ravel(axes)))):
         fail('ReduceLogSum', 18, 'V1', 'axes is 1-D, each axis within [-r, r-1].')
+    if not (data.dtype.kind not in "iu"):
+        fail('ReduceLogSum', 18, 'C1', 'data is a float tensor. The type constraint also lists integer types, but the function body applies Log (float types only) to the ReduceSum of data in T, so it is well typed only for float types (onnx.reference and onnxruntime refuse it); opset 28 drops the integer types.')
+    if not (data.dtype.kind in "iu" or not np.isfinite(data.astype(np.float64)).all() or float(np.sum(np.abs(data.astype(np.float64)))) <= float(ml_dtypes.finfo(data.dtype).max)):
+        fail('ReduceLogSum', 18, 'SUM', "For float T and finite data, the sum stays within T's range (checked as the sum of magnitudes of the whole tensor, which bounds every reduced slice); the result is undefined otherwise: the text asks for the log of the sum, finite here, while ONNX's function body (opset 18) sums in T (ReduceSum), which overflows to inf (onnx.reference and onnxruntime give inf).")
     try:
         return reduce_float64(data, axes, keepdims, noop_with_empty_axes, np.sum, pre=None, post=np.log, empty=None)
     except KernelValidationError:
@@ -74,6 +84,8 @@ def reduce_log_sum_28(data, axes=None, *, noop_with_empty_axes=0, keepdims=1):
         axes, _ = check_type('ReduceLogSum', 28, 'axes', axes, 'tensor(int64)', frozenset({'tensor(int64)'}), None)
     if not (axes is None or (axes.ndim == 1 and all(-data.ndim <= int(a) < data.ndim for a in np.ravel(axes)))):
         fail('ReduceLogSum', 28, 'V1', 'axes is 1-D, each axis within [-r, r-1].')
+    if not (data.dtype.kind in "iu" or not np.isfinite(data.astype(np.float64)).all() or float(np.sum(np.abs(data.astype(np.float64)))) <= float(ml_dtypes.finfo(data.dtype).max)):
+        fail('ReduceLogSum', 28, 'SUM', "For float T and finite data, the sum stays within T's range (checked as the sum of magnitudes of the whole tensor, which bounds every reduced slice); the result is undefined otherwise: the text asks for the log of the sum, finite here, while ONNX's function body (opset 18) sums in T (ReduceSum), which overflows to inf (onnx.reference and onnxruntime give inf).")
     try:
         return reduce_float64(data, axes, keepdims, noop_with_empty_axes, np.sum, pre=None, post=np.log, empty=None)
     except KernelValidationError:

@@ -59,6 +59,8 @@ def reduce_log_sum_exp_18(data, axes=None, *, noop_with_empty_axes=0, keepdims=1
         axes, _ = check_type('ReduceLogSumExp', 18, 'axes', axes, 'tensor(int64)', frozenset({'tensor(int64)'}), None)
     if not (axes is None or (axes.ndim == 1 and all(-data.ndim <= int(a) < data.ndim for a in np.ravel(axes)))):
         fail('ReduceLogSumExp', 18, 'V1', 'axes is 1-D, each axis within [-r, r-1].')
+    if not (data.dtype.kind not in "iu" or all(-700 <= int(v) <= 700 for v in data.ravel().tolist())):
+        fail('ReduceLogSumExp', 18, 'EXP', 'For integer T, every value is within [-700, 700]; the result may be undefined otherwise: the function body computes Log(ReduceSum(Exp(Cast(data, double)))) and casts it back with CastLike, and exp of a double overflows to inf past 709.78 (underflows to 0 before -745), so the log is +-inf, which Cast to an integer type leaves undefined ("fixed point: undefined if OOR").')
     try:
         return reduce_float64(data, axes, keepdims, noop_with_empty_axes, log_sum_exp, pre=None, post=None, empty=None)
     except KernelValidationError:

@@ -21,6 +21,8 @@ _TYPES_18_T = frozenset(['tensor(uint32)', 'tensor(uint64)', 'tensor(int32)', 't
 def reduce_sum_square_1(data, *, keepdims=1, axes=None):
     """ReduceSumSquare-1 (same_as 18)."""
     data, _t_T = check_type('ReduceSumSquare', 1, 'data', data, 'T', _TYPES_1_T, None)
+    if not (data.dtype.kind not in "iu" or sum(int(v) ** 2 for v in data.ravel().tolist()) <= int(np.iinfo(data.dtype).max)):
+        fail('ReduceSumSquare', 1, 'OVERFLOW', 'For integer T, the sum of the squares fits T (checked for the whole tensor, which bounds every reduced slice); the result is undefined otherwise: it does not fit the output type, and ONNX does not define integer overflow (the square of int32 -2147483648 is 2**62).')
     try:
         return reduce_float64(data, axes, keepdims, 0, np.sum, pre=np.square, post=None, empty=None)
     except KernelValidationError:
@@ -32,6 +34,8 @@ def reduce_sum_square_1(data, *, keepdims=1, axes=None):
 def reduce_sum_square_11(data, *, keepdims=1, axes=None):
     """ReduceSumSquare-11 (same_as 18)."""
     data, _t_T = check_type('ReduceSumSquare', 11, 'data', data, 'T', _TYPES_11_T, None)
+    if not (data.dtype.kind not in "iu" or sum(int(v) ** 2 for v in data.ravel().tolist()) <= int(np.iinfo(data.dtype).max)):
+        fail('ReduceSumSquare', 11, 'OVERFLOW', 'For integer T, the sum of the squares fits T (checked for the whole tensor, which bounds every reduced slice); the result is undefined otherwise: it does not fit the output type, and ONNX does not define integer overflow (the square of int32 -2147483648 is 2**62).')
     try:
         return reduce_float64(data, axes, keepdims, 0, np.sum, pre=np.square, post=None, empty=None)
     except KernelValidationError:
@@ -43,6 +47,8 @@ def reduce_sum_square_11(data, *, keepdims=1, axes=None):
 def reduce_sum_square_13(data, *, axes=None, keepdims=1):
     """ReduceSumSquare-13 (same_as 18)."""
     data, _t_T = check_type('ReduceSumSquare', 13, 'data', data, 'T', _TYPES_13_T, None)
+    if not (data.dtype.kind not in "iu" or sum(int(v) ** 2 for v in data.ravel().tolist()) <= int(np.iinfo(data.dtype).max)):
+        fail('ReduceSumSquare', 13, 'OVERFLOW', 'For integer T, the sum of the squares fits T (checked for the whole tensor, which bounds every reduced slice); the result is undefined otherwise: it does not fit the output type, and ONNX does not define integer overflow (the square of int32 -2147483648 is 2**62).')
     try:
         return reduce_float64(data, axes, keepdims, 0, np.sum, pre=np.square, post=None, empty=None)
     except KernelValidationError:
@@ -58,6 +64,8 @@ def reduce_sum_square_18(data, axes=None, *, noop_with_empty_axes=0, keepdims=1)
         axes, _ = check_type('ReduceSumSquare', 18, 'axes', axes, 'tensor(int64)', frozenset({'tensor(int64)'}), None)
     if not (axes is None or (axes.ndim == 1 and all(-data.ndim <= int(a) < data.ndim for a in np.ravel(axes)))):
         fail('ReduceSumSquare', 18, 'V1', 'axes is 1-D, each axis within [-r, r-1].')
+    if not (data.dtype.kind not in "iu" or sum(int(v) ** 2 for v in data.ravel().tolist()) <= int(np.iinfo(data.dtype).max)):
+        fail('ReduceSumSquare', 18, 'OVERFLOW', 'For integer T, the sum of the squares fits T (checked for the whole tensor, which bounds every reduced slice); the result is undefined otherwise: it does not fit the output type, and ONNX does not define integer overflow (the square of int32 -2147483648 is 2**62).')
     try:
         return reduce_float64(data, axes, keepdims, noop_with_empty_axes, np.sum, pre=np.square, post=None, empty=None)
     except KernelValidationError:

@@ -27,6 +27,8 @@ def rms_normalization_23(X, scale, *, stash_type=1, epsilon=1e-05, axis=-1):
         fail('RMSNormalization', 23, 'V1', 'axis is in [-r, r), r = rank(X).')
     if not (scale.ndim <= X.ndim and all(d in (1, e) for d, e in zip(scale.shape[::-1], X.shape[::-1]))):
         fail('RMSNormalization', 23, 'V2', "scale is unidirectionally broadcastable to X: rank <= rank(X) and each trailing dimension equal to X's or 1.")
+    if not (math.prod(X.shape[axis:]) >= 1 or math.prod(X.shape[:axis]) == 0):
+        fail('RMSNormalization', 23, 'EMPTY', 'Each normalized slice X.shape[axis:] holds an element (or there is no slice: X.shape[:axis] holds a 0); the result is undefined otherwise: the function body takes the mean square with ReduceMean over the slice, and ReduceMean says "Reduction over an empty set of values yields undefined".')
     try:
         return rms_norm(X, scale, stash_type=stash_type, epsilon=epsilon, axis=axis)
     except KernelValidationError:

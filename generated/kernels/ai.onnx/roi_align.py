@@ -34,6 +34,12 @@ def roi_align_10(X, rois, batch_indices, *, mode='avg', output_height=1, samplin
         fail('RoiAlign', 10, 'V2', 'rois is (num_rois, 4), [x1, y1, x2, y2] rows, and batch_indices (num_rois,): one image per RoI.')
     if not (batch_indices.size == 0 or (int(batch_indices.min()) >= 0 and int(batch_indices.max()) < X.shape[0])):
         fail('RoiAlign', 10, 'V3', 'Each batch index names an image of X: 0 <= index < N.')
+    if not (mode not in ('max', b'max') or not np.isnan(X.astype(np.float64)).any()):
+        fail('RoiAlign', 10, 'NAN', 'With mode max, X holds no NaN; the result is undefined otherwise: each bin takes "the max" of its samples, and the text says nothing of NaN, where IEEE 754\'s maximum (NaN) and maximumNumber (the largest number) differ.')
+    if not (bool(np.all(np.isfinite(X.astype(np.float64))))):
+        fail('RoiAlign', 10, 'FINITE', 'X holds no inf or NaN; the result is undefined otherwise: each sample is a bilinear interpolation of 4 pixels, and a sample on a pixel row or column reads its neighbours with weight 0: inf * 0 = NaN enters the result if every tap is summed (or maxed) and not if zero-weight taps are skipped (onnxruntime); the text says "bilinear interpolation", not which taps take part.')
+    if not (roi_align_in_range(X, rois, coordinate_transformation_mode="output_half_pixel", mode=mode, output_height=output_height, output_width=output_width, sampling_ratio=sampling_ratio, spatial_scale=spatial_scale)):
+        fail('RoiAlign', 10, 'RANGE', "In mode avg the largest |X| times the largest number of samples in a bin stays within the type's max; the result is undefined otherwise: a bin sums its samples before dividing by their count, and whether that finite average overflows (float32 inf) depends on the precision of the sum, which the text leaves open.")
     try:
         return roi_align(X, rois, batch_indices, coordinate_transformation_mode="output_half_pixel", mode=mode, output_height=output_height, output_width=output_width, sampling_ratio=sampling_ratio, spatial_scale=spatial_scale)
     except KernelValidationError:
@@ -58,6 +64,12 @@ def roi_align_16(X, rois, batch_indices, *, coordinate_transformation_mode='half
         fail('RoiAlign', 16, 'V2', 'rois is (num_rois, 4), [x1, y1, x2, y2] rows, and batch_indices (num_rois,): one image per RoI.')
     if not (batch_indices.size == 0 or (int(batch_indices.min()) >= 0 and int(batch_indices.max()) < X.shape[0])):
         fail('RoiAlign', 16, 'V3', 'Each batch index names an image of X: 0 <= index < N.')
+    if not (mode not in ('max', b'max') or not np.isnan(X.astype(np.float64)).any()):
+        fail('RoiAlign', 16, 'NAN', 'With mode max, X holds no NaN; the result is undefined otherwise: each bin takes "the max" of its samples, and the text says nothing of NaN, where IEEE 754\'s maximum (NaN) and maximumNumber (the largest number) differ.')
+    if not (bool(np.all(np.isfinite(X.astype(np.float64))))):
+        fail('RoiAlign', 16, 'FINITE', 'X holds no inf or NaN; the result is undefined otherwise: each sample is a bilinear interpolation of 4 pixels, and a sample on a pixel row or column reads its neighbours with weight 0: inf * 0 = NaN enters the result if every tap is summed (or maxed) and not if zero-weight taps are skipped (onnxruntime); the text says "bilinear interpolation", not which taps take part.')
+    if not (roi_align_in_range(X, rois, coordinate_transformation_mode=coordinate_transformation_mode, mode=mode, output_height=output_height, output_width=output_width, sampling_ratio=sampling_ratio, spatial_scale=spatial_scale)):
+        fail('RoiAlign', 16, 'RANGE', "In mode avg the largest |X| times the largest number of samples in a bin stays within the type's max; the result is undefined otherwise: a bin sums its samples before dividing by their count, and whether that finite average overflows (float32 inf) depends on the precision of the sum, which the text leaves open.")
     try:
         return roi_align(X, rois, batch_indices, coordinate_transformation_mode=coordinate_transformation_mode, mode=mode, output_height=output_height, output_width=output_width, sampling_ratio=sampling_ratio, spatial_scale=spatial_scale)
     except KernelValidationError:
@@ -82,6 +94,12 @@ def roi_align_22(X, rois, batch_indices, *, coordinate_transformation_mode='half
         fail('RoiAlign', 22, 'V2', 'rois is (num_rois, 4), [x1, y1, x2, y2] rows, and batch_indices (num_rois,): one image per RoI.')
     if not (batch_indices.size == 0 or (int(batch_indices.min()) >= 0 and int(batch_indices.max()) < X.shape[0])):
         fail('RoiAlign', 22, 'V3', 'Each batch index names an image of X: 0 <= index < N.')
+    if not (mode not in ('max', b'max') or not np.isnan(X.astype(np.float64)).any()):
+        fail('RoiAlign', 22, 'NAN', 'With mode max, X holds no NaN; the result is undefined otherwise: each bin takes "the max" of its samples, and the text says nothing of NaN, where IEEE 754\'s maximum (NaN) and maximumNumber (the largest number) differ.')
+    if not (bool(np.all(np.isfinite(X.astype(np.float64))))):
+        fail('RoiAlign', 22, 'FINITE', 'X holds no inf or NaN; the result is undefined otherwise: each sample is a bilinear interpolation of 4 pixels, and a sample on a pixel row or column reads its neighbours with weight 0: inf * 0 = NaN enters the result if every tap is summed (or maxed) and not if zero-weight taps are skipped (onnxruntime); the text says "bilinear interpolation", not which taps take part.')
+    if not (roi_align_in_range(X, rois, coordinate_transformation_mode=coordinate_transformation_mode, mode=mode, output_height=output_height, output_width=output_width, sampling_ratio=sampling_ratio, spatial_scale=spatial_scale)):
+        fail('RoiAlign', 22, 'RANGE', "In mode avg the largest |X| times the largest number of samples in a bin stays within the type's max; the result is undefined otherwise: a bin sums its samples before dividing by their count, and whether that finite average overflows (float32 inf) depends on the precision of the sum, which the text leaves open.")
     try:
         return roi_align(X, rois, batch_indices, coordinate_transformation_mode=coordinate_transformation_mode, mode=mode, output_height=output_height, output_width=output_width, sampling_ratio=sampling_ratio, spatial_scale=spatial_scale)
     except KernelValidationError:

@@ -110,6 +110,8 @@ def scatter_elements_18(data, indices, updates, *, reduction='none', axis=0):
         fail('ScatterElements', 18, 'V4', 'Every index is within [-s, s-1], s = data.shape[axis].')
     if not (reduction != "none" or indices.size == 0 or indices.size == np.unique(np.concatenate([np.delete(np.indices(indices.shape), axis % data.ndim, 0).reshape(data.ndim - 1, indices.size), (indices % data.shape[axis]).reshape(1, -1)]), axis=1).shape[1]):
         fail('ScatterElements', 18, 'V5', "With reduction 'none' no two entries of indices target the same position (ONNX leaves the result of duplicates undefined).")
+    if not (reduction not in ('min', 'max') or not (np.isnan(data).any() or np.isnan(updates).any())):
+        fail('ScatterElements', 18, 'D1', 'With reduction \'max\' or \'min\' neither data nor updates hold NaN: the text names "the maximization (minimization) operation" and not what it gives for NaN (onnxruntime\'s keeps the number, onnx.reference and opkit the NaN, depending on the order of the operands); the result is undefined otherwise.')
     try:
         return scatter_elements(data, indices, updates, axis, reduction)
     except KernelValidationError:

@@ -20,6 +20,8 @@ def shrink_9(input, *, bias=0.0, lambd=0.5):
     bias = float_attribute(bias)  # float32 in the model
     lambd = float_attribute(lambd)  # float32 in the model
     input, _t_T = check_type('Shrink', 9, 'input', input, 'T', _TYPES_9_T, None)
+    if not (shrink_defined(input, lambd, bias)):
+        fail('Shrink', 9, 'D1', 'For an integer input, bias is integral, 0 <= lambd <= the type\'s maximum and input + bias, input - bias stay in the type\'s range; the result is undefined otherwise. The formula ("If x > lambd, y = x - bias") and the function body ("BiasCast = CastLike (Bias, input)", "InputSubBias = Sub (input, BiasCast)") read differently for a fractional bias (uint16 32890 - 2.00001: 32887 by the formula converted toward zero, 32888 by the body) or a negative lambd, CastLike of an out-of-range lambd is undefined, and ONNX does not define integer overflow of the body\'s Add and Sub. Within these bounds both readings give the same integers.')
     try:
         _out_dtype = input.dtype
         input = widen(input)  # narrow floats in float32, rounded once below

@@ -34,6 +34,8 @@ def softmax_cross_entropy_loss_12(scores, labels, weights=None, *, ignore_index=
         fail('SoftmaxCrossEntropyLoss', 12, 'V3', 'weights, when given, is 1-D with one weight per class: shape (C,).')
     if not (bool(np.all((labels >= 0) & (labels < scores.shape[1]) | (ignore_index is not None and labels == ignore_index)))):
         fail('SoftmaxCrossEntropyLoss', 12, 'V4', 'Every value of labels is a class index in [0, C) or equals ignore_index.')
+    if not (scores.shape[0] >= 1 and scores.shape[1] >= 1):
+        fail('SoftmaxCrossEntropyLoss', 12, 'BATCH', 'The batch holds a sample and there is a class (N >= 1, C >= 1); the result is undefined otherwise: the function body reshapes scores to [N, C, -1], and Reshape cannot infer the -1 of a tensor of no element (onnx.reference and onnxruntime fail).')
     try:
         return softmax_cross_entropy(scores, labels, weights, ignore_index=ignore_index, reduction=reduction)
     except KernelValidationError:
@@ -58,6 +60,10 @@ def softmax_cross_entropy_loss_13(scores, labels, weights=None, *, ignore_index=
         fail('SoftmaxCrossEntropyLoss', 13, 'V3', 'weights, when given, is 1-D with one weight per class: shape (C,).')
     if not (bool(np.all((labels >= 0) & (labels < scores.shape[1]) | (ignore_index is not None and labels == ignore_index)))):
         fail('SoftmaxCrossEntropyLoss', 13, 'V4', 'Every value of labels is a class index in [0, C) or equals ignore_index.')
+    if not (scores.shape[0] >= 1 and scores.shape[1] >= 1):
+        fail('SoftmaxCrossEntropyLoss', 13, 'BATCH', 'The batch holds a sample and there is a class (N >= 1, C >= 1); the result is undefined otherwise: the function body reshapes scores to [N, C, -1], and Reshape cannot infer the -1 of a tensor of no element (onnx.reference and onnxruntime fail).')
+    if not (scores.dtype.name != "bfloat16"):
+        fail('SoftmaxCrossEntropyLoss', 13, 'C1', 'scores is not bfloat16 at this opset. The type constraint lists bfloat16, but the function body computes the loss with NegativeLogLikelihoodLoss, which takes bfloat16 only from opset 22: a model importing opset 13 is not well typed (onnxruntime refuses it).')
     try:
         return softmax_cross_entropy(scores, labels, weights, ignore_index=ignore_index, reduction=reduction)
     except KernelValidationError:

@@ -33,6 +33,10 @@ def upsample_1(X, *, mode='nearest', height_scale=None, width_scale=None):
         fail('Upsample', 1, 'V1', 'X is 4-D: [N, C, H, W].')
     if not (height_scale >= 1 and width_scale >= 1):
         fail('Upsample', 1, 'V2', 'The scales are at least 1.')
+    if not ((height_scale == 1 and width_scale == 1) or (mode in ('nearest', b'nearest') and float(height_scale).is_integer() and float(width_scale).is_integer())):
+        fail('Upsample', 1, 'MAPPING', 'Mode nearest with whole-number scales (each input element repeated scale times along each axis, as the example shows), or both scales 1 (Y = X in either mode); the result is undefined otherwise: the text defines only the output shape, not which input position an output reads nor how bilinear weighs them (the asymmetric and half-pixel mappings pick different elements for a fractional nearest scale and give different values for any bilinear scale other than 1), nor how an interpolated value becomes an integer.')
+    if not (mode in ('nearest', b'nearest') or X.dtype.kind not in 'fc' and X.dtype != ml_dtypes.bfloat16 or bool(np.all(np.isfinite(X.astype(np.complex128 if X.dtype.kind == 'c' else np.float64))))):
+        fail('Upsample', 1, 'FINITE', 'With an interpolating mode X holds no inf or NaN; the result is undefined otherwise: a sampling position on a pixel (any position on an axis of scale 1) reads its neighbour with weight 0, and inf * 0 or NaN * 0 = NaN enters the weighted average if every tap is summed but not if zero-weight taps are skipped (onnxruntime, X = [0.5, -1, 1.17, NaN] as 2 x 2 resized by [1, 0.5]: NaN in the first row too); the text does not say which taps take part. Mode nearest copies an element and stays defined.')
     try:
         # Upsample-1 calls the 2-D linear mode "bilinear"
         return resize(X, None, np.array([1.0, 1.0, height_scale, width_scale]), None, mode="linear" if mode == "bilinear" else mode, coordinate_transformation_mode="asymmetric", nearest_mode="floor")
@@ -54,6 +58,10 @@ def upsample_7(X, *, mode='nearest', scales=None):
         fail('Upsample', 7, 'V1', 'scales has one entry per axis of X.')
     if not (all(s >= 1 for s in scales)):
         fail('Upsample', 7, 'V2', 'scales are at least 1.')
+    if not (all(float(s) == 1 for s in scales) or (mode in ('nearest', b'nearest') and all(float(s).is_integer() for s in scales))):
+        fail('Upsample', 7, 'MAPPING', "Mode nearest with whole-number scales (each input element repeated scale times along each axis), or every scale 1 (Y = X in either mode); the result is undefined otherwise: the text defines only the output shape, output_dimension = floor(input_dimension * scale), not which input position an output reads nor how linear weighs them (the asymmetric and half-pixel mappings pick different elements for a fractional nearest scale and give different values for any linear scale other than 1), nor how an interpolated value becomes an integer. With whole scales every such mapping repeats; onnx's node test upsample_nearest and onnx.reference do that.")
+    if not (mode in ('nearest', b'nearest') or X.dtype.kind not in 'fc' and X.dtype != ml_dtypes.bfloat16 or bool(np.all(np.isfinite(X.astype(np.complex128 if X.dtype.kind == 'c' else np.float64))))):
+        fail('Upsample', 7, 'FINITE', 'With an interpolating mode X holds no inf or NaN; the result is undefined otherwise: a sampling position on a pixel (any position on an axis of scale 1) reads its neighbour with weight 0, and inf * 0 or NaN * 0 = NaN enters the weighted average if every tap is summed but not if zero-weight taps are skipped (onnxruntime, X = [0.5, -1, 1.17, NaN] as 2 x 2 resized by [1, 0.5]: NaN in the first row too); the text does not say which taps take part. Mode nearest copies an element and stays defined.')
     try:
         return resize(X, None, np.array(scales), None, mode=mode, coordinate_transformation_mode="asymmetric", nearest_mode="floor")
     except KernelValidationError:
@@ -72,6 +80,10 @@ def upsample_9(X, scales, *, mode='nearest'):
         fail('Upsample', 9, 'V1', 'scales has one entry per axis of X.')
     if not (bool(np.all(scales >= 1))):
         fail('Upsample', 9, 'V2', 'scales are at least 1.')
+    if not (bool(np.all(scales == 1)) or (mode in ('nearest', b'nearest') and bool(np.all(scales == np.floor(scales))))):
+        fail('Upsample', 9, 'MAPPING', "Mode nearest with whole-number scales (each input element repeated scale times along each axis), or every scale 1 (Y = X in either mode); the result is undefined otherwise: the text defines only the output shape, output_dimension = floor(input_dimension * scale), not which input position an output reads nor how linear weighs them (the asymmetric and half-pixel mappings pick different elements for a fractional nearest scale and give different values for any linear scale other than 1), nor how an interpolated value becomes an integer. With whole scales every such mapping repeats; onnx's node test upsample_nearest and onnx.reference do that.")
+    if not (mode in ('nearest', b'nearest') or X.dtype.kind not in 'fc' and X.dtype != ml_dtypes.bfloat16 or bool(np.all(np.isfinite(X.astype(np.complex128 if X.dtype.kind == 'c' else np.float64))))):
+        fail('Upsample', 9, 'FINITE', 'With an interpolating mode X holds no inf or NaN; the result is undefined otherwise: a sampling position on a pixel (any position on an axis of scale 1) reads its neighbour with weight 0, and inf * 0 or NaN * 0 = NaN enters the weighted average if every tap is summed but not if zero-weight taps are skipped (onnxruntime, X = [0.5, -1, 1.17, NaN] as 2 x 2 resized by [1, 0.5]: NaN in the first row too); the text does not say which taps take part. Mode nearest copies an element and stays defined.')
     try:
         return resize(X, None, scales, None, mode=mode, coordinate_transformation_mode="asymmetric", nearest_mode="floor")
     except KernelValidationError:
@@ -90,6 +102,10 @@ def upsample_10(X, scales, *, mode='nearest'):
         fail('Upsample', 10, 'V1', 'scales has one entry per axis of X.')
     if not (bool(np.all(scales >= 1))):
         fail('Upsample', 10, 'V2', 'scales are at least 1.')
+    if not (bool(np.all(scales == 1)) or (mode in ('nearest', b'nearest') and bool(np.all(scales == np.floor(scales))))):
+        fail('Upsample', 10, 'MAPPING', "Mode nearest with whole-number scales (each input element repeated scale times along each axis), or every scale 1 (Y = X in either mode); the result is undefined otherwise: the text defines only the output shape, output_dimension = floor(input_dimension * scale), not which input position an output reads nor how linear weighs them (the asymmetric and half-pixel mappings pick different elements for a fractional nearest scale and give different values for any linear scale other than 1), nor how an interpolated value becomes an integer. With whole scales every such mapping repeats; onnx's node test upsample_nearest and onnx.reference do that.")
+    if not (mode in ('nearest', b'nearest') or X.dtype.kind not in 'fc' and X.dtype != ml_dtypes.bfloat16 or bool(np.all(np.isfinite(X.astype(np.complex128 if X.dtype.kind == 'c' else np.float64))))):
+        fail('Upsample', 10, 'FINITE', 'With an interpolating mode X holds no inf or NaN; the result is undefined otherwise: a sampling position on a pixel (any position on an axis of scale 1) reads its neighbour with weight 0, and inf * 0 or NaN * 0 = NaN enters the weighted average if every tap is summed but not if zero-weight taps are skipped (onnxruntime, X = [0.5, -1, 1.17, NaN] as 2 x 2 resized by [1, 0.5]: NaN in the first row too); the text does not say which taps take part. Mode nearest copies an element and stays defined.')
     try:
         return resize(X, None, scales, None, mode=mode, coordinate_transformation_mode="asymmetric", nearest_mode="floor")
     except KernelValidationError:

@@ -31,7 +31,7 @@ V1_TYPE_IDS = ['float16', 'float', 'double']
 
 def global_average_pool_1_calls(types, initializers=True, siblings=0):
     """Cases of GlobalAveragePool-1 with its type parameters bound by ``types``: built valid by
-    construction by opkit's case generator."""
+    construction by opkit's case generator (family hook: normalization)."""
     return cases(SPEC, V1, types=types, initializers=initializers, siblings=siblings)
 
 
@@ -58,7 +58,7 @@ V22_TYPE_IDS = ['bfloat16', 'float16', 'float', 'double']
 
 def global_average_pool_22_calls(types, initializers=True, siblings=0):
     """Cases of GlobalAveragePool-22 with its type parameters bound by ``types``: built valid by
-    construction by opkit's case generator."""
+    construction by opkit's case generator (family hook: normalization)."""
     return cases(SPEC, V22, types=types, initializers=initializers, siblings=siblings)
 
 

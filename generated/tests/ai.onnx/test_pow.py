@@ -135,7 +135,7 @@ V12_TYPE_IDS = ['int32-uint8', 'int32-uint16', 'int32-uint32', 'int32-uint64', '
 
 def pow_12_calls(types, initializers=True, siblings=0):
     """Cases of Pow-12 with its type parameters bound by ``types``: built valid by
-    construction by opkit's case generator."""
+    construction by opkit's case generator (family hook: elementwise)."""
     return cases(SPEC, V12, types=types, initializers=initializers, siblings=siblings)
 
 
@@ -222,7 +222,7 @@ V13_TYPE_IDS = ['int32-uint8', 'int32-uint16', 'int32-uint32', 'int32-uint64', '
 
 def pow_13_calls(types, initializers=True, siblings=0):
     """Cases of Pow-13 with its type parameters bound by ``types``: built valid by
-    construction by opkit's case generator."""
+    construction by opkit's case generator (family hook: elementwise)."""
     return cases(SPEC, V13, types=types, initializers=initializers, siblings=siblings)
 
 
@@ -309,7 +309,7 @@ V15_TYPE_IDS = ['int32-uint8', 'int32-uint16', 'int32-uint32', 'int32-uint64', '
 
 def pow_15_calls(types, initializers=True, siblings=0):
     """Cases of Pow-15 with its type parameters bound by ``types``: built valid by
-    construction by opkit's case generator."""
+    construction by opkit's case generator (family hook: elementwise)."""
     return cases(SPEC, V15, types=types, initializers=initializers, siblings=siblings)
 
 

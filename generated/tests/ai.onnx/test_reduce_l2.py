@@ -35,7 +35,7 @@ V1_TYPE_IDS = ['uint32', 'uint64', 'int32', 'int64', 'float16', 'float', 'double
 
 def reduce_l2_1_calls(types, initializers=True, siblings=0):
     """Cases of ReduceL2-1 with its type parameters bound by ``types``: built valid by
-    construction by opkit's case generator."""
+    construction by opkit's case generator (family hook: shape)."""
     return cases(SPEC, V1, types=types, initializers=initializers, siblings=siblings)
 
 
@@ -65,7 +65,7 @@ V11_TYPE_IDS = ['uint32', 'uint64', 'int32', 'int64', 'float16', 'float', 'doubl
 
 def reduce_l2_11_calls(types, initializers=True, siblings=0):
     """Cases of ReduceL2-11 with its type parameters bound by ``types``: built valid by
-    construction by opkit's case generator."""
+    construction by opkit's case generator (family hook: shape)."""
     return cases(SPEC, V11, types=types, initializers=initializers, siblings=siblings)
 
 
@@ -96,7 +96,7 @@ V13_TYPE_IDS = ['uint32', 'uint64', 'int32', 'int64', 'float16', 'float', 'doubl
 
 def reduce_l2_13_calls(types, initializers=True, siblings=0):
     """Cases of ReduceL2-13 with its type parameters bound by ``types``: built valid by
-    construction by opkit's case generator."""
+    construction by opkit's case generator (family hook: shape)."""
     return cases(SPEC, V13, types=types, initializers=initializers, siblings=siblings)
 
 

@@ -39,7 +39,7 @@ V9_TYPE_IDS = ['uint8', 'uint16', 'uint32', 'uint64', 'int8', 'int16', 'int32', 
 
 def shrink_9_calls(types, initializers=True, siblings=0):
     """Cases of Shrink-9 with its type parameters bound by ``types``: built valid by
-    construction by opkit's case generator."""
+    construction by opkit's case generator (family hook: shrink)."""
     return cases(SPEC, V9, types=types, initializers=initializers, siblings=siblings)
 
 

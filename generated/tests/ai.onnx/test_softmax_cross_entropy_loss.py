@@ -57,10 +57,8 @@ V13_TYPES = [
     {'T': 'tensor(float)', 'Tind': 'tensor(int64)'},
     {'T': 'tensor(double)', 'Tind': 'tensor(int32)'},
     {'T': 'tensor(double)', 'Tind': 'tensor(int64)'},
-    {'T': 'tensor(bfloat16)', 'Tind': 'tensor(int32)'},
-    {'T': 'tensor(bfloat16)', 'Tind': 'tensor(int64)'},
 ]
-V13_TYPE_IDS = ['float16-int32', 'float16-int64', 'float-int32', 'float-int64', 'double-int32', 'double-int64', 'bfloat16-int32', 'bfloat16-int64']
+V13_TYPE_IDS = ['float16-int32', 'float16-int64', 'float-int32', 'float-int64', 'double-int32', 'double-int64']
 
 
 def softmax_cross_entropy_loss_13_calls(types, initializers=True, siblings=0):
