@@ -120,3 +120,17 @@ def test_batch_norm_rejects_order_dependent_overflow():
     bn9 = get_kernel("", "BatchNormalization", 9)
     with pytest.raises(KernelValidationError, match="RANGE"):
         bn9(x, np.array([-2.0], f32), one, np.array([-56.3], f32), np.array([31.8], f32))
+
+
+def test_saturating_cast_of_e5m2_infinity_to_e5m2_gives_flt_max():
+    """Cast's float8 table: "-Inf | ... | -FLT_MAX" for E5M2 with saturate = 1, for every float x,
+    E5M2 itself included (CastLike-21 of an e5m2 -inf kept -inf; onnx.reference gives -57344)."""
+    import ml_dtypes
+
+    from opkit.kernels.runtime import cast_to
+
+    x = np.array([-np.inf, np.inf, 1.5, np.nan], dtype=ml_dtypes.float8_e5m2)
+    y = cast_to(x, "float8e5m2", saturate=1)
+    assert [float(v) for v in y[:3]] == [-57344.0, 57344.0, 1.5] and np.isnan(float(y[3]))
+    kept = cast_to(x, "float8e5m2", saturate=0)
+    assert [float(v) for v in kept[:3]] == [-np.inf, np.inf, 1.5]

@@ -321,7 +321,9 @@ def cast_to(x: np.ndarray, target: str, saturate: int = 1, round_mode: str = "up
     """Cast to the ONNX element type ``target`` with ONNX semantics (saturation for float8)."""
     dtype = ONNX_TO_NUMPY[target]
     src = element_type(x)
-    if src == target:
+    # the float8 table applies to every float x: a saturating cast maps E5M2's infinities to
+    # +-FLT_MAX even from E5M2 itself (CastLike(x, x) with saturate = 1)
+    if src == target and not (saturate and target == "float8e5m2"):
         return x.copy()
     if target == "string":
         return _to_string(x)
