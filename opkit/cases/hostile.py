@@ -120,9 +120,17 @@ def _element(formal, binding, name: str) -> str | None:
 
 
 def _all_values(case: Case, formal, binding, tensors, extents, rng) -> Hostile | None:
+    """Every input's values at once; half the time integers come from {INT_MIN, -1} alone, so that
+    the pair that overflows a signed division or remainder (INT_MIN / -1) meets at one position
+    often, not once in a few hundred draws."""
     inputs, touched = list(case.inputs), False
+    pair = rng.random() < 0.5
     for i, name, arr in tensors:
         elem = _element(formal, binding, name)
+        if pair and elem in INT_RANGES and INT_RANGES[elem][0] < 0 and arr.size:
+            lo = INT_RANGES[elem][0]
+            inputs[i], touched = (name, cast(list(rng.choice([lo, -1], arr.size)), elem).reshape(arr.shape)), True
+            continue
         changed = _values(arr, elem, extents, rng) if elem is not None else None
         if changed is not None:
             inputs[i], touched = (name, changed[0]), True
