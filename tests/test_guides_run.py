@@ -47,7 +47,7 @@ def test_custom_op_guide_runs_as_written(tmp_path):
     project = tmp_path / "myops"
     assert (project / "generated" / "kernels" / "my.ops" / "scaled_tanh.py").exists()
     assert (project / "build" / "docs" / "operators" / "my.ops" / "ScaledTanh.html").exists()
-    assert "11 pass" in done.stderr
+    assert "14 pass" in done.stderr
 
 
 def test_every_config_key_is_documented():

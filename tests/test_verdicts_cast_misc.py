@@ -225,3 +225,13 @@ def test_cast_from_string_needs_numeric_text():
     assert cast_defined(np.array(["-12", "+7"], dtype=object), "int8")
     with pytest.raises(KernelValidationError):
         get_kernel("", "CastLike", 25)(np.array(["a", "1"], dtype=object), np.array([True]))
+
+
+def test_shrink_of_a_large_uint64_scalar_is_exact():
+    # a 0-d object array's arithmetic gives a bare Python int, which np.where squeezed into an
+    # int64: uint64 2**64 - 2 raised OverflowError inside the kernel (a draw lost as "invalid")
+    from opkit.kernels.lib import shrink
+
+    assert int(shrink(np.array(2 ** 64 - 2, np.uint64), 0.5, 1.0)) == 2 ** 64 - 3
+    np.testing.assert_array_equal(shrink(np.array([2 ** 64 - 2, 3, 0], np.uint64), 0.5, 1.0),
+                                  np.array([2 ** 64 - 3, 2, 0], np.uint64))

@@ -1186,7 +1186,7 @@ def _why_no_cases(spec, suites, skipped) -> str:
     reasons = []
     if "examples" in suites and not any(v.examples for v in live):
         reasons.append("no examples")
-    needs_kernel = [x for x in suites if x in ("properties", "differential", "lowerings")]
+    needs_kernel = [x for x in suites if x in ("properties", "differential", "robustness", "lowerings")]
     if needs_kernel and not with_kernel:
         reasons.append(f"no reference kernel ({', '.join(needs_kernel)} need one)")
     elif needs_kernel:

@@ -159,8 +159,11 @@ def shrink_defined(x, lambd, bias) -> bool:
 
 def _truncated_sum(x, c):
     """trunc(x + c) for Python integers x and a float c, exactly: x + floor(c) where x + c >= 0,
-    x + ceil(c) below."""
-    return np.where(x >= math.ceil(-c), x + math.floor(c), x + math.ceil(c))
+    x + ceil(c) below. Element by element in Python integers: a 0-d object array's arithmetic
+    gives a bare int, which np.where would squeeze into an int64 (uint64 2**64 - 2 overflows)."""
+    low, high = math.ceil(-c), (math.floor(c), math.ceil(c))
+    add = np.frompyfunc(lambda v: v + (high[0] if v >= low else high[1]), 1, 1)
+    return np.asarray(add(np.asarray(x, dtype=object)), dtype=object)
 
 
 def _wrap_to(values, dtype):
