@@ -25,12 +25,11 @@ def _runner(min_opsets=None, max_opsets=None) -> BackendRunner:
 
 def test_versions_replaced_before_the_oldest_supported_opset_are_dropped():
     backend = _runner({"ai.onnx": 7})
-    sinces = [v.since for v in ADD.versions]
-    assert "where Add-7 is in force" in backend.dropped("ai.onnx", "Add", sinces, 1)
-    assert backend.dropped("ai.onnx", "Add", sinces, 6) is not None
-    assert backend.dropped("ai.onnx", "Add", sinces, 7) is None
-    assert backend.dropped("ai.onnx", "Abs", [v.since for v in ABS.versions], 6) is None  # in force at 7
-    assert _runner().dropped("ai.onnx", "Add", sinces, 1) is None  # a backend that says nothing runs all
+    assert "where Add-7 is in force" in backend.cannot_run("ai.onnx", 1, "Add")
+    assert backend.cannot_run("ai.onnx", 6, "Add") is not None
+    assert backend.cannot_run("ai.onnx", 7, "Add") is None
+    assert backend.cannot_run("ai.onnx", 6, "Abs") is None  # in force at 7
+    assert _runner().cannot_run("ai.onnx", 1, "Add") is None  # a backend that says nothing runs all
 
 
 def test_a_version_in_force_at_the_oldest_opset_runs_in_a_model_of_that_opset():
@@ -74,3 +73,16 @@ def test_an_old_binding_without_raw_ortvalue_calls_skips_bfloat16_instead_of_err
     current = object.__new__(OnnxRuntimeBackend)
     current._ort = onnxruntime
     assert current.unfeedable_elements() == {}  # the pinned release has both calls
+
+
+def test_the_pytest_plugin_and_second_opinions_skip_dropped_versions_too():
+    from types import SimpleNamespace
+
+    import pytest
+
+    from opkit.conformance.pytest_support import _skip_if_unaskable
+
+    backend = SimpleNamespace(runner=SimpleNamespace(backend=_runner({"ai.onnx": 7})))
+    with pytest.raises(pytest.skip.Exception, match="dropped by this runtime"):
+        _skip_if_unaskable(backend, "ai.onnx", 1, "Add")
+    _skip_if_unaskable(backend, "ai.onnx", 7, "Add")  # in force: runs

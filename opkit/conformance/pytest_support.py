@@ -22,11 +22,11 @@ def _reject():
     reject()
 
 
-def _skip_if_unaskable(backend, domain: str, since: int) -> None:
-    """Skip (not fail) a test the backend cannot be asked: an op version beyond its opset, a domain
-    it cannot run as configured (see ``BackendRunner.cannot_run``)."""
+def _skip_if_unaskable(backend, domain: str, since: int, op: str) -> None:
+    """Skip (not fail) a test the backend cannot be asked: an op version beyond its opset or one it
+    dropped, a domain it cannot run as configured (see ``BackendRunner.cannot_run``)."""
     cannot_run = getattr(backend.runner.backend, "cannot_run", None)
-    why = cannot_run(domain, since) if cannot_run is not None else None
+    why = cannot_run(domain, since, op) if cannot_run is not None else None
     if why:
         import pytest
 
@@ -40,7 +40,7 @@ def _raise(ex, case):
 
 def check_differential(backend, version: OpVersion, case: Case) -> None:
     """The backend's outputs equal the reference kernel's (per-dtype tolerances)."""
-    _skip_if_unaskable(backend, case.domain, version.since)
+    _skip_if_unaskable(backend, case.domain, version.since, case.op)
     try:
         ex = backend.runner.execute_differential(version, case)
     except harness.Invalid:
@@ -51,7 +51,7 @@ def check_differential(backend, version: OpVersion, case: Case) -> None:
 def check_example(backend, spec: OpSpec, version: OpVersion, name: str) -> None:
     from .runner import example_exec
 
-    _skip_if_unaskable(backend, spec.domain, version.since)
+    _skip_if_unaskable(backend, spec.domain, version.since, spec.name)
     example = next(e for e in version.examples if e.name == name)
     case, expected = harness.example_case(spec, version, example)
     result = backend.runner.backend.run_case(case, version, backend.runner.timeout)
@@ -59,7 +59,7 @@ def check_example(backend, spec: OpSpec, version: OpVersion, name: str) -> None:
 
 
 def check_property(backend, spec: OpSpec, version: OpVersion, name: str, case: Case) -> None:
-    _skip_if_unaskable(backend, spec.domain, version.since)
+    _skip_if_unaskable(backend, spec.domain, version.since, spec.name)
     prop = next(p for p in version.properties if p.name == name)
     try:
         ex = backend.runner.execute_property(spec, version, prop, case)

@@ -15,7 +15,6 @@ outcome may be an artefact of the interruption, e.g. a backend worker killed by 
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import threading
 import time
@@ -162,11 +161,11 @@ class BackendRunner:
         last = self._last
         if last is not None and last[0] is case:  # check_schema then _request ask for the same case
             return last[1]
-        key = signature_key(case, self.ir_version, model_opset(case.domain, case.since, self.min_opsets) or case.since)
+        opset = model_opset(case.domain, case.since, self.min_opsets)
+        key = signature_key(case, self.ir_version, opset or case.since)
         model = self._built.get(key)
         if model is None:
-            model = self._built[key] = build(case, version, ir_version=self.ir_version,
-                                             opset=model_opset(case.domain, case.since, self.min_opsets),
+            model = self._built[key] = build(case, version, ir_version=self.ir_version, opset=opset,
                                              companion_opset=self.companion_opset, infer=infer)
             if len(self._built) > self.MAX_MODELS:
                 self._built.popitem(last=False)
@@ -204,27 +203,26 @@ class BackendRunner:
                     f"not {containers[0]}")
         return None
 
-    def cannot_run(self, domain: str, since: int) -> str | None:
+    def cannot_run(self, domain: str, since: int, op: str | None = None) -> str | None:
         """Why this backend cannot be asked to run ``domain`` op versions ``since`` (a skip
-        reason), or None: the domain needs an execution provider it lacks, or the version is newer
-        than the newest opset the backend can know (a runtime cannot know a later opset)."""
+        reason), or None: the domain needs an execution provider it lacks, the version is newer
+        than the newest opset the backend can know (a runtime cannot know a later opset), or
+        ``op``'s version is no longer in force at the oldest opset the backend supports."""
         why = self.unavailable_domains.get(domain)
         if why:
             return why
         newest = self.max_opsets.get(domain)
         if newest is not None and since > newest:
             return f"beyond this runtime's opset ({newest})"
-        return None
-
-    def dropped(self, domain: str, op: str, versions: list[int], since: int) -> str | None:
-        """Why ``op``'s version introduced at ``since`` is not run: it is no longer in force at the
-        oldest opset the backend supports (``versions``: the op's sinces), or None."""
         oldest = self.min_opsets.get(domain)
-        later = [v for v in versions if v > since]
-        if oldest is None or since >= oldest or not later or later[0] > oldest:
+        if op is None or oldest is None or since >= oldest:
             return None
-        in_force = max(v for v in versions if v <= oldest)
-        return f"dropped by this runtime: it supports {domain} opsets {oldest} and later, where {op}-{in_force} is in force"
+        sinces = [v.since for v in harness.load_op(domain, op).versions]
+        if not [v for v in sinces if since < v <= oldest]:  # still in force at the oldest opset
+            return None
+        in_force = max(v for v in sinces if v <= oldest)
+        return (f"dropped by this runtime: it supports {domain} opsets {oldest} and later, where {op}-{in_force} "
+                "is in force")
 
     def check_schema(self, case: Case, version: OpVersion) -> None:
         """Raise harness.Invalid when ONNX's own inference for the op rejects the case's model."""
@@ -232,8 +230,8 @@ class BackendRunner:
         if error:
             raise harness.Invalid(f"onnx shape inference rejects the model: {error}")
 
-    def _request(self, case: Case, version: OpVersion):
-        built = self.built(case, version)
+    def _request(self, case: Case, version: OpVersion, infer: bool = True):
+        built = self.built(case, version, infer)
         feeds = {n: runtime_value(a) for n, a in case.inputs if a is not None and n not in case.initializers}
         return built.key, (lambda: built.model.SerializeToString()), feeds
 
@@ -242,9 +240,10 @@ class BackendRunner:
         self.executed += 1
         return self.worker.run(*self._request(case, version), timeout)
 
-    def run_cases(self, batch: list[Case], version: OpVersion, timeout: float | None = None) -> list[Result]:
+    def run_cases(self, batch: list[Case], version: OpVersion, timeout: float | None = None,
+                  infer: bool = True) -> list[Result]:
         check_stop()
-        results = self.worker.run_many([self._request(c, version) for c in batch], timeout)
+        results = self.worker.run_many([self._request(c, version, infer) for c in batch], timeout)
         self.executed += len(results)
         return results
 
@@ -405,7 +404,7 @@ class Runner:
             except Exception:  # noqa: BLE001 - ONNX's helpers refuse to write this model: nothing to ask
                 continue
             batch.append(hostile)
-        results = self.backend.run_cases([h.case for h in batch], version, self.timeout)
+        results = self.backend.run_cases([h.case for h in batch], version, self.timeout, infer=False)
         if results and results[0].kind == UNSUPPORTED:
             ex = result_exec(results[0])
             ex.case, ex.count = base, 1
@@ -479,8 +478,10 @@ class Runner:
         return Exec(PASS)
 
     # -- hypothesis runs
-    def hypothesis_run(self, strategy, execute: Callable[[Case], Exec], seed: int, explicit=()):
-        """Run up to max_examples drawn cases; returns (Exec, minimal Case or None, runs)."""
+    def hypothesis_run(self, strategy, execute: Callable[[Case], Exec], seed: int, explicit=(),
+                       max_examples: int | None = None):
+        """Run up to ``max_examples`` (default: the runner's) drawn cases; returns (Exec, minimal
+        Case or None, runs)."""
         from hypothesis import HealthCheck, Phase, Verbosity, given, settings
         from hypothesis import seed as hseed
         from hypothesis.errors import Flaky, Unsatisfiable
@@ -529,7 +530,7 @@ class Runner:
             raise _Failure(ex)
 
         test = given(strategy)(test)
-        test = hseed(seed)(settings(max_examples=self.max_examples, database=None, deadline=None,
+        test = hseed(seed)(settings(max_examples=max_examples or self.max_examples, database=None, deadline=None,
                                     suppress_health_check=list(HealthCheck), verbosity=Verbosity.quiet,
                                     print_blob=False, report_multiple_bugs=False,
                                     phases=(Phase.explicit, Phase.generate, Phase.shrink))(test))
@@ -642,7 +643,8 @@ class Runner:
             return
         if not self.generatable(spec, version, "differential"):
             return
-        drawn = self._strategies(spec, version, "differential", bindings or covering_bindings(version, self.max_bindings),
+        drawn = self._strategies(spec, version, "differential",
+                                 bindings or covering_bindings(version, self.max_bindings),
                                  lambda b, ranks: cases(spec, version, types=b, siblings=self.siblings, ranks=ranks))
         for binding, strategy, t0 in drawn:
             seed = _stable_seed(self.seed, spec.domain, spec.name, version.since, sorted(binding.items()))
@@ -669,17 +671,8 @@ class Runner:
                 continue
             yield binding, strategy, t0
 
-    @contextlib.contextmanager
-    def _examples(self, count: int):
-        """Run with ``count`` hypothesis examples per binding instead of max_examples."""
-        saved, self.max_examples = self.max_examples, min(count, self.max_examples)
-        try:
-            yield
-        finally:
-            self.max_examples = saved
-
     def search(self, spec: OpSpec, version: OpVersion, suite: str, binding: dict, strategy, execute, seed: int,
-               explicit, t0: float) -> None:
+               explicit, t0: float, max_examples: int | None = None) -> None:
         """Run hypothesis on one binding and record what it finds. After a failure (shrunk), search
         on with that failure's class excluded (a case failing the same way counts as passing), so a
         second, different bug of the binding is reported as well (records ``<suite>-2``, ...), up
@@ -694,7 +687,7 @@ class Runner:
                 return ex
 
             ex, minimal, runs = self.hypothesis_run(strategy, guarded, _stable_seed(seed, phase) if phase else seed,
-                                                    explicit)
+                                                    explicit, max_examples)
             if phase and ex.outcome in (PASS, UNTESTED):
                 return
             self._record(spec, version, suite, suite if not phase else f"{suite}-{phase + 1}", binding, ex, runs,
@@ -715,15 +708,14 @@ class Runner:
         if not self.generatable(spec, version, "robustness"):
             return
         limit = min(self.max_bindings or ROBUSTNESS_BINDINGS, ROBUSTNESS_BINDINGS)
-        examples = max(ROBUSTNESS_MIN_EXAMPLES, self.max_examples // ROBUSTNESS_SHARE)
+        examples = min(self.max_examples, max(ROBUSTNESS_MIN_EXAMPLES, self.max_examples // ROBUSTNESS_SHARE))
         drawn = self._strategies(spec, version, "robustness", bindings or covering_bindings(version, limit),
                                  lambda b, ranks: st.tuples(cases(spec, version, types=b, ranks=ranks),
                                                             st.integers(0, 2 ** 32 - 1)))
         for binding, strategy, t0 in drawn:
             seed = _stable_seed(self.seed, "robustness", spec.domain, spec.name, version.since, sorted(binding.items()))
-            with self._examples(examples):
-                self.search(spec, version, "robustness", binding, strategy,
-                            lambda d: self.execute_robustness(version, d), seed, (), t0)
+            self.search(spec, version, "robustness", binding, strategy, lambda d: self.execute_robustness(version, d),
+                        seed, (), t0, examples)
 
     def run_properties(self, spec: OpSpec, version: OpVersion, bindings=None):
         if not version.properties or harness.oracle(spec.domain, spec.name, version.since) is None:
@@ -759,10 +751,7 @@ class Runner:
                             "reason": "the op is deprecated in this version: runtimes need not run it"})
                 continue
             cannot_run = getattr(self.backend, "cannot_run", None)
-            why = cannot_run(spec.domain, version.since) if cannot_run is not None else None
-            dropped = getattr(self.backend, "dropped", None)
-            why = why or (dropped(spec.domain, spec.name, [v.since for v in spec.versions], version.since)
-                          if dropped is not None else None)
+            why = cannot_run(spec.domain, version.since, spec.name) if cannot_run is not None else None
             if why and any(s in suites for s in BACKEND_SUITES):  # opkit cannot ask: not a finding
                 self._skip({"op": spec.name, "domain": spec.domain, "version": version.since, "types": {},
                             "reason": why})

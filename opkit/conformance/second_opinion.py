@@ -144,7 +144,7 @@ class SecondOpinions:
                 continue
             try:
                 runner = self._runner(spec)
-                why = runner.cannot_run(case.domain, case.since) if hasattr(runner, "cannot_run") else None
+                why = runner.cannot_run(case.domain, case.since, case.op) if hasattr(runner, "cannot_run") else None
                 if why:
                     opinions.append(Opinion(spec.name, CANNOT_RUN, why).to_json())
                     continue
