@@ -90,6 +90,13 @@ def finite_values(draw, elem: str, shape) -> np.ndarray:
     return fill(elem, tuple(int(d) for d in shape), draw(st.sampled_from(("small", "random"))), draw(_SEED))
 
 
+def clip_finite(x: np.ndarray, bound: float) -> np.ndarray:
+    """``x`` with its finite values clipped to [-bound, bound] (inf and NaN kept): how hooks keep
+    sums of finite terms within the type's range while still drawing the non-finite values."""
+    wide = x.astype(np.float64)
+    return np.where(np.isfinite(wide), np.clip(wide, -bound, bound), wide).astype(x.dtype)
+
+
 def int_tensor(elem: str, data, shape=None) -> np.ndarray:
     """``data`` (a list or nested list of ints) as an array of element ``elem``."""
     arr = cast(np.asarray(data, dtype=np.int64).ravel().tolist(), elem)

@@ -764,11 +764,8 @@ def conv_transpose_in_range(x, w, b, *args):
     """ConvTranspose's rule RANGE: for every output the sum of |x * w| over its finite terms, plus
     |B|, stays within the type's max, so no partial sum of finite terms overflows whatever the
     summation order (infinite terms then give the same inf or NaN in every order)."""
-    def finite(a):
-        a = np.asarray(a).astype(np.float64)
-        return np.where(np.isfinite(a), np.abs(a), 0.0)
     with np.errstate(over="ignore", invalid="ignore"):
-        y = conv_transpose(finite(x), finite(w), None if b is None else finite(b), *args)
+        y = conv_transpose(_finite_abs(x), _finite_abs(w), None if b is None else _finite_abs(b), *args)
     return bool(np.all(y <= sampling_type_max(x)))
 
 

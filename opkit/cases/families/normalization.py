@@ -13,7 +13,7 @@ from __future__ import annotations
 from hypothesis import strategies as st
 
 from ...spec.types import ELEMENT_TYPE_CODES
-from ..context import ABSENT, Context, Draft, by_op, distinct_axes, finite_values, values
+from ..context import ABSENT, Context, Draft, by_op, clip_finite, distinct_axes, finite_values, values
 
 _EPSILON = st.sampled_from([ABSENT, 1e-5, 1e-3, 0.1, 0.0])
 _MOMENTUM = st.sampled_from([ABSENT, 0.9, 0.0, 0.5, 1.0])
@@ -95,16 +95,15 @@ def _squares_in_range(x):
     """x with its finite values clipped so that their squares sum within the type's range (rule
     SQUARES of InstanceNormalization and MeanVarianceNormalization: a variance computed in the type
     overflows otherwise, and the result depends on the precision); infinities and NaN stay."""
-    import ml_dtypes
     import numpy as np
 
+    from ...kernels.lib import sampling_type_max
+
     wide = x.astype(np.float64)
-    finite = np.isfinite(wide)
-    top = float(ml_dtypes.finfo(x.dtype).max)
-    if float(np.sum(np.square(np.where(finite, wide, 0.0)))) <= top:
+    top = sampling_type_max(x)
+    if float(np.sum(np.square(np.where(np.isfinite(wide), wide, 0.0)))) <= top:
         return x
-    bound = np.sqrt(top / (2.0 * max(1, x.size)))
-    return np.where(finite, np.clip(wide, -bound, bound), wide).astype(x.dtype)
+    return clip_finite(x, np.sqrt(top / (2.0 * max(1, x.size))))
 
 
 def _group_norm(draw, ctx: Context) -> Draft:
@@ -223,12 +222,10 @@ def _average_in_range(x):
     from ...kernels.lib import sampling_type_max
 
     wide = x.astype(np.float64)
-    finite = np.isfinite(wide)
     top = sampling_type_max(x)
-    if np.all(np.sum(np.where(finite, np.abs(wide), 0.0), axis=tuple(range(2, x.ndim))) <= top):
+    if np.all(np.sum(np.where(np.isfinite(wide), np.abs(wide), 0.0), axis=tuple(range(2, x.ndim))) <= top):
         return x
-    bound = top / (2.0 * int(np.prod(x.shape[2:])))
-    return np.where(finite, np.clip(wide, -bound, bound), wide).astype(x.dtype)
+    return clip_finite(x, top / (2.0 * int(np.prod(x.shape[2:]))))
 
 
 _BUILDERS = {

@@ -21,9 +21,9 @@ import numpy as np
 from hypothesis import strategies as st
 
 from ...conformance.dtypes import np_dtype
-from ...kernels.lib import conv_transpose_in_range, pool, sampling_type_max, window_geometry
+from ...kernels.lib import conv_transpose_in_range, pool, sampling_abs_max, sampling_type_max, window_geometry
 from ...spec.types import INT_RANGES
-from ..context import ABSENT, Context, Draft, by_op, finite_values, int_tensor, values
+from ..context import ABSENT, Context, Draft, by_op, clip_finite, finite_values, int_tensor, values
 
 _BOOL = st.booleans()
 _SPATIAL = st.sampled_from((2, 1, 3))  # shrinks towards 2-D
@@ -204,19 +204,28 @@ def _conv(draw, ctx: Context) -> Draft:
 
 
 def _conv_sums_in_range(inputs: dict, terms: int) -> None:
-    """Clip the finite X and B values (in place) where Conv's rule RANGE could fail: with |x| <=
-    max / (4 * terms * max|W|) and |B| <= max / 4 no product or partial sum of finite terms
-    overflows, in any summation order (infinities and NaN stay)."""
+    """Clip the finite X and B values (in place) where Conv's rule RANGE could fail (see
+    ``_clip_sum_terms``)."""
     X, W, B = inputs["X"], inputs["W"], inputs["B"]
     if X.dtype.kind not in "fV" or not X.size or not W.size:
         return
     top = sampling_type_max(X)
-    wmax = max(1.0, _finite_abs_max(W))
-    if _finite_abs_max(X) * wmax * terms + (_finite_abs_max(B) if B is not None else 0.0) <= top / 2:
+    wmax = max(1.0, sampling_abs_max(W))
+    if sampling_abs_max(X) * wmax * terms + (sampling_abs_max(B) if B is not None else 0.0) <= top / 2:
         return
-    inputs["X"] = _clip_finite(X, top / (4.0 * terms * wmax))
+    _clip_sum_terms(inputs, terms)
+
+
+def _clip_sum_terms(inputs: dict, terms: int) -> None:
+    """Clip the finite X and B values (in place) to |x| <= max / (4 * terms * max|W|) and |B| <=
+    max / 4: then no product or partial sum of a convolution's finite terms overflows, in any
+    summation order (infinities and NaN stay: alone they give the same result in every order)."""
+    X, W, B = inputs["X"], inputs["W"], inputs["B"]
+    top = sampling_type_max(X)
+    wmax = max(1.0, sampling_abs_max(W))
+    inputs["X"] = clip_finite(X, top / (4.0 * terms * wmax))
     if B is not None:
-        inputs["B"] = _clip_finite(B, top / 4.0)
+        inputs["B"] = clip_finite(B, top / 4.0)
 
 
 def _conv_integer(draw, ctx: Context) -> Draft:
@@ -312,9 +321,8 @@ def _conv_transpose(draw, ctx: Context) -> Draft:
 
 
 def _conv_transpose_in_range(inputs: dict, kernel, strides, dilations, out_pad, group, n) -> None:
-    """Clip the finite X and B values (in place) where ConvTranspose's rule RANGE fails, so that no
-    partial sum of finite terms overflows: |x| <= max / (4 * terms * max|W|), |B| <= max / 4 (infinities
-    and NaN stay: alone they give the same result in every summation order)."""
+    """Clip the finite X and B values (in place) where ConvTranspose's rule RANGE fails (see
+    ``_clip_sum_terms``)."""
     X, W, B = inputs["X"], inputs["W"], inputs["B"]
     if not X.size or not W.size:
         return
@@ -322,24 +330,7 @@ def _conv_transpose_in_range(inputs: dict, kernel, strides, dilations, out_pad, 
     args = (list(kernel), list(strides), [0] * (2 * n), list(dilations), "NOTSET", group, list(out_pad), None)
     if conv_transpose_in_range(X, W, B, *args):
         return
-    top = sampling_type_max(X)
-    wmax = max(1.0, float(np.max(np.abs(W.astype(np.float64)))))
-    terms = (X.shape[1] // group) * int(np.prod(kernel))
-    inputs["X"] = _clip_finite(X, top / (4.0 * terms * wmax))
-    if B is not None:
-        inputs["B"] = _clip_finite(B, top / 4.0)
-
-
-def _finite_abs_max(x: np.ndarray) -> float:
-    wide = np.abs(x.astype(np.float64))
-    wide = wide[np.isfinite(wide)]
-    return float(wide.max()) if wide.size else 0.0
-
-
-def _clip_finite(x: np.ndarray, bound: float) -> np.ndarray:
-    """``x`` with its finite values clipped to [-bound, bound] (inf and NaN kept)."""
-    wide = x.astype(np.float64)
-    return np.where(np.isfinite(wide), np.clip(wide, -bound, bound), wide).astype(x.dtype)
+    _clip_sum_terms(inputs, (X.shape[1] // group) * int(np.prod(kernel)))
 
 
 def _deform_conv(draw, ctx: Context) -> Draft:
@@ -511,7 +502,7 @@ def _roi_align(draw, ctx: Context) -> Draft:
     # rule FINITE (a sample on a pixel reads its neighbours with weight 0, inf * 0), and rule RANGE
     # (mode avg sums up to 25 samples a bin here: H, W <= 5, so |X| <= max / 64)
     x = values(draw, elem, (N, C, H, W))
-    x = _clip_finite(np.where(np.isfinite(x.astype(np.float64)), x, 0).astype(x.dtype),
+    x = clip_finite(np.where(np.isfinite(x.astype(np.float64)), x, 0).astype(x.dtype),
                      sampling_type_max(x) / (1.0 if attrs["mode"] == "max" else 64.0))
     inputs = {"X": x,
               "rois": rois.astype(np_dtype(elem)),
