@@ -429,6 +429,14 @@ def feed_mode() -> st.SearchStrategy[bool]:
 # whole cases
 
 
+def input_parameter(version: OpVersion, name: str) -> FormalParameter | None:
+    """The formal input a case input is named after: itself, or the variadic input ``x`` of a copy
+    named ``x_0``, ``x_1`` ... (None when neither exists)."""
+    base = name.rsplit("_", 1)[0]
+    return next((p for p in version.inputs if p.name == name), None) or \
+        next((p for p in version.inputs if p.name == base), None)
+
+
 def param_elem(param: FormalParameter, binding: dict[str, str]) -> str:
     fixed = tensor_element(param.type)
     if fixed is not None:
@@ -526,7 +534,6 @@ def expand(case: Case, version: OpVersion) -> list[Case]:
 
     rng = np.random.default_rng(case.sibling_seed)
     binding = case.type_map
-    formal = {p.name: p for p in version.inputs}
     for _ in range(case.siblings):
         dims = rng.integers(0, MAX_DIM + 1, MAX_RANK).tolist()
         inputs = []
@@ -534,8 +541,7 @@ def expand(case: Case, version: OpVersion) -> list[Case]:
             if arr is None:
                 inputs.append((name, None))
                 continue
-            param = formal.get(name) or formal.get(name.rsplit("_", 1)[0])
-            elem = param_elem(param, binding)
+            elem = param_elem(input_parameter(version, name), binding)
             rank = arr.ndim
             if rank == 0:
                 if elem in INT_RANGES:

@@ -25,8 +25,8 @@ from hypothesis import strategies as st
 
 from ..spec.model import OpSpec, OpVersion, RankRule
 from ..strategies import (_BOOL, _DIMS, _FEED, _SEED, ABSENT, TYPE_ATTRIBUTES, Case, NotGeneratable, _draw_tensor,
-                          _ints, _pick, attribute, bind_type_attributes, bindable_types, cache_by_identity, param_elem,
-                          type_binding, variadic_arguments)
+                          _ints, _pick, attribute, bind_type_attributes, bindable_types, cache_by_identity,
+                          input_parameter, param_elem, type_binding, variadic_arguments)
 from ..values import is_container_type
 from .containers import draw_value, generic_tensors
 from .context import Context, Draft, distinct_axes
@@ -177,8 +177,7 @@ def cases(draw, spec: OpSpec, version: OpVersion, types: dict[str, Any] | None =
 def _container_param(version: OpVersion, binding: dict, name: str) -> bool:
     """Whether the formal input ``name`` (or the variadic input it is a copy of) is bound to a
     sequence or optional type (OptionalGetElement's O = optional(tensor(float)) holds an array)."""
-    param = next((p for p in version.inputs if p.name == name), None) or \
-        next((p for p in version.inputs if p.name == name.rsplit("_", 1)[0]), None)
+    param = input_parameter(version, name)
     return param is not None and is_container_type(binding.get(param.type, param.type))
 
 

@@ -23,7 +23,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..strategies import INT_RANGES, TYPE_ATTRIBUTES, Case, NotGeneratable, cast, edge_values, param_elem
+from ..strategies import (INT_RANGES, TYPE_ATTRIBUTES, Case, NotGeneratable, cast, edge_values, input_parameter,
+                          param_elem)
 
 LARGE = 64  # out of any drawn extent (at most 5), small enough that a size of it asks for little memory
 
@@ -109,24 +110,24 @@ def _attribute(case: Case, version, extents: list[int], rng) -> tuple[str, objec
     return attr.name, value, f"attribute {attr.name} = {value!r}"
 
 
-def _element(formal, binding, name: str) -> str | None:
+def _element(version, binding, name: str) -> str | None:
     """The element type of input ``name``, or None when it is not bound to a tensor type (an
     optional's value is an array too, but its parameter is bound to optional(...))."""
-    param = formal.get(name) or formal.get(name.rsplit("_", 1)[0])
+    param = input_parameter(version, name)
     try:
         return param_elem(param, binding) if param is not None else None
     except NotGeneratable:
         return None
 
 
-def _all_values(case: Case, formal, binding, tensors, extents, rng) -> Hostile | None:
+def _all_values(case: Case, version, binding, tensors, extents, rng) -> Hostile | None:
     """Every input's values at once; half the time integers come from {INT_MIN, -1} alone, so that
     the pair that overflows a signed division or remainder (INT_MIN / -1) meets at one position
     often, not once in a few hundred draws."""
     inputs, touched = list(case.inputs), False
     pair = rng.random() < 0.5
     for i, name, arr in tensors:
-        elem = _element(formal, binding, name)
+        elem = _element(version, binding, name)
         if pair and elem in INT_RANGES and INT_RANGES[elem][0] < 0 and arr.size:
             lo = INT_RANGES[elem][0]
             inputs[i], touched = (name, cast(list(rng.choice([lo, -1], arr.size)), elem).reshape(arr.shape)), True
@@ -147,7 +148,6 @@ def _max_rank(case: Case) -> int:
 def hostile_variants(case: Case, version, count: int, seed: int) -> list[Hostile]:
     """``count`` variants of ``case``, each with one hostile change (fewer when nothing applies)."""
     rng = np.random.default_rng(seed)
-    formal = {p.name: p for p in version.inputs}
     binding = case.type_map
     tensors = [(i, name, arr) for i, (name, arr) in enumerate(case.inputs) if isinstance(arr, np.ndarray)]
     extents = sorted({d for _, _, a in tensors for d in a.shape})
@@ -171,9 +171,9 @@ def hostile_variants(case: Case, version, count: int, seed: int) -> list[Hostile
         if not tensors:
             continue
         i, name, arr = tensors[int(rng.integers(0, len(tensors)))]
-        elem = _element(formal, binding, name)
+        elem = _element(version, binding, name)
         if kind == "values" and rng.random() < 0.5:  # every input at once: INT_MIN / -1 needs both
-            variant = _all_values(case, formal, binding, tensors, extents, rng)
+            variant = _all_values(case, version, binding, tensors, extents, rng)
             if variant is not None:
                 out.append(variant)
             continue

@@ -23,7 +23,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 from ..spec.model import OpVersion
 from ..spec.types import proto_domain
-from ..strategies import Case, param_elem
+from ..strategies import Case, input_parameter, param_elem
 from ..values import (EMPTY_OPTIONAL, common_rank, element_of, inner_type, is_container_type, is_container_value,
                       is_optional_type, is_sequence_type, value_signature)
 from .dtypes import elem_of, onnx_code
@@ -147,7 +147,7 @@ def build(case: Case, version: OpVersion, *, ir_version: int = 13, opset: int | 
         if arr is None:
             node_inputs.append("")
             continue
-        param = formal.get(name) or formal.get(name.rsplit("_", 1)[0])
+        param = input_parameter(version, name)
         bound = binding.get(param.type, param.type)
         if is_container_type(bound):  # a sequence or optional: a graph input of its own type, never an initializer
             node_inputs.append(name)
