@@ -51,6 +51,7 @@ class Case:
     siblings: int = 0  # extra cases derived from this one (same signature, new shapes and values)
     sibling_seed: int = 0
     n_outputs: int = 0  # outputs the node declares when a variadic output makes it vary (0: formal count)
+    edge: str = ""  # the targeted edge strategy the case was made with (opkit.cases.edges), if any
 
     @property
     def type_map(self) -> dict[str, str]:
@@ -78,6 +79,8 @@ class Case:
             parts.append("initializers=" + ",".join(sorted(self.initializers)))
         if self.n_outputs:
             parts.append(f"outputs={self.n_outputs}")
+        if self.edge:
+            parts.append(f"edge={self.edge}")
         return ", ".join(parts)
 
     def size(self) -> int:
@@ -665,3 +668,46 @@ def covering_bindings(version: OpVersion, limit: int | None = MAX_BINDINGS) -> l
             chosen.append(b)
     order = {tuple(sorted(b.items())): i for i, b in enumerate(full)}
     return sorted(chosen, key=lambda b: order[tuple(sorted(b.items()))])
+
+
+PROBE_LIMIT = 700  # op versions with at most this many bindings have every one of them tested
+
+
+@cache_by_identity
+def pairwise_bindings(version: OpVersion) -> list[dict[str, str]]:
+    """A small set of bindings in which every pair of types of every two type parameters that some
+    valid binding has occurs at least once (greedy: each step takes the binding that covers most
+    pairs not yet covered; ties go to schema order, so the set is deterministic). OneHot-9's 1,815
+    (indices, depth, values) bindings need about 170."""
+    import itertools
+
+    full = all_bindings(version)
+    names, _ = _free_pools(version)
+    if len(names) < 2:
+        return tuple(full)
+
+    def pairs(b: dict) -> set:
+        return {(i, b[names[i]], j, b[names[j]]) for i, j in itertools.combinations(range(len(names)), 2)}
+
+    covers = [pairs(b) for b in full]
+    uncovered = set().union(*covers) if covers else set()
+    chosen: list[int] = []
+    while uncovered:
+        best = max(range(len(full)), key=lambda k: (len(covers[k] & uncovered), -k))
+        chosen.append(best)
+        uncovered -= covers[best]
+    return tuple(full[k] for k in sorted(chosen))
+
+
+def probe_bindings(version: OpVersion, searched: list[dict[str, str]],
+                   limit: int | None = PROBE_LIMIT) -> list[dict[str, str]]:
+    """The bindings a run probes with a few examples besides the ``searched`` ones (the covering
+    subset that gets the full search): all the others when the version has at most ``limit``
+    bindings (a missing type registration is often one pair: Cast of bfloat16 to int4), else those
+    of a pairwise covering set; none when ``limit`` is 0."""
+    if not limit:
+        return []
+    full = all_bindings(version)
+    pool = full if len(full) <= limit else [dict(b) for b in pairwise_bindings(version)]
+    seen = {tuple(sorted(b.items())) for b in searched}
+    return [b for b in pool if tuple(sorted(b.items())) not in seen]

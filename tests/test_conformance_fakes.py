@@ -174,3 +174,62 @@ def _two_bugs(o):
 
 class TwoBugs(_Fake):
     post = staticmethod(_two_bugs)
+
+
+class _EvaluatorRep(BackendRep):
+    """Any single-node model, computed by onnx.reference (the outcome tests only look at which
+    bindings ran and which were refused, not at its values)."""
+
+    def __init__(self, model):
+        from onnx import numpy_helper
+        from onnx.reference import ReferenceEvaluator
+
+        self.evaluator = ReferenceEvaluator(model)
+        self.consts = {t.name for t in model.graph.initializer}
+        self.names = [i.name for i in model.graph.input if i.name not in self.consts]
+
+    def run(self, inputs, **kwargs):
+        return tuple(self.evaluator.run(None, dict(zip(self.names, inputs))))
+
+
+class RefusesOneCastPair(FakeBackend):
+    """Runs every op but refuses Cast from int16 to uint8 at load, as a runtime missing one type
+    registration of a many-typed op does."""
+
+    @classmethod
+    def rep(cls, model):
+        from onnx import TensorProto
+
+        node = model.graph.node[0]
+        if node.op_type == "Cast":
+            source = model.graph.input[0].type.tensor_type.elem_type if model.graph.input else None
+            target = next(a.i for a in node.attribute if a.name == "to")
+            if source == TensorProto.INT16 and target == TensorProto.UINT8:
+                raise RuntimeError("[ONNXRuntimeError] : 9 : NOT_IMPLEMENTED : Could not find an implementation "
+                                   "for Cast(13) node with name ''")
+        return _EvaluatorRep(model)
+
+
+def _wrong_past_sixteen(o):
+    """A vectorized kernel whose remainder loop is wrong: elements past the 16th of the last axis."""
+    if o.ndim and o.shape[-1] > 16:
+        o = o.copy()
+        o[..., 16:] = _plus_one(o[..., 16:])
+    return o
+
+
+class WrongPastSixteen(_Fake):
+    post = staticmethod(_wrong_past_sixteen)
+
+
+class RefusesBfloat16(_Fake):
+    """Correct, but refuses a bfloat16 Trilu at load (a missing registration)."""
+
+    @classmethod
+    def prepare(cls, model, device="CPU", **kwargs):
+        from onnx import TensorProto
+
+        if any(i.type.tensor_type.elem_type == TensorProto.BFLOAT16 for i in model.graph.input):
+            raise RuntimeError("[ONNXRuntimeError] : 9 : NOT_IMPLEMENTED : Could not find an implementation "
+                               "for Trilu(14) node with name ''")
+        return cls.rep(model)

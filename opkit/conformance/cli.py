@@ -47,6 +47,8 @@ import sys
 import threading
 import time
 
+from ..strategies import PROBE_LIMIT
+
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
 MAX_POOL_ATTEMPTS = 3  # pool breakdowns an op may be caught in before it is reported as a runner error
 EXIT_INTERRUPTED = 130  # like a shell's Ctrl-C; the report (partial) is still written
@@ -112,6 +114,11 @@ def add_test_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentPars
     parser.add_argument("--max-bindings", type=int, default=64, metavar="N",
                         help="type bindings per op version: all of them up to N, else a subset covering every "
                              "type of every parameter (default 64; 0: all)")
+    parser.add_argument("--probe-limit", type=int, default=PROBE_LIMIT, metavar="N",
+                        help="bindings past --max-bindings get a few examples each (a missing type "
+                             f"registration shows at the first): all of them when an op version has at most N "
+                             f"(default {PROBE_LIMIT}: every Cast pair), else a set covering every pair of types; "
+                             "0: none")
     parser.add_argument("--shrink-budget", type=int, default=None, metavar="N",
                         help="draws hypothesis may spend shrinking each failure to a minimal repro (default 60; "
                              "lower it for engines that compile every model, e.g. 10)")
@@ -360,6 +367,8 @@ def _check_options(args) -> None:
         raise TestUsageError("--siblings must be 0 or more")
     if args.max_bindings < 0:
         raise TestUsageError("--max-bindings must be 0 (all) or more")
+    if args.probe_limit < 0:
+        raise TestUsageError("--probe-limit must be 0 (no probes) or more")
     if args.memory_limit < 0:
         raise TestUsageError("--memory-limit must be 0 (none) or more")
 
@@ -405,7 +414,8 @@ def run_unit(job: dict, worker=None, on_start=None, sink=None, engines: dict | N
                         repro=repro, expectations=job["expectations"], progress=job.get("progress"),
                         backend_name=info.get("name", spec_b.name), siblings=job["siblings"],
                         max_bindings=job.get("max_bindings") or None, shrink_budget=job.get("shrink_budget"),
-                        sink=sink, second_opinion=opinions or None)
+                        sink=sink, second_opinion=opinions or None,
+                        probe_limit=job.get("probe_limit", PROBE_LIMIT))
         if on_start is not None:
             on_start(runner, info)
         for path in job["paths"]:
@@ -879,6 +889,7 @@ class _Run:
                    "repro_dir": self.repro_dir, "expectations": expectations, "suites": unit_suites,
                    "siblings": args.siblings, "no_isolate": args.no_isolate, "progress": self.progress,
                    "memory_gb": args.memory_limit, "max_bindings": args.max_bindings,
+                   "probe_limit": args.probe_limit,
                    "shrink_budget": args.shrink_budget, "selected_versions": self.versions,
                    "second_opinions": [so for so in self.second_opinions if so.name != spec_b.name]}
             try:

@@ -250,12 +250,15 @@ def _weight(versions, max_bindings: int | None) -> int:
     sweep ends on small tasks instead of one big one on a single worker (Trilu-14: 150 cases)."""
     import math
 
+    from ..strategies import PROBE_LIMIT
+
     total = 0
     for version in versions:
-        bindings = math.prod(len(tc.types) for tc in version.type_constraints) or 1
-        if max_bindings:
-            bindings = min(bindings, max_bindings)
-        total += bindings * (1 + len(version.properties or ())) + len(version.examples or ())
+        every = math.prod(len(tc.types) for tc in version.type_constraints) or 1
+        searched = min(every, max_bindings) if max_bindings else every
+        # the rest are probed with 3 examples instead of 20 (Runner.run_differential)
+        probed = min(every, PROBE_LIMIT) - searched if every > searched else 0
+        total += searched * (1 + len(version.properties or ())) + probed // 6 + len(version.examples or ())
     return max(total, 1)
 
 

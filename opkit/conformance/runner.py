@@ -29,7 +29,7 @@ from hypothesis import strategies as st
 from ..spec.model import OpSpec, OpVersion
 from ..cases import cases, generatable
 from ..cases.hostile import Hostile, hostile_variants
-from ..strategies import Case, NotGeneratable, covering_bindings, edge_cases, expand
+from ..strategies import PROBE_LIMIT, Case, NotGeneratable, covering_bindings, edge_cases, expand, probe_bindings
 from . import harness
 from ..values import is_container_type, is_optional_type, runtime_value
 from .allowance import allowance_for
@@ -52,6 +52,14 @@ ROBUSTNESS_BINDINGS = 8  # type bindings per op version the robustness suite cov
 # a crash is a property of a code path, hit by most draws that reach it: a quarter of the
 # examples (each runs a valid case and 15 hostile variants) finds what the full count finds
 ROBUSTNESS_SHARE, ROBUSTNESS_MIN_EXAMPLES = 4, 5
+# the bindings beyond the searched covering subset (probe_bindings) each get a few examples and
+# one failure: a missing type registration or a wrong conversion of one pair of types shows at
+# the first draw, and three examples keep every Cast pair within the sweep's time
+PROBE_EXAMPLES = 3
+# a search past a failure stops once this many draws in a row fail the excluded way and none other
+MASKED_ONLY_STOP = 5
+PROBE_DISTINCT = 2  # a probe looks past its first failure once (Cast-21's saturate refusal hid string -> double)
+PROBE_SHRINK_BUDGET = 10  # a probe's failure is mostly the binding itself (a refused model): shrink briefly
 MAX_EXPENSIVE = 4  # real crash/timeout runs per hypothesis run (each restarts the worker)
 # Draws hypothesis may try while shrinking a failure. Shrinking usually reaches a minimal case in
 # a few dozen steps; past that it mostly confirms minimality at full backend cost, which made
@@ -235,6 +243,12 @@ class BackendRunner:
         feeds = {n: runtime_value(a) for n, a in case.inputs if a is not None and n not in case.initializers}
         return built.key, (lambda: built.model.SerializeToString()), feeds
 
+    def load_only(self, case: Case, version: OpVersion, timeout: float | None = None) -> Result:
+        """Have the backend load the case's model without running it (OK: it was accepted)."""
+        check_stop()
+        built = self.built(case, version, True)
+        return self.worker.run(built.key, built.model.SerializeToString(), None, timeout)
+
     def run_case(self, case: Case, version: OpVersion, timeout: float | None = None) -> Result:
         check_stop()
         self.executed += 1
@@ -305,8 +319,10 @@ class Runner:
                  timeout: float = 10.0, repro=None, expectations: Expectations | None = None,
                  progress: Callable[[dict], None] | None = None, backend_name: str | None = None,
                  siblings: int = 15, max_bindings: int | None = 64, shrink_budget: int | None = None,
-                 sink: Callable[[dict], None] | None = None, second_opinion=None):
+                 sink: Callable[[dict], None] | None = None, second_opinion=None,
+                 probe_limit: int | None = PROBE_LIMIT):
         self.backend = backend
+        self.probe_limit = probe_limit  # see strategies.probe_bindings
         self.second_opinion = second_opinion  # SecondOpinions asked about every finding, or None
         self.max_examples = max_examples
         self.seed = seed
@@ -479,9 +495,10 @@ class Runner:
 
     # -- hypothesis runs
     def hypothesis_run(self, strategy, execute: Callable[[Case], Exec], seed: int, explicit=(),
-                       max_examples: int | None = None):
-        """Run up to ``max_examples`` (default: the runner's) drawn cases; returns (Exec, minimal
-        Case or None, runs)."""
+                       max_examples: int | None = None, shrink_budget: int | None = None):
+        """Run up to ``max_examples`` (default: the runner's) drawn cases, shrinking a failure with
+        at most ``shrink_budget`` draws (default: the runner's, per outcome); returns (Exec,
+        minimal Case or None, runs)."""
         from hypothesis import HealthCheck, Phase, Verbosity, given, settings
         from hypothesis import seed as hseed
         from hypothesis.errors import Flaky, Unsatisfiable
@@ -499,7 +516,8 @@ class Runner:
                 return  # stop paying for crashes/timeouts while shrinking
             if first is not None:
                 state["shrink_draws"] += 1
-                if state["shrink_draws"] > SHRINK_BUDGET_BY_OUTCOME.get(first, self.shrink_budget):
+                budget = SHRINK_BUDGET_BY_OUTCOME.get(first, self.shrink_budget)
+                if state["shrink_draws"] > (budget if shrink_budget is None else min(budget, shrink_budget)):
                     raise _StopShrinking
             try:
                 ex = execute(case)
@@ -624,14 +642,44 @@ class Runner:
                             "reason": "ONNX shape inference rejects this type binding at every input rank"})
         return plan
 
-    def _cannot_feed(self, spec: OpSpec, version: OpVersion, binding: dict) -> bool:
-        """Skip (once, with the reason) a binding the backend's adapter cannot be given."""
+    def _load_refusal(self, spec: OpSpec, version: OpVersion, binding: dict) -> bool:
+        """A binding the adapter cannot feed (bfloat16 through onnxruntime 1.16's Python binding)
+        can still be loaded: a runtime that refuses the model at load (a missing type
+        registration) is recorded as ``unsupported``, with no input fed. A model it accepts stays
+        skipped (its values cannot be checked)."""
+        load_only = getattr(self.backend, "load_only", None)
+        if load_only is None:
+            return False
+        try:
+            case = next(iter(edge_cases(spec, version, binding, limit=1)), None)
+        except (NotGeneratable, ValueError, TypeError):
+            case = None
+        if case is None:
+            return False
+        t0 = time.perf_counter()
+        try:
+            result = load_only(case, version, self.timeout)
+        except Exception:  # noqa: BLE001 - a model opkit cannot build for it: stays skipped
+            return False
+        if result.kind != UNSUPPORTED:
+            return False
+        self._record(spec, version, "differential", "differential", binding,
+                     Exec(UNSUPPORTED, result.message, {"stage": "load", "load_only": True}),
+                     0, time.perf_counter() - t0, case)
+        return True
+
+    def _cannot_feed(self, spec: OpSpec, version: OpVersion, binding: dict, load_check: bool = True) -> bool:
+        """Skip (once, with the reason) a binding the backend's adapter cannot be given; with
+        ``load_check``, first see whether the backend refuses its model at load (then that is
+        recorded instead of the skip)."""
         cannot_feed = getattr(self.backend, "cannot_feed", None)
         why = cannot_feed(binding) if cannot_feed is not None else None
         if why:
             key = (spec.domain, spec.name, version.since, tuple(sorted(binding.items())))
             if key not in self._skipped_keys:
                 self._skipped_keys.add(key)
+                if load_check and self._load_refusal(spec, version, binding):
+                    return True
                 self._skip({"op": spec.name, "domain": spec.domain, "version": version.since, "types": dict(binding),
                             "reason": why})
         return bool(why)
@@ -643,13 +691,21 @@ class Runner:
             return
         if not self.generatable(spec, version, "differential"):
             return
-        drawn = self._strategies(spec, version, "differential",
-                                 bindings or covering_bindings(version, self.max_bindings),
+        searched = bindings or covering_bindings(version, self.max_bindings)
+        probed = [] if bindings else probe_bindings(version, searched, self.probe_limit)
+        drawn = self._strategies(spec, version, "differential", [*searched, *probed],
                                  lambda b, ranks: cases(spec, version, types=b, siblings=self.siblings, ranks=ranks))
+        probes = {tuple(sorted(b.items())) for b in probed}
         for binding, strategy, t0 in drawn:
             seed = _stable_seed(self.seed, spec.domain, spec.name, version.since, sorted(binding.items()))
-            self.search(spec, version, "differential", binding, strategy,
-                        lambda c: self.execute_differential(version, c), seed, edge_cases(spec, version, binding), t0)
+            if tuple(sorted(binding.items())) not in probes:
+                self.search(spec, version, "differential", binding, strategy,
+                            lambda c: self.execute_differential(version, c), seed, edge_cases(spec, version, binding), t0)
+            else:
+                self.search(spec, version, "differential", binding, strategy,
+                            lambda c: self.execute_differential(version, c), seed, (), t0,
+                            max_examples=min(PROBE_EXAMPLES, self.max_examples), distinct=PROBE_DISTINCT,
+                            shrink_budget=PROBE_SHRINK_BUDGET)
 
     def _strategies(self, spec: OpSpec, version: OpVersion, suite: str, bindings, make):
         """(binding, strategy, start time) for each binding the backend can be fed and ONNX
@@ -672,22 +728,31 @@ class Runner:
             yield binding, strategy, t0
 
     def search(self, spec: OpSpec, version: OpVersion, suite: str, binding: dict, strategy, execute, seed: int,
-               explicit, t0: float, max_examples: int | None = None) -> None:
+               explicit, t0: float, max_examples: int | None = None, distinct: int = MAX_DISTINCT,
+               shrink_budget: int | None = None) -> None:
         """Run hypothesis on one binding and record what it finds. After a failure (shrunk), search
         on with that failure's class excluded (a case failing the same way counts as passing), so a
         second, different bug of the binding is reported as well (records ``<suite>-2``, ...), up
         to MAX_DISTINCT failures; a search that finds nothing new records nothing more, and none
         follows a refusal, a crash or a hang."""
         seen: set = set()
-        for phase in range(MAX_DISTINCT):
-            def guarded(case, seen=frozenset(seen)):
+        for phase in range(distinct):
+            masked = {"hits": 0, "other": 0}
+
+            def guarded(case, seen=frozenset(seen), masked=masked):
                 ex = execute(case)
                 if ex.outcome != PASS and failure_class(ex) in seen:
+                    masked["hits"] += 1
+                    # every draw so far fails the known way (a binding the runtime refuses at
+                    # load): the rest of the budget would only meet it again
+                    if masked["hits"] >= MASKED_ONLY_STOP and not masked["other"]:
+                        raise _StopShrinking
                     return Exec(PASS, count=ex.count)
+                masked["other"] += 1
                 return ex
 
             ex, minimal, runs = self.hypothesis_run(strategy, guarded, _stable_seed(seed, phase) if phase else seed,
-                                                    explicit, max_examples)
+                                                    explicit, max_examples, shrink_budget)
             if phase and ex.outcome in (PASS, UNTESTED):
                 return
             self._record(spec, version, suite, suite if not phase else f"{suite}-{phase + 1}", binding, ex, runs,

@@ -93,6 +93,8 @@ class _Engine:
             self.sessions.move_to_end(key)
         if entry[0] == "failed":
             return entry[1]
+        if feeds is None:  # load only: the model was accepted (BackendRunner.load_only)
+            return Result(OK, [])
         try:
             outputs = entry[1].run(feeds)
         except Exception as exc:  # noqa: BLE001
