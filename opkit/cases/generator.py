@@ -30,6 +30,7 @@ from ..strategies import (_BOOL, _DIMS, _FEED, _SEED, ABSENT, TYPE_ATTRIBUTES, C
 from ..values import is_container_type
 from .containers import draw_value, generic_tensors
 from .context import Context, Draft, distinct_axes
+from .edges import EDGE_SHARE, applicable, apply_edge
 from .families import hook_for
 
 # attributes whose valid values depend on the data input's rank, drawn after the inputs
@@ -170,8 +171,22 @@ def cases(draw, spec: OpSpec, version: OpVersion, types: dict[str, Any] | None =
     defaults = tuple((a.name, a.default) for a in version.attributes if a.has_default and a.name not in given_names)
     n_sib = draw(_ints(0, siblings)) if siblings and _siblings_apply(draft) and not containers else 0
     sib_seed = draw(_SEED) if n_sib else 0
-    return Case(spec.domain, spec.name, version.since, tuple(sorted(binding.items())), given, tuple(inputs),
+    case = Case(spec.domain, spec.name, version.since, tuple(sorted(binding.items())), given, tuple(inputs),
                 frozenset(inits), defaults, n_sib, sib_seed, draft.n_outputs)
+    edges = _edges(version)
+    # a fixed share of the draws gets one targeted edge strategy; the share's last value, so that
+    # hypothesis shrinks a failure towards the plain case when the edge is not what fails
+    if edges and not containers and draw(_EDGE_DIE) == EDGE_SHARE - 1:
+        case = apply_edge(draw(st.sampled_from(edges)), case, version, draw(_SEED))
+    return case
+
+
+_EDGE_DIE = st.integers(0, EDGE_SHARE - 1)
+
+
+@cache_by_identity
+def _edges(version: OpVersion) -> tuple[str, ...]:
+    return tuple(s.name for s in applicable(version))
 
 
 def _container_param(version: OpVersion, binding: dict, name: str) -> bool:

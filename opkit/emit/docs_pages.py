@@ -35,6 +35,8 @@ from ..spec.model import Attribute, ContainerValue, Example, FormalParameter, Op
 from ..spec.types import INFINITE_ARITY
 from ..markdown import fence, fence_ticks, longest_backtick_run, safe_inline, safe_markdown, safe_plain
 from ..conformance.model import DEFAULT_AI_ONNX_OPSET as COMPANION_OPSET
+from ..cases.edges import EDGE_SHARE
+from ..cases.edges import applicable as applicable_edges
 from . import GenContext, header
 from .templating import environment
 
@@ -784,6 +786,9 @@ def _version_view(ctx: GenContext, spec: OpSpec, v: OpVersion, previous: OpVersi
         "rules": [{"label": _text(r.label), "holds": _code(r.holds), "doc": plain(_dedent(r.doc), inline=True)}
                   for r in v.rules],
         "family": v.family,  # a closed vocabulary (spec.types.FAMILIES): safe as text
+        # opkit's own text (opkit.cases.edges), chosen by what the version can hold
+        "edges": [{"name": e.name, "doc": e.doc} for e in applicable_edges(v)],
+        "edge_share": EDGE_SHARE,
         "accuracy": _accuracy_line(spec, v),
         "functions": [{"opset": f.opset, "text": fence(_block(f.text))} for f in v.function],
         "context_dependent": ", ".join(str(o) for o in v.context_dependent_function),

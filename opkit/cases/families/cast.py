@@ -26,8 +26,24 @@ def _texts(draw, target: str, n: int) -> list[str]:
     elif target == "bool":
         pool = ["0", "1"]
     else:
-        pool = list(_FLOAT_TEXT)
+        pool = list(_FLOAT_TEXT) + _edge_texts(target)
     return [draw(st.sampled_from(pool)) for _ in range(n)]
+
+
+def _edge_texts(target: str) -> list[str]:
+    """The target type's largest value, smallest normal and smallest subnormal as text, either sign
+    (a parser that reports underflow as an error, as C's strtod does, refuses the subnormals)."""
+    import ml_dtypes
+
+    try:
+        info = np.finfo(NUMPY_DTYPES[target])
+    except (ValueError, TypeError, KeyError):
+        try:
+            info = ml_dtypes.finfo(NUMPY_DTYPES[target])
+        except (ValueError, TypeError, KeyError):
+            return []
+    values = [float(info.max), float(info.tiny), float(getattr(info, "smallest_subnormal", info.tiny))]
+    return [repr(v) for v in values] + [repr(-v) for v in values]
 
 
 def _integral_pool(source: str, target: str) -> list[float]:

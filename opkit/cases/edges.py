@@ -1,0 +1,307 @@
+"""Targeted edge strategies: narrow triggers that plain draws rarely reach.
+
+Runtime bugs hide where a kernel takes another path: a NaN at the first or last position of a
+reduced axis, subnormals on a CPU that flushes them to zero, the vectorized main loop and its
+remainder (a last axis longer than any drawn extent), a float8 or 4-bit conversion at its
+saturation edge, INT_MIN and INT_MAX in integer arithmetic, negative axes, rank 6. Each strategy
+here turns a drawn valid case into one with that trigger; ``cases`` applies one in a fixed share of
+its draws (``EDGE_SHARE``), and the case is then checked like any other (a variant the op's rules
+exclude is discarded, never run as a finding).
+
+A strategy applies to an op version by what the version can hold (a floating-point input, an axis
+attribute, a narrower output type ...); ``applicable`` lists them, and the op pages show the list.
+Strategies whose values a rule of the version excludes (a rule on NaN or on finiteness) are left out
+rather than drawn and discarded.
+
+Pure and deterministic: a strategy is a function of (case, version, seed).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+from ..strategies import FLOATS, INT_RANGES, Case, NotGeneratable, cast, input_parameter, param_elem
+
+EDGE_SHARE = 4  # one draw in this many gets an edge strategy
+LONG_AXIS = (17, 33, 67)  # past 16 lanes of a vector unit, and not a multiple of 4 or 8: main loop + remainder
+NARROW = ("float8e4m3fn", "float8e4m3fnuz", "float8e5m2", "float8e5m2fnuz", "float8e8m0", "float4e2m1",
+          "int4", "uint4", "int2", "uint2", "int8", "uint8", "float16", "bfloat16")
+_NAN_RULE = re.compile(r"isnan|isfinite|isinf")
+
+
+@dataclass(frozen=True)
+class EdgeStrategy:
+    name: str
+    doc: str  # what it draws and which code paths it aims at (shown on the op pages)
+    applies: Callable  # (version) -> bool
+    apply: Callable  # (case, version, rng) -> Case | None
+
+
+def _elements(case: Case, version) -> list[tuple[int, str, str]]:
+    """(position, input name, element type) of every tensor input of the case."""
+    out = []
+    for i, (name, arr) in enumerate(case.inputs):
+        if arr is None or not isinstance(arr, np.ndarray):
+            continue
+        param = input_parameter(version, name)
+        try:
+            elem = param_elem(param, case.type_map) if param is not None else None
+        except NotGeneratable:
+            elem = None
+        if elem is not None:
+            out.append((i, name, elem))
+    return out
+
+
+def _input_types(version) -> set[str]:
+    types: set[str] = set()
+    for p in version.inputs:
+        tc = version.type_constraint(p.type) if hasattr(version, "type_constraint") else None
+        allowed = tc.types if tc is not None else [p.type]
+        types |= {t[7:-1] if t.startswith("tensor(") else t for t in allowed}
+    return types
+
+
+def _rules_text(version) -> str:
+    return " ".join(getattr(r, "holds", "") or "" for r in (version.rules or ()))
+
+
+def _replace(case: Case, index: int, arr: np.ndarray) -> Case:
+    inputs = list(case.inputs)
+    inputs[index] = (inputs[index][0], arr)
+    return dataclasses.replace(case, inputs=tuple(inputs), siblings=0)
+
+
+def _pick_input(case, version, rng, want) -> tuple[int, str, np.ndarray] | None:
+    choices = [(i, elem) for i, _, elem in _elements(case, version) if want(elem) and case.inputs[i][1].size]
+    if not choices:
+        return None
+    i, elem = choices[int(rng.integers(0, len(choices)))]
+    return i, elem, case.inputs[i][1]
+
+
+def _special_floats(case, version, rng):
+    picked = _pick_input(case, version, rng, lambda e: e in FLOATS)
+    if picked is None:
+        return None
+    i, elem, arr = picked
+    flat = arr.reshape(-1).copy()
+    pool = cast([np.nan, np.inf, -np.inf, -0.0, 0.0], elem)
+    where = rng.integers(0, flat.size, max(1, flat.size // 4))
+    flat[where] = pool[rng.integers(0, len(pool), where.size)]
+    return _replace(case, i, flat.reshape(arr.shape))
+
+
+def _one_nan(case, version, rng):
+    picked = _pick_input(case, version, rng, lambda e: e in FLOATS)
+    if picked is None:
+        return None
+    i, elem, arr = picked
+    flat = arr.reshape(-1).copy()
+    flat[0 if rng.random() < 0.5 else flat.size - 1] = cast([np.nan], elem)[0]
+    return _replace(case, i, flat.reshape(arr.shape))
+
+
+def _subnormals(case, version, rng):
+    picked = _pick_input(case, version, rng, lambda e: e in ("float", "double", "float16", "bfloat16"))
+    if picked is None:
+        return None
+    i, elem, arr = picked
+    from ..strategies import np_dtype
+
+    dt = np_dtype(elem)
+    try:
+        info = np.finfo(dt)
+    except ValueError:
+        import ml_dtypes
+
+        info = ml_dtypes.finfo(dt)
+    tiny, smallest = float(info.tiny), float(info.smallest_subnormal)
+    values = rng.uniform(smallest, tiny, arr.size) * rng.choice([-1.0, 1.0], arr.size)
+    values[rng.random(arr.size) < 0.2] = smallest
+    return _replace(case, i, cast(values, elem).reshape(arr.shape))
+
+
+def _integer_extremes(case, version, rng):
+    picked = _pick_input(case, version, rng, lambda e: e in INT_RANGES)
+    if picked is None:
+        return None
+    i, elem, arr = picked
+    lo, hi = INT_RANGES[elem]
+    pool = [v for v in (lo, hi, lo + 1, hi - 1, -1, 0, 1) if lo <= v <= hi]
+    flat = arr.reshape(-1).copy()
+    where = rng.random(flat.size) < 0.5
+    where[int(rng.integers(0, flat.size))] = True
+    flat[where] = cast([pool[int(k)] for k in rng.integers(0, len(pool), int(where.sum()))], elem)
+    return _replace(case, i, flat.reshape(arr.shape))
+
+
+def _output_elem(case: Case, version) -> str | None:
+    for p in version.outputs:
+        try:
+            return param_elem(p, case.type_map)
+        except NotGeneratable:
+            continue
+    return None
+
+
+def _saturation_edge(case, version, rng):
+    """Values at the largest finite value of the output type, half an ulp past it (a rounding tie
+    that must saturate or become inf/NaN as the text says), and twice it."""
+    out = _output_elem(case, version)
+    if out not in NARROW:
+        return None
+    picked = _pick_input(case, version, rng, lambda e: e in FLOATS and e != out)
+    if picked is None:
+        return None
+    i, elem, arr = picked
+    from ..strategies import np_dtype
+
+    if out in INT_RANGES:
+        lo, hi = INT_RANGES[out]
+        edge = [hi, hi + 0.5, hi + 1, lo, lo - 0.5, lo - 1, 0.5, -0.5, 1.5, 2.5]
+    else:
+        try:
+            info = np.finfo(np_dtype(out))
+        except (ValueError, TypeError):
+            import ml_dtypes
+
+            info = ml_dtypes.finfo(np_dtype(out))
+        top, eps = float(info.max), float(info.eps)
+        edge = [top, top * (1 + eps / 2), top * (1 + eps), 2 * top, float(info.tiny), float(info.tiny) / 2]
+        edge += [-v for v in edge]
+    flat = arr.reshape(-1).copy()
+    picks = cast([edge[int(k)] for k in rng.integers(0, len(edge), flat.size)], elem)
+    where = rng.random(flat.size) < 0.6
+    where[int(rng.integers(0, flat.size))] = True
+    flat[where] = picks[where]
+    return _replace(case, i, flat.reshape(arr.shape))
+
+
+def _long_axis(case, version, rng):
+    """Every input whose last extent equals the largest one is tiled along it to 17, 33 or 67
+    (inputs broadcasting along it with extent 1 keep it), so shapes still agree."""
+    tensors = [(i, arr) for i, _, _ in _elements(case, version) for arr in [case.inputs[i][1]] if arr.ndim]
+    if not tensors:
+        return None
+    last = max(arr.shape[-1] for _, arr in tensors)
+    if last == 0 or any(arr.shape[-1] not in (1, last) for _, arr in tensors):
+        return None
+    size = LONG_AXIS[int(rng.integers(0, len(LONG_AXIS)))]
+    out = case
+    for i, arr in tensors:
+        if arr.shape[-1] == last:
+            reps = -(-size // last)
+            grown = np.concatenate([arr] * reps, axis=-1)[..., :size]
+            out = _replace(out, i, np.ascontiguousarray(grown))
+    return out
+
+
+def _negative_axes(case, version, rng):
+    attrs = dict(case.attributes)
+    data = next((a for _, a in case.inputs if isinstance(a, np.ndarray)), None)
+    rank = data.ndim if data is not None else 0
+    changed = False
+    for name in ("axis", "axes"):
+        value = attrs.get(name)
+        if isinstance(value, int) and 0 <= value < rank:
+            attrs[name], changed = value - rank, True
+        elif isinstance(value, (list, tuple)) and value and all(isinstance(v, int) for v in value):
+            attrs[name] = [v - rank if 0 <= v < rank else v for v in value]
+            changed = changed or attrs[name] != list(value)
+    if not changed:
+        return None
+    return dataclasses.replace(case, attributes=tuple(attrs.items()), siblings=0)
+
+
+def _rank_six(case, version, rng):
+    """Every input gains the same leading extents of 1 up to rank 6 (broadcasting is unchanged)."""
+    tensors = [(i, case.inputs[i][1]) for i, _, _ in _elements(case, version)]
+    if not tensors or any(arr.ndim != tensors[0][1].ndim for _, arr in tensors) or tensors[0][1].ndim >= 6:
+        return None
+    out = case
+    for i, arr in tensors:
+        out = _replace(out, i, arr.reshape((1,) * (6 - arr.ndim) + arr.shape))
+    return out
+
+
+def _has_float(version) -> bool:
+    return bool(_input_types(version) & set(FLOATS))
+
+
+def _no_nan_rule(version) -> bool:
+    return not _NAN_RULE.search(_rules_text(version))
+
+
+def _elementwise_shapes(version) -> bool:
+    # ops whose inputs take any rank (no rank rule on any input): extra leading 1s are valid input
+    return all(p.rank is None for p in version.inputs) and not version.family
+
+
+def _has_axis(version) -> bool:
+    return any(a.name in ("axis", "axes") and a.type in ("int", "ints") for a in version.attributes)
+
+
+def _narrow_output(version) -> bool:
+    """An output bound to a type parameter of its own (Cast's T2, QuantizeLinear's T2) that can be
+    a narrow type, from a floating-point input: a conversion that can saturate."""
+    data = version.inputs[0].type if version.inputs else None
+    outs = set()
+    for p in version.outputs:
+        if p.type == data:
+            continue
+        tc = version.type_constraint(p.type)
+        outs |= {t[7:-1] for t in (tc.types if tc is not None else [p.type]) if t.startswith("tensor(")}
+    return bool(outs & set(NARROW)) and _has_float(version)
+
+
+STRATEGIES: tuple[EdgeStrategy, ...] = (
+    EdgeStrategy("special values", "NaN, +-inf and +-0.0 at a quarter of the positions of one floating-point input",
+                 lambda v: _has_float(v) and _no_nan_rule(v), _special_floats),
+    EdgeStrategy("one NaN", "a single NaN at the first or the last position of one floating-point input (reductions "
+                 "and arg ops that skip or propagate it by position)", lambda v: _has_float(v) and _no_nan_rule(v),
+                 _one_nan),
+    EdgeStrategy("subnormals", "one input made of subnormal values of either sign (CPUs that flush them to zero, "
+                 "reciprocals that overflow)", lambda v: bool(_input_types(v) & {"float", "double", "float16",
+                                                                                  "bfloat16"}), _subnormals),
+    EdgeStrategy("integer extremes", "INT_MIN, INT_MAX, -1, 0 and 1 of the type at half the positions of one integer "
+                 "input", lambda v: bool(_input_types(v) & set(INT_RANGES)), _integer_extremes),
+    EdgeStrategy("saturation edge", "inputs at the largest finite value of a narrower output type, half an ulp and one "
+                 "ulp past it, twice it, and half its smallest normal (float8, 4-bit, 8-bit and half types)",
+                 _narrow_output, _saturation_edge),
+    EdgeStrategy("long last axis", "the last axis tiled to 17, 33 or 67 elements (a vectorized kernel's main loop "
+                 "and its remainder)", lambda v: bool(v.inputs), _long_axis),
+    EdgeStrategy("negative axes", "axis or axes attributes given as their negative equivalents", _has_axis,
+                 _negative_axes),
+    EdgeStrategy("rank 6", "every input raised to rank 6 with leading extents of 1", _elementwise_shapes, _rank_six),
+)
+
+
+def applicable(version) -> tuple[EdgeStrategy, ...]:
+    """The edge strategies of the version, in a fixed order."""
+    out = []
+    for s in STRATEGIES:
+        try:
+            if s.applies(version):
+                out.append(s)
+        except Exception:  # noqa: BLE001 - a spec shape a predicate did not foresee: leave it out
+            continue
+    return tuple(out)
+
+
+def apply_edge(name: str, case: Case, version, seed: int) -> Case:
+    """``case`` with the edge strategy ``name`` applied (the case itself when it does not fit)."""
+    strategy = next(s for s in STRATEGIES if s.name == name)
+    try:
+        with np.errstate(all="ignore"):
+            out = strategy.apply(case, version, np.random.default_rng(seed))
+    except (ValueError, TypeError, OverflowError, NotGeneratable):
+        return case
+    if out is None:
+        return case
+    return dataclasses.replace(out, edge=name)

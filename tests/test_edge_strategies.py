@@ -1,0 +1,83 @@
+"""Targeted edge strategies: a fixed share of the draws gets one narrow trigger (a NaN at the first
+or last position, subnormals, a long last axis, a conversion at the saturation edge ...)."""
+
+from __future__ import annotations
+
+import collections
+
+import numpy as np
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from opkit.backends.registry import resolve
+from opkit.cases.edges import EDGE_SHARE, LONG_AXIS, STRATEGIES, applicable, apply_edge
+from opkit.cases.generator import cases
+from opkit.conformance import harness
+from opkit.conformance.runner import BackendRunner, Runner
+from opkit.conformance.worker import Worker
+from opkit.strategies import Case
+
+FAKES = "test_conformance_fakes"
+
+
+def _names(op, since):
+    return [s.name for s in applicable(harness.load_op("ai.onnx", op).version(since))]
+
+
+def test_strategies_apply_by_what_the_version_can_hold():
+    assert {"subnormals", "one NaN", "long last axis", "rank 6"} <= set(_names("Erf", 13))
+    assert "saturation edge" not in _names("Erf", 13)  # same type in and out: nothing saturates
+    assert "saturation edge" in _names("Cast", 21) and "saturation edge" in _names("QuantizeLinear", 21)
+    assert "negative axes" in _names("ArgMax", 13) and "negative axes" not in _names("Erf", 13)
+    # a version whose rules exclude NaN gets no NaN (it would only be discarded)
+    assert "one NaN" not in _names("Hardmax", 13) and "special values" not in _names("Hardmax", 13)
+    assert "integer extremes" not in _names("Erf", 13)
+
+
+def _case(x, attributes=()):
+    return Case("ai.onnx", "Add", 14, (("T", "tensor(float)"),), attributes, (("A", x), ("B", x[..., :1])))
+
+
+def test_each_strategy_is_deterministic_and_changes_what_it_says():
+    add = harness.load_op("ai.onnx", "Add").version(14)
+    x = np.arange(1, 7, dtype=np.float32).reshape(2, 3)
+    for s in STRATEGIES:
+        a, b = apply_edge(s.name, _case(x), add, 5), apply_edge(s.name, _case(x), add, 5)
+        assert all(np.array_equal(p[1], q[1], equal_nan=True) for p, q in zip(a.inputs, b.inputs)), s.name
+    long = apply_edge("long last axis", _case(x), add, 1)
+    assert long.edge == "long last axis" and long.inputs[0][1].shape[-1] in LONG_AXIS
+    assert long.inputs[1][1].shape == (2, 1)  # the broadcasting input keeps its extent of 1
+    six = apply_edge("rank 6", _case(x), add, 1)
+    assert six.inputs[0][1].shape == (1, 1, 1, 1, 2, 3) and six.inputs[1][1].shape == (1, 1, 1, 1, 2, 1)
+    sub = apply_edge("subnormals", _case(x), add, 2)
+    changed = next(arr for (_, arr), (_, old) in zip(sub.inputs, _case(x).inputs) if not np.array_equal(arr, old))
+    assert np.all(np.abs(changed) < np.finfo(np.float32).tiny) and np.all(changed != 0)
+    nan = apply_edge("one NaN", _case(x), add, 3)
+    flat = [arr.reshape(-1) for _, arr in nan.inputs]
+    assert sum(int(np.isnan(f).sum()) for f in flat) == 1
+    assert any(np.isnan(f[0]) or np.isnan(f[-1]) for f in flat)
+
+
+def test_a_fixed_share_of_draws_gets_an_edge_and_every_edge_is_drawn():
+    spec = harness.load_op("ai.onnx", "Erf")
+    seen = collections.Counter()
+
+    @settings(max_examples=400, database=None, deadline=None, suppress_health_check=list(HealthCheck))
+    @given(cases(spec, spec.version(13), types={"T": "tensor(float)"}))
+    def draw(case):
+        seen[case.edge] += 1
+
+    draw()
+    total = sum(seen.values())
+    share = 1 - seen[""] / total
+    assert 0.5 / EDGE_SHARE < share < 1.6 / EDGE_SHARE, seen
+    assert set(seen) - {""} == set(_names("Erf", 13)), seen
+
+
+def test_a_bug_past_the_vector_width_is_found_only_with_the_long_axis():
+    trilu = harness.load_op("ai.onnx", "Trilu")
+    with Worker(resolve(f"{FAKES}:WrongPastSixteen"), timeout=10.0) as worker:
+        runner = Runner(BackendRunner(worker), max_examples=150, seed=0, timeout=10.0)
+        runner.run_differential(trilu, trilu.version(14), [{"T": "tensor(float)"}])
+    found = [r for r in runner.results if r["outcome"] == "mismatch"]
+    assert found and "edge=long last axis" in found[0]["minimal_example"], runner.results
