@@ -1,0 +1,140 @@
+"""Recall: how many runtime bugs that others know of does opkit find?
+
+Two measurements, both against lists kept in ``conformance/recall/`` (see its README):
+
+``peer``: a peer project's list of a runtime's known failures, matched against a committed sweep
+report (no run needed)::
+
+    python benchmarks/recall.py peer conformance/recall/onnx-tests-onnxruntime.yaml \\
+        conformance/reports/onnxruntime-sweep.json
+
+``releases``: known, since-fixed bugs of older onnxruntime releases. For each bug, ``opkit test
+--backend onnxruntime --op OP`` runs in a venv with a release that has the bug (made on demand
+under ``--venvs``: ``python -m venv``, then ``pip install -e <this checkout> onnxruntime==X``) and
+in one with the release that fixed it (``--fixed``, default: this interpreter's). Found means a
+failure of the bug's kind in the broken release; fixed means none in the fixed one::
+
+    python benchmarks/recall.py releases conformance/recall/onnxruntime-known-bugs.yaml \\
+        --venvs /tmp/ort --runs /tmp/recall-runs
+
+Both print a table and, with ``--markdown FILE``, write it as a Markdown section (for
+docs/recall.md). Exit code 0; the numbers are the result.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+
+from opkit.conformance.recall import audit_judge, load_known, match, recall  # noqa: E402
+from opkit.emit.findings import load_audit  # noqa: E402
+
+
+def _table(rows: list[tuple], header: tuple) -> str:
+    out = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    out += ["| " + " | ".join(str(c).replace("|", "\\|").replace("\n", " ") for c in row) + " |" for row in rows]
+    return "\n".join(out)
+
+
+def peer(args) -> str:
+    head, known = load_known(args.known)
+    with open(args.report, encoding="utf-8") as f:
+        report = json.load(f)
+    matches = [match(k, report["cases"], audit_judge(report, load_audit(ROOT))) for k in known]
+    found, total = recall(matches)
+    rows = [(m.known.id, m.status, m.known.extra.get("verdict", ""), m.known.extra.get("peer_reason", ""),
+             m.example[:120]) for m in matches]
+    # entries the list's own verdicts set apart (fixed since, undefined by the text, rounding)
+    deviations = [m for m in matches if m.known.extra.get("verdict", "deviates") == "deviates"]
+    found_dev, total_dev = recall(deviations)
+    versions = ", ".join(f"{b.get('name')} {b.get('version')}" for b in report.get("target", {}).get("backends", []))
+    text = [f"{head.get('title', args.known)} ({versions}): opkit reports a failure for **{found} of {total}** "
+            f"entries; of the {total_dev} that still deviate from the ONNX text on this release, "
+            f"**{found_dev}**.", "", _table(rows, ("entry", "opkit", "verdict", "peer's reason", "opkit's message"))]
+    return "\n".join(text)
+
+
+def _venv(root: str, release: str) -> str:
+    """The venv of onnxruntime ``release`` (made when missing); returns its opkit executable."""
+    path = os.path.join(root, release)
+    exe = os.path.join(path, "bin", "opkit")
+    if os.path.exists(exe):
+        return exe
+    subprocess.run([sys.executable, "-m", "venv", path], check=True)
+    minor = int(release.split(".")[1])
+    numpy = "numpy<2" if minor < 19 else "numpy"  # releases before 1.19 were built against NumPy 1
+    subprocess.run([os.path.join(path, "bin", "pip"), "install", "-q", "-e", ROOT, f"onnxruntime=={release}", numpy,
+                    "ml_dtypes<0.6"], check=True)
+    return exe
+
+
+def _run(exe: str, op: str, versions, out: str, examples: int) -> dict:
+    if not os.path.exists(out):
+        selector = op if not versions else f"{op}@{min(versions)}..{max(versions)}"
+        started = time.perf_counter()
+        subprocess.run([exe, "test", "--backend", "onnxruntime", "--op", selector, "--max-examples", str(examples),
+                        "--report", out, "-q"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        print(f"  {os.path.basename(out)}: {time.perf_counter() - started:.0f} s", file=sys.stderr)
+    with open(out, encoding="utf-8") as f:
+        return json.load(f)
+
+
+def releases(args) -> str:
+    _, known = load_known(args.known)
+    os.makedirs(args.runs, exist_ok=True)
+    audit = load_audit(ROOT)
+    fixed_exe = args.fixed or os.path.join(os.path.dirname(sys.executable), "opkit")
+    rows, found_n, fixed_n = [], 0, 0
+    for k in known:
+        broken = str((k.extra.get("broken") or ["?"])[0])
+        old = _run(_venv(args.venvs, broken), k.op, k.versions,
+                   os.path.join(args.runs, f"{broken}-{k.op}-{'-'.join(map(str, k.versions))}.json"), args.max_examples)
+        new = _run(fixed_exe, k.op, k.versions,
+                   os.path.join(args.runs, f"fixed-{k.op}-{'-'.join(map(str, k.versions))}.json"), args.max_examples)
+        before = match(k, old["cases"], audit_judge(old, audit))
+        after = match(k, new["cases"], audit_judge(new, audit))
+        found_n += before.status == "found"
+        fixed_n += before.status == "found" and after.status != "found"
+        rows.append((k.id, k.op, k.cls, broken, before.status, "fixed" if after.status != "found" else "still fails",
+                     before.example[:100]))
+    text = [f"Known since-fixed onnxruntime bugs ({len(known)}): opkit finds **{found_n}** "
+            f"({100.0 * found_n / max(1, len(known)):.0f}%) on a release that has them; the fixed release passes "
+            f"**{fixed_n}** of those.", "",
+            _table(rows, ("bug", "op", "class", "broken release", "opkit on it", "fixed release", "message"))]
+    return "\n".join(text)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    sub = parser.add_subparsers(dest="what", required=True)
+    p = sub.add_parser("peer", help="match a peer's known-failure list against a report")
+    p.add_argument("known")
+    p.add_argument("report")
+    r = sub.add_parser("releases", help="run opkit on older releases with known bugs")
+    r.add_argument("known")
+    r.add_argument("--venvs", default="/tmp/ort", help="where the per-release venvs are (made when missing)")
+    r.add_argument("--runs", default="/tmp/recall-runs", help="where the reports go (kept: a rerun reuses them)")
+    r.add_argument("--fixed", default=None, help="opkit executable of the fixed release (default: this venv's)")
+    r.add_argument("--max-examples", type=int, default=20)
+    for q in (p, r):
+        q.add_argument("--markdown", default=None, help="also write the table to this file")
+    args = parser.parse_args(argv)
+    text = peer(args) if args.what == "peer" else releases(args)
+    print(text)
+    if args.markdown:
+        tmp = args.markdown + ".tmp"
+        with open(tmp, "w", encoding="utf-8") as f:
+            f.write(text + "\n")
+        os.replace(tmp, args.markdown)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
