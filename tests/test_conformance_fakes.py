@@ -233,3 +233,19 @@ class RefusesBfloat16(_Fake):
             raise RuntimeError("[ONNXRuntimeError] : 9 : NOT_IMPLEMENTED : Could not find an implementation "
                                "for Trilu(14) node with name ''")
         return cls.rep(model)
+
+
+class _DiesOnExtremeKAndEmptyRep(_DiesOnExtremeKRep):
+    def run(self, inputs, **kwargs):
+        if any(np.size(x) == 0 for x in inputs if x is not None and np.ndim(x) > 0):
+            raise RuntimeError("empty tensors are not handled")
+        return super().run(inputs, **kwargs)
+
+
+class DiesOnExtremeKAndFailsEmpty(_Fake):
+    """Two bugs in one binding, the first a crash: its process dies on a far k, and an empty
+    input raises."""
+
+    @classmethod
+    def rep(cls, model):
+        return _DiesOnExtremeKAndEmptyRep(model, cls.post)

@@ -102,3 +102,12 @@ def test_a_single_bug_is_reported_once():
         runner = Runner(BackendRunner(worker), max_examples=20, seed=1, timeout=10.0)
         runner.run_differential(TRILU, TRILU.version(14), [{"T": "tensor(float)"}])
     assert [(r["example"], r["outcome"]) for r in runner.results] == [("differential", "mismatch")]
+
+
+def test_the_search_goes_on_after_a_crash():
+    # a crash used to end the binding's search: a second bug behind it was never seen
+    with Worker(resolve(f"{FAKES}:DiesOnExtremeKAndFailsEmpty"), timeout=10.0) as worker:
+        runner = Runner(BackendRunner(worker), max_examples=40, seed=1, timeout=10.0)
+        runner.run_differential(TRILU, TRILU.version(14), [{"T": "tensor(float)"}])
+    outcomes = {r["outcome"] for r in runner.results}
+    assert {"crash", "error"} <= outcomes, [(r["example"], r["outcome"], r["message"][:60]) for r in runner.results]

@@ -5,7 +5,7 @@ reduced axis, subnormals on a CPU that flushes them to zero, the vectorized main
 remainder (a last axis longer than any drawn extent), a float8 or 4-bit conversion at its
 saturation edge, INT_MIN and INT_MAX in integer arithmetic, negative axes, rank 6. Each strategy
 here turns a drawn valid case into one with that trigger; ``cases`` applies one in a fixed share of
-its draws (``EDGE_SHARE``), and the case is then checked like any other (a variant the op's rules
+its draws (about one in ``EDGE_SHARE``), and the case is then checked like any other (a variant the op's rules
 exclude is discarded, never run as a finding).
 
 A strategy applies to an op version by what the version can hold (a floating-point input, an axis
@@ -27,7 +27,10 @@ import numpy as np
 
 from ..strategies import FLOATS, INT_RANGES, Case, NotGeneratable, cast, input_parameter, param_elem
 
-EDGE_SHARE = 4  # one draw in this many gets an edge strategy
+EDGE_SHARE = 4  # about one case in this many gets an edge strategy ...
+# ... for which a drawn seed must pick one with this chance: hypothesis draws seed 0 and other
+# simple values far more often than chance would (measured: 0.25 gave one case in 8 to 12)
+EDGE_CHANCE = 0.4
 LONG_AXIS = (17, 33, 67)  # past 16 lanes of a vector unit, and not a multiple of 4 or 8: main loop + remainder
 NARROW = ("float8e4m3fn", "float8e4m3fnuz", "float8e5m2", "float8e5m2fnuz", "float8e8m0", "float4e2m1",
           "int4", "uint4", "int2", "uint2", "int8", "uint8", "float16", "bfloat16")

@@ -562,9 +562,10 @@ class Runner:
             if state["smallest"] is not None:
                 case, ex = state["smallest"]
                 return ex, case, state["runs"]
-            if state["runs"]:  # generation stopped early (slow oracle) after valid passing draws
-                return Exec(PASS), None, state["runs"]
-            return self._undrawable(state), None, 0
+            if not state["runs"]:
+                return self._undrawable(state), None, 0
+            # generation stopped early after valid passing draws (a slow oracle, or a search past
+            # a failure that met only that failure again): the fixed edge cases still run below
         except NotGeneratable as exc:  # a family hook met a version it cannot build (raised by a draw)
             return Exec(UNTESTED, f"opkit cannot generate inputs: {exc}", {"stage": "generate"}), None, state["runs"]
         except (Flaky, Unsatisfiable, Exception) as exc:  # noqa: BLE001
@@ -583,7 +584,7 @@ class Runner:
             check_stop()
             try:
                 ex = execute(case)
-            except harness.Invalid:
+            except (harness.Invalid, _StopShrinking):  # invalid, or the failure already reported
                 continue
             state["runs"] += ex.count
             if ex.outcome != PASS:
@@ -734,7 +735,7 @@ class Runner:
         on with that failure's class excluded (a case failing the same way counts as passing), so a
         second, different bug of the binding is reported as well (records ``<suite>-2``, ...), up
         to MAX_DISTINCT failures; a search that finds nothing new records nothing more, and none
-        follows a refusal, a crash or a hang."""
+        follows a refusal or a hang."""
         seen: set = set()
         for phase in range(distinct):
             masked = {"hits": 0, "other": 0}
@@ -743,9 +744,12 @@ class Runner:
                 ex = execute(case)
                 if ex.outcome != PASS and failure_class(ex) in seen:
                     masked["hits"] += 1
+                    masked["expensive"] = masked.get("expensive", 0) + (ex.outcome in EXPENSIVE)
                     # every draw so far fails the known way (a binding the runtime refuses at
-                    # load): the rest of the budget would only meet it again
-                    if masked["hits"] >= MASKED_ONLY_STOP and not masked["other"]:
+                    # load): the rest of the budget would only meet it again; and each known
+                    # crash met again restarts the worker, so only a few are paid for
+                    if (masked["hits"] >= MASKED_ONLY_STOP and not masked["other"]) \
+                            or masked["expensive"] >= MAX_EXPENSIVE:
                         raise _StopShrinking
                     return Exec(PASS, count=ex.count)
                 masked["other"] += 1
@@ -757,9 +761,11 @@ class Runner:
                 return
             self._record(spec, version, suite, suite if not phase else f"{suite}-{phase + 1}", binding, ex, runs,
                          time.perf_counter() - t0, minimal, rejected=self.last_run["invalid"])
-            # a refusal ends the binding; so does a crash or hang: searching on past one would
-            # restart the worker at every draw that reaches it again
-            if ex.outcome not in FAILING or ex.outcome == UNSUPPORTED or ex.outcome in EXPENSIVE:
+            # a refusal ends the binding, and so does a hang (each draw that meets it again costs
+            # the whole timeout); a crash does not: a second bug behind it (MaxUnpool's
+            # out-of-range index behind its scalar-indices segfault) is searched for, with the
+            # known crash met again at most MAX_EXPENSIVE times
+            if ex.outcome not in FAILING or ex.outcome in (UNSUPPORTED, TIMEOUT):
                 return
             seen.add(failure_class(ex))
             t0 = time.perf_counter()
