@@ -91,13 +91,21 @@ def releases(args) -> str:
     os.makedirs(args.runs, exist_ok=True)
     audit = load_audit(ROOT)
     fixed_exe = args.fixed or os.path.join(os.path.dirname(sys.executable), "opkit")
+    plan = {}
+    for k in known:
+        broken = str((k.extra.get("broken") or ["?"])[0])
+        tag = f"{k.op}-{'-'.join(map(str, k.versions))}"
+        plan[k.id] = ((_venv(args.venvs, broken), k.op, k.versions, os.path.join(args.runs, f"{broken}-{tag}.json")),
+                      (fixed_exe, k.op, k.versions, os.path.join(args.runs, f"fixed-{tag}.json")))
+    runs = {r[3]: r for pair in plan.values() for r in pair}
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=args.jobs) as pool:  # each run is its own opkit process
+        reports = dict(zip(runs, pool.map(lambda r: _run(*r, args.max_examples), runs.values())))
     rows, found_n, fixed_n = [], 0, 0
     for k in known:
         broken = str((k.extra.get("broken") or ["?"])[0])
-        old = _run(_venv(args.venvs, broken), k.op, k.versions,
-                   os.path.join(args.runs, f"{broken}-{k.op}-{'-'.join(map(str, k.versions))}.json"), args.max_examples)
-        new = _run(fixed_exe, k.op, k.versions,
-                   os.path.join(args.runs, f"fixed-{k.op}-{'-'.join(map(str, k.versions))}.json"), args.max_examples)
+        old, new = (reports[r[3]] for r in plan[k.id])
         before = match(k, old["cases"], audit_judge(old, audit))
         after = match(k, new["cases"], audit_judge(new, audit))
         found_n += before.status == "found"
@@ -123,6 +131,7 @@ def main(argv=None) -> int:
     r.add_argument("--runs", default="/tmp/recall-runs", help="where the reports go (kept: a rerun reuses them)")
     r.add_argument("--fixed", default=None, help="opkit executable of the fixed release (default: this venv's)")
     r.add_argument("--max-examples", type=int, default=20)
+    r.add_argument("-j", "--jobs", type=int, default=2, help="opkit runs at once (default 2)")
     for q in (p, r):
         q.add_argument("--markdown", default=None, help="also write the table to this file")
     args = parser.parse_args(argv)

@@ -11,7 +11,6 @@ is reported as xfail, an unexpected pass fails as XPASS(strict).
 
 from __future__ import annotations
 
-import os
 import time
 
 import pytest

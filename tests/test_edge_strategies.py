@@ -7,7 +7,6 @@ import collections
 
 import numpy as np
 from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
 from opkit.backends.registry import resolve
 from opkit.cases.edges import EDGE_SHARE, LONG_AXIS, STRATEGIES, applicable, apply_edge

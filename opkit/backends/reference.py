@@ -10,7 +10,6 @@ naming the op and version.
 from __future__ import annotations
 
 import functools
-import os
 from collections.abc import Sequence
 from typing import Any
 

@@ -58,8 +58,9 @@ ROBUSTNESS_SHARE, ROBUSTNESS_MIN_EXAMPLES = 4, 5
 PROBE_EXAMPLES = 3
 # a search past a failure stops once this many draws in a row fail the excluded way and none other
 MASKED_ONLY_STOP = 5
+MASKED_EXPENSIVE = 2  # ... or once the known crash has been met again this often (each restarts the worker)
 PROBE_DISTINCT = 2  # a probe looks past its first failure once (Cast-21's saturate refusal hid string -> double)
-PROBE_SHRINK_BUDGET = 10  # a probe's failure is mostly the binding itself (a refused model): shrink briefly
+PROBE_SHRINK_BUDGET = 4  # a probe's failure is mostly the binding itself (a refused model): shrink briefly
 MAX_EXPENSIVE = 4  # real crash/timeout runs per hypothesis run (each restarts the worker)
 # Draws hypothesis may try while shrinking a failure. Shrinking usually reaches a minimal case in
 # a few dozen steps; past that it mostly confirms minimality at full backend cost, which made
@@ -106,6 +107,11 @@ def check_stop() -> None:
 def stop_thread_on(event: threading.Event | None) -> None:
     """Also stop this thread's runners when ``event`` is set (None: only the process-wide stop)."""
     _THREAD_STOP.event = event
+
+
+def _memory_kill(ex) -> bool:
+    """A crash that is the worker's memory limit, not the runtime dying on its own."""
+    return ex.outcome == CRASH and "resident memory over" in (ex.message or "")
 
 
 class _StopShrinking(BaseException):
@@ -749,7 +755,7 @@ class Runner:
                     # load): the rest of the budget would only meet it again; and each known
                     # crash met again restarts the worker, so only a few are paid for
                     if (masked["hits"] >= MASKED_ONLY_STOP and not masked["other"]) \
-                            or masked["expensive"] >= MAX_EXPENSIVE:
+                            or masked["expensive"] >= MASKED_EXPENSIVE:
                         raise _StopShrinking
                     return Exec(PASS, count=ex.count)
                 masked["other"] += 1
@@ -761,11 +767,11 @@ class Runner:
                 return
             self._record(spec, version, suite, suite if not phase else f"{suite}-{phase + 1}", binding, ex, runs,
                          time.perf_counter() - t0, minimal, rejected=self.last_run["invalid"])
-            # a refusal ends the binding, and so does a hang (each draw that meets it again costs
-            # the whole timeout); a crash does not: a second bug behind it (MaxUnpool's
+            # a refusal ends the binding, and so does a hang or a memory kill (each draw that
+            # meets it again costs the whole timeout, or seconds of allocation); a crash does not: a second bug behind it (MaxUnpool's
             # out-of-range index behind its scalar-indices segfault) is searched for, with the
             # known crash met again at most MAX_EXPENSIVE times
-            if ex.outcome not in FAILING or ex.outcome in (UNSUPPORTED, TIMEOUT):
+            if ex.outcome not in FAILING or ex.outcome in (UNSUPPORTED, TIMEOUT) or _memory_kill(ex):
                 return
             seen.add(failure_class(ex))
             t0 = time.perf_counter()
