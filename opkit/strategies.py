@@ -570,11 +570,16 @@ _FEED = st.integers(0, 7)
 
 def all_bindings(version: OpVersion) -> list[dict[str, str]]:
     """Every combination of allowed tensor types, one dict per binding, in schema order."""
+    return [dict(b) for b in _all_bindings(version)]
+
+
+@cache_by_identity
+def _all_bindings(version: OpVersion) -> tuple[dict[str, str], ...]:
     import itertools
 
     names, pools = _free_pools(version)
     combos = (with_linked(dict(zip(names, combo)), type_links(version)) for combo in itertools.product(*pools))
-    return [b for b in combos if binding_violation(version, b) is None]
+    return tuple(b for b in combos if binding_violation(version, b) is None)
 
 
 def _free_pools(version: OpVersion) -> tuple[list[str], list[list[str]]]:

@@ -256,7 +256,7 @@ def _weight(versions, max_bindings: int | None) -> int:
     for version in versions:
         every = math.prod(len(tc.types) for tc in version.type_constraints) or 1
         searched = min(every, max_bindings) if max_bindings else every
-        # the rest are probed with 3 examples instead of 20 (Runner.run_differential)
+        # the rest are probed with 2 examples instead of 20 (Runner.run_differential)
         probed = min(every, PROBE_LIMIT) - searched if every > searched else 0
         total += searched * (1 + len(version.properties or ())) + probed // 6 + len(version.examples or ())
     return max(total, 1)

@@ -88,9 +88,16 @@ def load_known(path: str) -> tuple[dict, tuple[KnownFailure, ...]]:
     """(the file's header fields, its entries). The file is YAML: a mapping with ``failures``."""
     import yaml
 
-    with open(path, encoding="utf-8") as f:
-        data = yaml.safe_load(f) or {}
     name = os.path.basename(path)
+    try:
+        with open(path, encoding="utf-8") as f:
+            data = yaml.safe_load(f) or {}
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"{name}:{mark.line + 1}:{mark.column + 1}" if mark else name
+        raise KnownFailureError(f"{where}: not valid YAML ({getattr(exc, 'problem', exc)})") from None
+    except OSError as exc:
+        raise KnownFailureError(f"{name}: cannot be read ({exc.strerror})") from None
     if not isinstance(data, dict) or not isinstance(data.get("failures"), list):
         raise KnownFailureError(f"{name}: must be a mapping with a 'failures' list")
     entries = tuple(parse_entry(item, f"{name}: entry {i + 1}") for i, item in enumerate(data["failures"]))

@@ -54,12 +54,12 @@ ROBUSTNESS_BINDINGS = 8  # type bindings per op version the robustness suite cov
 ROBUSTNESS_SHARE, ROBUSTNESS_MIN_EXAMPLES = 4, 5
 # the bindings beyond the searched covering subset (probe_bindings) each get a few examples and
 # one failure: a missing type registration or a wrong conversion of one pair of types shows at
-# the first draw, and three examples keep every Cast pair within the sweep's time
-PROBE_EXAMPLES = 3
+# the first draw, and two examples keep every Cast pair within the sweep's time
+PROBE_EXAMPLES = 2
 # a search past a failure stops once this many draws in a row fail the excluded way and none other
 MASKED_ONLY_STOP = 5
 MASKED_EXPENSIVE = 2  # ... or once the known crash has been met again this often (each restarts the worker)
-PROBE_DISTINCT = 2  # a probe looks past its first failure once (Cast-21's saturate refusal hid string -> double)
+PROBE_DISTINCT = 1  # a probe stops at its first failure (looking past it cost the sweep 10% of its time)
 PROBE_SHRINK_BUDGET = 4  # a probe's failure is mostly the binding itself (a refused model): shrink briefly
 MAX_EXPENSIVE = 4  # real crash/timeout runs per hypothesis run (each restarts the worker)
 # Draws hypothesis may try while shrinking a failure. Shrinking usually reaches a minimal case in

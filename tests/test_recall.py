@@ -1,0 +1,62 @@
+"""Recall lists: known runtime failures matched against a report's cases."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from opkit.conformance.recall import KnownFailureError, load_known, match, parse_entry, recall
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _case(outcome, types=None, version=14, op="Add", message="", suite="differential"):
+    return {"op": op, "domain": "ai.onnx", "version": version, "types": types or {"T": "tensor(int8)"},
+            "outcome": outcome, "message": message, "suite": suite}
+
+
+def test_a_known_failure_is_found_only_by_a_failure_of_its_kind_in_its_binding():
+    known = parse_entry({"id": "add-int8", "op": "Add", "versions": [14], "binding": {"T": "int8"},
+                         "class": "registration"}, "t")
+    assert match(known, [_case("pass")]).status == "missed"
+    assert match(known, [_case("mismatch")]).status == "missed"  # not a registration
+    assert match(known, [_case("unsupported", {"T": "tensor(int16)"})]).status == "not-tested"
+    assert match(known, [_case("unsupported", version=13)]).status == "not-tested"
+    assert match(known, [_case("pass"), _case("unsupported")]).status == "found"
+    # a failure opkit's audit calls its own mistake is never a finding
+    assert match(known, [_case("unsupported")], own=lambda c: True).status == "opkit"
+
+
+def test_peer_spellings_and_any_type_and_message():
+    known = parse_entry({"id": "x", "op": "Cast", "binding": {"T1": "<U0", "T2": "float64"}, "message": "stod"}, "t")
+    types = {"T1": "tensor(string)", "T2": "tensor(double)"}
+    assert match(known, [_case("error", types, op="Cast", message="RUNTIME_EXCEPTION ... stod")]).status == "found"
+    assert match(known, [_case("error", types, op="Cast", message="saturate")]).status == "missed"
+    one = parse_entry({"id": "y", "op": "Pow", "any_type": "float32"}, "t")
+    assert match(one, [_case("mismatch", {"T": "tensor(int32)", "T1": "tensor(float)"}, op="Pow")]).status == "found"
+    assert recall([match(known, []), match(one, [])]) == (0, 2)
+
+
+def test_bad_lists_fail_with_one_line_naming_file_and_place(tmp_path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("failures:\n- {id: a, op: Add\n")
+    with pytest.raises(KnownFailureError, match=r"^bad.yaml:\d+:\d+: not valid YAML"):
+        load_known(str(bad))
+    bad.write_text("failures:\n- {id: a, op: Add, class: sometimes}\n")
+    with pytest.raises(KnownFailureError, match="entry 1 .a.: class must be one of"):
+        load_known(str(bad))
+    bad.write_text("failures:\n- {id: a, op: Add}\n- {id: a, op: Sub}\n")
+    with pytest.raises(KnownFailureError, match="id 'a' is used twice"):
+        load_known(str(bad))
+
+
+def test_the_committed_lists_load_and_say_where_they_come_from():
+    for name in ("onnx-tests-onnxruntime.yaml", "onnxruntime-known-bugs.yaml"):
+        head, entries = load_known(os.path.join(ROOT, "conformance", "recall", name))
+        assert head["source"] and len(entries) > 20
+    _, peer = load_known(os.path.join(ROOT, "conformance", "recall", "onnx-tests-onnxruntime.yaml"))
+    verdicts = {e.extra.get("verdict") for e in peer} - {None}
+    assert verdicts <= {"deviates", "undefined", "rounding", "fixed"}
+    _, bugs = load_known(os.path.join(ROOT, "conformance", "recall", "onnxruntime-known-bugs.yaml"))
+    assert all(e.extra.get("broken") and e.extra.get("fixed") for e in bugs)
