@@ -42,14 +42,15 @@ class EdgeStrategy:
     name: str
     doc: str  # what it draws and which code paths it aims at (shown on the op pages)
     applies: Callable  # (version) -> bool
-    apply: Callable  # (case, version, rng) -> Case | None
+    apply: Callable  # (case, version, rng, frozen input/attribute names) -> Case | None
 
 
-def _elements(case: Case, version) -> list[tuple[int, str, str]]:
-    """(position, input name, element type) of every tensor input of the case."""
+def _elements(case: Case, version, frozen=frozenset()) -> list[tuple[int, str, str]]:
+    """(position, input name, element type) of every tensor input of the case that no family hook
+    built."""
     out = []
     for i, (name, arr) in enumerate(case.inputs):
-        if arr is None or not isinstance(arr, np.ndarray):
+        if arr is None or not isinstance(arr, np.ndarray) or name in frozen:
             continue
         param = input_parameter(version, name)
         try:
@@ -80,16 +81,16 @@ def _replace(case: Case, index: int, arr: np.ndarray) -> Case:
     return dataclasses.replace(case, inputs=tuple(inputs), siblings=0)
 
 
-def _pick_input(case, version, rng, want) -> tuple[int, str, np.ndarray] | None:
-    choices = [(i, elem) for i, _, elem in _elements(case, version) if want(elem) and case.inputs[i][1].size]
+def _pick_input(case, version, rng, want, frozen=frozenset()) -> tuple[int, str, np.ndarray] | None:
+    choices = [(i, elem) for i, _, elem in _elements(case, version, frozen) if want(elem) and case.inputs[i][1].size]
     if not choices:
         return None
     i, elem = choices[int(rng.integers(0, len(choices)))]
     return i, elem, case.inputs[i][1]
 
 
-def _special_floats(case, version, rng):
-    picked = _pick_input(case, version, rng, lambda e: e in FLOATS)
+def _special_floats(case, version, rng, frozen=frozenset()):
+    picked = _pick_input(case, version, rng, lambda e: e in FLOATS, frozen)
     if picked is None:
         return None
     i, elem, arr = picked
@@ -100,8 +101,8 @@ def _special_floats(case, version, rng):
     return _replace(case, i, flat.reshape(arr.shape))
 
 
-def _one_nan(case, version, rng):
-    picked = _pick_input(case, version, rng, lambda e: e in FLOATS)
+def _one_nan(case, version, rng, frozen=frozenset()):
+    picked = _pick_input(case, version, rng, lambda e: e in FLOATS, frozen)
     if picked is None:
         return None
     i, elem, arr = picked
@@ -110,8 +111,8 @@ def _one_nan(case, version, rng):
     return _replace(case, i, flat.reshape(arr.shape))
 
 
-def _subnormals(case, version, rng):
-    picked = _pick_input(case, version, rng, lambda e: e in ("float", "double", "float16", "bfloat16"))
+def _subnormals(case, version, rng, frozen=frozenset()):
+    picked = _pick_input(case, version, rng, lambda e: e in ("float", "double", "float16", "bfloat16"), frozen)
     if picked is None:
         return None
     i, elem, arr = picked
@@ -130,8 +131,8 @@ def _subnormals(case, version, rng):
     return _replace(case, i, cast(values, elem).reshape(arr.shape))
 
 
-def _integer_extremes(case, version, rng):
-    picked = _pick_input(case, version, rng, lambda e: e in INT_RANGES)
+def _integer_extremes(case, version, rng, frozen=frozenset()):
+    picked = _pick_input(case, version, rng, lambda e: e in INT_RANGES, frozen)
     if picked is None:
         return None
     i, elem, arr = picked
@@ -156,13 +157,13 @@ def _output_elem(case: Case, version) -> str | None:
     return None
 
 
-def _saturation_edge(case, version, rng):
+def _saturation_edge(case, version, rng, frozen=frozenset()):
     """Values at the largest finite value of the output type, half an ulp past it (a rounding tie
     that must saturate or become inf/NaN as the text says), and twice it."""
     out = _output_elem(case, version)
     if out not in NARROW:
         return None
-    picked = _pick_input(case, version, rng, lambda e: e in FLOATS and e != out)
+    picked = _pick_input(case, version, rng, lambda e: e in FLOATS and e != out, frozen)
     if picked is None:
         return None
     i, elem, arr = picked
@@ -189,14 +190,14 @@ def _saturation_edge(case, version, rng):
     return _replace(case, i, flat.reshape(arr.shape))
 
 
-def _long_axis(case, version, rng):
+def _long_axis(case, version, rng, frozen=frozenset()):
     """Every input whose last extent equals the largest one is tiled along it to 17, 33 or 67
     (inputs broadcasting along it with extent 1 keep it), so shapes still agree."""
     # floating-point data only: an integer input may be a shape or a size (ConstantOfShape's 33
     # extents of a new tensor), where a longer axis asks for far more work
-    elements = _elements(case, version)
-    if any(elem not in FLOATS and case.inputs[i][1].ndim for i, _, elem in elements):
-        return None
+    elements = _elements(case, version, frozen)
+    if frozen or any(elem not in FLOATS and case.inputs[i][1].ndim for i, _, elem in elements):
+        return None  # a hook's inputs agree in shape in ways only the hook knows
     tensors = [(i, arr) for i, _, _ in elements for arr in [case.inputs[i][1]] if arr.ndim]
     if not tensors:
         return None
@@ -213,12 +214,14 @@ def _long_axis(case, version, rng):
     return out
 
 
-def _negative_axes(case, version, rng):
+def _negative_axes(case, version, rng, frozen=frozenset()):
     attrs = dict(case.attributes)
     data = next((a for _, a in case.inputs if isinstance(a, np.ndarray)), None)
     rank = data.ndim if data is not None else 0
     changed = False
     for name in ("axis", "axes"):
+        if name in frozen:
+            continue
         value = attrs.get(name)
         if isinstance(value, int) and 0 <= value < rank:
             attrs[name], changed = value - rank, True
@@ -230,10 +233,10 @@ def _negative_axes(case, version, rng):
     return dataclasses.replace(case, attributes=tuple(attrs.items()), siblings=0)
 
 
-def _rank_six(case, version, rng):
+def _rank_six(case, version, rng, frozen=frozenset()):
     """Every input gains the same leading extents of 1 up to rank 6 (broadcasting is unchanged)."""
-    tensors = [(i, case.inputs[i][1]) for i, _, _ in _elements(case, version)]
-    if not tensors or any(arr.ndim != tensors[0][1].ndim for _, arr in tensors) or tensors[0][1].ndim >= 6:
+    tensors = [(i, case.inputs[i][1]) for i, _, _ in _elements(case, version, frozen)]
+    if frozen or not tensors or any(arr.ndim != tensors[0][1].ndim for _, arr in tensors) or tensors[0][1].ndim >= 6:
         return None
     out = case
     for i, arr in tensors:
@@ -294,7 +297,10 @@ STRATEGIES: tuple[EdgeStrategy, ...] = (
 
 
 def applicable(version) -> tuple[EdgeStrategy, ...]:
-    """The edge strategies of the version, in a fixed order."""
+    """The edge strategies of the version, in a fixed order (none for a version whose family hook
+    builds its cases: they are valid by construction in ways an edge would undo)."""
+    if getattr(version, "family", None):
+        return ()
     out = []
     for s in STRATEGIES:
         try:
@@ -305,12 +311,14 @@ def applicable(version) -> tuple[EdgeStrategy, ...]:
     return tuple(out)
 
 
-def apply_edge(name: str, case: Case, version, seed: int) -> Case:
-    """``case`` with the edge strategy ``name`` applied (the case itself when it does not fit)."""
+def apply_edge(name: str, case: Case, version, seed: int, frozen=frozenset()) -> Case:
+    """``case`` with the edge strategy ``name`` applied (the case itself when it does not fit).
+    ``frozen`` names the inputs and attributes a family hook built valid by construction (RoiAlign's
+    batch indices, Gather's indices): an edge leaves them alone, and changes no shape."""
     strategy = next(s for s in STRATEGIES if s.name == name)
     try:
         with np.errstate(all="ignore"):
-            out = strategy.apply(case, version, np.random.default_rng(seed))
+            out = strategy.apply(case, version, np.random.default_rng(seed), frozenset(frozen))
     except (ValueError, TypeError, OverflowError, NotGeneratable):
         return case
     if out is None:
