@@ -249,3 +249,26 @@ class DiesOnExtremeKAndFailsEmpty(_Fake):
     @classmethod
     def rep(cls, model):
         return _DiesOnExtremeKAndEmptyRep(model, cls.post)
+
+
+class _SkipsLateNaNRep(_EvaluatorRep):
+    def run(self, inputs, **kwargs):
+        def skip(x):  # a NaN past the first element loses every comparison (a max that starts from it keeps it)
+            if x is None or not isinstance(x, np.ndarray) or x.dtype.kind != "f" or x.size < 2:
+                return x
+            flat = x.reshape(-1).copy()
+            late = np.isnan(flat[1:])
+            flat[1:][late] = -np.inf
+            return flat.reshape(x.shape)
+
+        return super().run([skip(x) for x in inputs], **kwargs)
+
+
+class SkipsLateNaN(FakeBackend):
+    """A max whose running maximum starts from the first element and compares with '>': a NaN
+    there propagates, a NaN anywhere else is skipped (as onnxruntime's ReduceMax does). Every other
+    value is onnx.reference's."""
+
+    @classmethod
+    def rep(cls, model):
+        return _SkipsLateNaNRep(model)

@@ -79,3 +79,44 @@ def test_a_bug_past_the_vector_width_is_found_only_with_the_long_axis():
         runner.run_differential(trilu, trilu.version(14), [{"T": "tensor(float)"}])
     found = [r for r in runner.results if r["outcome"] == "mismatch"]
     assert found and "edge=long last axis" in found[0]["minimal_example"], runner.results
+
+
+def _reduce_max_failures(monkeypatch, seed, sweep=True):
+    from opkit.conformance import runner as runner_module
+
+    if not sweep:
+        monkeypatch.setattr(runner_module, "edge_sweep", lambda bases, version: [])
+    reduce_max = harness.load_op("ai.onnx", "ReduceMax")
+    with Worker(resolve(f"{FAKES}:SkipsLateNaN"), timeout=10.0) as worker:
+        runner = Runner(BackendRunner(worker), max_examples=5, seed=seed, timeout=10.0)
+        runner.run_differential(reduce_max, reduce_max.version(18), [{"T": "tensor(float)"}])
+    monkeypatch.undo()
+    return [r for r in runner.results if r["outcome"] == "mismatch" and "nan" in r["message"].lower()]
+
+
+def test_the_edge_sweep_meets_every_edge_whatever_the_seed_draws(monkeypatch):
+    """ReduceMax's cases are built by a family hook (no random edges); the sweep still puts one NaN
+    at the last position of a drawn case, so a max that skips a late NaN is found on every seed."""
+    found = [_reduce_max_failures(monkeypatch, seed) for seed in range(3)]
+    assert all(found), found
+    assert any("edge=one NaN (last)" in f[0]["minimal_example"] for f in found), found
+    # the search alone, with the same seeds and budget, misses it at least once
+    assert not all(_reduce_max_failures(monkeypatch, seed, sweep=False) for seed in range(3))
+
+
+def test_the_sweep_applies_each_strategy_and_variant_once():
+    from opkit.cases.edges import sweep
+
+    add = harness.load_op("ai.onnx", "Add").version(14)
+    x = np.arange(1, 7, dtype=np.float32).reshape(2, 3)
+    edged = sweep([_case(x), _case(x + 1)], add)
+    names = [c.edge for c in edged]
+    assert names.count("one NaN (first)") == 1 and names.count("one NaN (last)") == 1
+    assert {"special values", "subnormals", "long last axis", "rank 6"} <= set(names)
+    last = next(c for c in edged if c.edge == "one NaN (last)")
+    assert any(np.isnan(arr.reshape(-1)[-1]) for _, arr in last.inputs)
+    # a family version gets only the strategies that change floating-point values
+    reduce_max = harness.load_op("ai.onnx", "ReduceMax").version(18)
+    assert {s.name for s in applicable(reduce_max, swept=True)} <= {"special values", "one NaN", "subnormals",
+                                                                      "saturation edge"}
+    assert "one NaN" in {s.name for s in applicable(reduce_max, swept=True)} and not applicable(reduce_max)

@@ -42,7 +42,13 @@ class EdgeStrategy:
     name: str
     doc: str  # what it draws and which code paths it aims at (shown on the op pages)
     applies: Callable  # (version) -> bool
-    apply: Callable  # (case, version, rng, frozen input/attribute names) -> Case | None
+    apply: Callable  # (case, version, rng, frozen input/attribute names[, variant]) -> Case | None
+    # the deterministic sweep (``sweep``) runs each variant once; None: the strategy's own draw
+    variants: tuple = (None,)
+    # changes only the values of floating-point inputs, never a shape, an integer or an attribute:
+    # the sweep applies it to a family hook's cases too (what the hook built for validity is
+    # indices, sizes and shapes; a float value the rules exclude is discarded like any other)
+    on_values: bool = False
 
 
 def _elements(case: Case, version, frozen=frozenset()) -> list[tuple[int, str, str]]:
@@ -101,13 +107,16 @@ def _special_floats(case, version, rng, frozen=frozenset()):
     return _replace(case, i, flat.reshape(arr.shape))
 
 
-def _one_nan(case, version, rng, frozen=frozenset()):
+def _one_nan(case, version, rng, frozen=frozenset(), variant=None):
     picked = _pick_input(case, version, rng, lambda e: e in FLOATS, frozen)
     if picked is None:
         return None
     i, elem, arr = picked
+    if variant is not None and arr.size < 2:
+        return None  # first and last are one element: the sweep looks for a larger case
     flat = arr.reshape(-1).copy()
-    flat[0 if rng.random() < 0.5 else flat.size - 1] = cast([np.nan], elem)[0]
+    last = rng.random() >= 0.5 if variant is None else variant == "last"
+    flat[flat.size - 1 if last else 0] = cast([np.nan], elem)[0]
     return _replace(case, i, flat.reshape(arr.shape))
 
 
@@ -276,18 +285,18 @@ def _narrow_output(version) -> bool:
 
 STRATEGIES: tuple[EdgeStrategy, ...] = (
     EdgeStrategy("special values", "NaN, +-inf and +-0.0 at a quarter of the positions of one floating-point input",
-                 lambda v: _has_float(v) and _no_nan_rule(v), _special_floats),
+                 lambda v: _has_float(v) and _no_nan_rule(v), _special_floats, on_values=True),
     EdgeStrategy("one NaN", "a single NaN at the first or the last position of one floating-point input (reductions "
                  "and arg ops that skip or propagate it by position)", lambda v: _has_float(v) and _no_nan_rule(v),
-                 _one_nan),
+                 _one_nan, ("first", "last"), on_values=True),
     EdgeStrategy("subnormals", "one input made of subnormal values of either sign (CPUs that flush them to zero, "
                  "reciprocals that overflow)", lambda v: bool(_input_types(v) & {"float", "double", "float16",
-                                                                                  "bfloat16"}), _subnormals),
+                                                                                  "bfloat16"}), _subnormals, on_values=True),
     EdgeStrategy("integer extremes", "INT_MIN, -1, 0 and 1 (and the maximum of an 8-bit type: a wider type's maximum "
                  "as a size would only ask for a huge output) at half the positions of one integer input", lambda v: bool(_input_types(v) & set(INT_RANGES)), _integer_extremes),
     EdgeStrategy("saturation edge", "inputs at the largest finite value of a narrower output type, half an ulp and one "
                  "ulp past it, twice it, and half its smallest normal (float8, 4-bit, 8-bit and half types)",
-                 _narrow_output, _saturation_edge),
+                 _narrow_output, _saturation_edge, on_values=True),
     EdgeStrategy("long last axis", "the last axis of the floating-point inputs tiled to 17, 33 or 67 elements (a "
                  "vectorized kernel's main loop and its remainder)", _has_float, _long_axis),
     EdgeStrategy("negative axes", "axis or axes attributes given as their negative equivalents", _has_axis,
@@ -296,13 +305,18 @@ STRATEGIES: tuple[EdgeStrategy, ...] = (
 )
 
 
-def applicable(version) -> tuple[EdgeStrategy, ...]:
-    """The edge strategies of the version, in a fixed order (none for a version whose family hook
-    builds its cases: they are valid by construction in ways an edge would undo)."""
-    if getattr(version, "family", None):
+def applicable(version, swept: bool = False) -> tuple[EdgeStrategy, ...]:
+    """The edge strategies of the version, in a fixed order. A version whose family hook builds its
+    cases draws none (they are valid by construction in ways an edge would undo, and random edges
+    would waste its draws on discarded cases); with ``swept``, what the edge sweep applies to it:
+    the strategies that change only floating-point values."""
+    family = bool(getattr(version, "family", None))
+    if family and not swept:
         return ()
     out = []
     for s in STRATEGIES:
+        if family and not s.on_values:
+            continue
         try:
             if s.applies(version):
                 out.append(s)
@@ -311,16 +325,42 @@ def applicable(version) -> tuple[EdgeStrategy, ...]:
     return tuple(out)
 
 
-def apply_edge(name: str, case: Case, version, seed: int, frozen=frozenset()) -> Case:
+def apply_edge(name: str, case: Case, version, seed: int, frozen=frozenset(), variant=None) -> Case:
     """``case`` with the edge strategy ``name`` applied (the case itself when it does not fit).
     ``frozen`` names the inputs and attributes a family hook built valid by construction (RoiAlign's
-    batch indices, Gather's indices): an edge leaves them alone, and changes no shape."""
+    batch indices, Gather's indices): an edge leaves them alone, and changes no shape. ``variant``
+    picks one of the strategy's ``variants`` (None: its own draw)."""
     strategy = next(s for s in STRATEGIES if s.name == name)
+    extra = {} if variant is None else {"variant": variant}
     try:
         with np.errstate(all="ignore"):
-            out = strategy.apply(case, version, np.random.default_rng(seed), frozenset(frozen))
+            out = strategy.apply(case, version, np.random.default_rng(seed), frozenset(frozen), **extra)
     except (ValueError, TypeError, OverflowError, NotGeneratable):
         return case
     if out is None:
         return case
-    return dataclasses.replace(out, edge=name)
+    return dataclasses.replace(out, edge=name if variant is None else f"{name} ({variant})")
+
+
+def sweep(bases, version, frozen=frozenset()) -> list[Case]:
+    """Every applicable strategy, each variant once (one NaN at the first and at the last
+    position), applied to the drawn valid cases ``bases`` in turn: the k-th to the k-th base, or to
+    the next one it fits (negative axes need a case with an axis). Deterministic for given bases, so
+    a binding's search meets every edge whatever share its seed happened to draw; a strategy that
+    fits no base is left out. The largest bases go first: hypothesis draws its smallest cases first,
+    and a NaN at the last position of a one-element tensor is at the first as well."""
+    bases = sorted(bases, key=lambda c: -c.size())
+    out: list[Case] = []
+    if not bases:
+        return out
+    k = 0
+    for strategy in applicable(version, swept=True):
+        for variant in strategy.variants:
+            for j in range(len(bases)):
+                base = bases[(k + j) % len(bases)]
+                edged = apply_edge(strategy.name, base, version, k, frozen, variant)
+                if edged is not base:
+                    out.append(edged)
+                    break
+            k += 1
+    return out

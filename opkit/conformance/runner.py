@@ -16,6 +16,7 @@ outcome may be an artefact of the interruption, e.g. a backend worker killed by 
 from __future__ import annotations
 
 import hashlib
+import itertools
 import threading
 import time
 import traceback
@@ -28,6 +29,7 @@ from hypothesis import strategies as st
 
 from ..spec.model import OpSpec, OpVersion
 from ..cases import cases, generatable
+from ..cases.edges import sweep as edge_sweep
 from ..cases.hostile import Hostile, hostile_variants
 from ..strategies import PROBE_LIMIT, Case, NotGeneratable, covering_bindings, edge_cases, expand, probe_bindings
 from . import harness
@@ -57,6 +59,7 @@ ROBUSTNESS_SHARE, ROBUSTNESS_MIN_EXAMPLES = 5, 4
 # one failure: a missing type registration or a wrong conversion of one pair of types shows at
 # the first draw, and two examples keep every Cast pair within the sweep's time
 PROBE_EXAMPLES = 2
+SWEEP_BASES = 32  # drawn cases that passed, kept as the bases of the edge sweep (cases.edges.sweep)
 # a search past a failure stops once this many draws in a row fail the excluded way and none other
 MASKED_ONLY_STOP = 5
 MASKED_EXPENSIVE = 2  # ... or once the known crash has been met again this often (each restarts the worker)
@@ -502,16 +505,17 @@ class Runner:
 
     # -- hypothesis runs
     def hypothesis_run(self, strategy, execute: Callable[[Case], Exec], seed: int, explicit=(),
-                       max_examples: int | None = None, shrink_budget: int | None = None):
+                       max_examples: int | None = None, shrink_budget: int | None = None, sweep=None):
         """Run up to ``max_examples`` (default: the runner's) drawn cases, shrinking a failure with
         at most ``shrink_budget`` draws (default: the runner's, per outcome); returns (Exec,
-        minimal Case or None, runs)."""
+        minimal Case or None, runs). When the draws find nothing, the fixed ``explicit`` cases run,
+        then ``sweep(passed)``: cases made from the first drawn cases that passed (the edge sweep)."""
         from hypothesis import HealthCheck, Phase, Verbosity, given, settings
         from hypothesis import seed as hseed
         from hypothesis.errors import Flaky, Unsatisfiable
 
         state = {"first": None, "last": None, "smallest": None, "expensive": 0, "runs": 0, "invalid": 0,
-                 "shrink_draws": 0}
+                 "shrink_draws": 0, "passed": []}
         self.last_run = state  # its "invalid" count: drawn cases the final validity check discarded
 
         def test(case):
@@ -541,6 +545,8 @@ class Runner:
                 reject()
             state["runs"] += ex.count
             if ex.outcome == PASS:
+                if len(state["passed"]) < SWEEP_BASES:
+                    state["passed"].append(case)
                 return
             case = ex.case if ex.case is not None else case
             if first is None:
@@ -559,6 +565,9 @@ class Runner:
                                     suppress_health_check=list(HealthCheck), verbosity=Verbosity.quiet,
                                     print_blob=False, report_multiple_bugs=False,
                                     phases=(Phase.explicit, Phase.generate, Phase.shrink))(test))
+        # with no database the key is unused, but hypothesis would still hash the test's source
+        # for it on every run (inspect + tokenize: 7% of a Cast sweep's time)
+        test._hypothesis_internal_database_key = b"opkit-runner"
         try:
             with local_constants_off():  # draws from (strategy, seed) alone: see determinism
                 test()
@@ -587,7 +596,7 @@ class Runner:
                         {"stage": "runner", "traceback": traceback.format_exc(limit=6)}), None, state["runs"]
         # hypothesis found nothing: now the fixed edge cases (run after, not as @example, so that a
         # failure hypothesis can find is reported shrunk; these are small already)
-        for case in explicit:
+        for case in itertools.chain(explicit, sweep(state["passed"]) if sweep is not None else ()):
             check_stop()
             try:
                 ex = execute(case)
@@ -708,7 +717,8 @@ class Runner:
             seed = _stable_seed(self.seed, spec.domain, spec.name, version.since, sorted(binding.items()))
             if tuple(sorted(binding.items())) not in probes:
                 self.search(spec, version, "differential", binding, strategy,
-                            lambda c: self.execute_differential(version, c), seed, edge_cases(spec, version, binding), t0)
+                            lambda c: self.execute_differential(version, c), seed, edge_cases(spec, version, binding), t0,
+                            sweep=lambda bases: edge_sweep(bases, version))
             else:
                 self.search(spec, version, "differential", binding, strategy,
                             lambda c: self.execute_differential(version, c), seed, (), t0,
@@ -737,7 +747,7 @@ class Runner:
 
     def search(self, spec: OpSpec, version: OpVersion, suite: str, binding: dict, strategy, execute, seed: int,
                explicit, t0: float, max_examples: int | None = None, distinct: int = MAX_DISTINCT,
-               shrink_budget: int | None = None) -> None:
+               shrink_budget: int | None = None, sweep=None) -> None:
         """Run hypothesis on one binding and record what it finds. After a failure (shrunk), search
         on with that failure's class excluded (a case failing the same way counts as passing), so a
         second, different bug of the binding is reported as well (records ``<suite>-2``, ...), up
@@ -763,7 +773,7 @@ class Runner:
                 return ex
 
             ex, minimal, runs = self.hypothesis_run(strategy, guarded, _stable_seed(seed, phase) if phase else seed,
-                                                    explicit, max_examples, shrink_budget)
+                                                    explicit, max_examples, shrink_budget, sweep)
             if phase and ex.outcome in (PASS, UNTESTED):
                 return
             self._record(spec, version, suite, suite if not phase else f"{suite}-{phase + 1}", binding, ex, runs,

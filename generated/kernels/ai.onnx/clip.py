@@ -25,7 +25,13 @@ def clip_1(input, *, consumed_inputs=None, max=None, min=None):
     min = float_attribute(min)  # float32 in the model
     input, _t_T = check_type('Clip', 1, 'input', input, 'T', _TYPES_1_T, None)
     try:
+        # an omitted bound is numeric_limits::lowest() / max() of T (the text): finite for a float
+        # type, so +-inf is clipped to the largest finite value (an integer type's limits change nothing)
         y = input
+        if input.dtype.kind not in "iub":
+            top = ml_dtypes.finfo(input.dtype).max
+            min = np.asarray(-top, input.dtype) if min is None else min
+            max = np.asarray(top, input.dtype) if max is None else max
         if min is not None:
             y = np.maximum(y, min)
         if max is not None:
@@ -43,7 +49,13 @@ def clip_6(input, *, max=3.4028235e+38, min=-3.4028235e+38):
     min = float_attribute(min)  # float32 in the model
     input, _t_T = check_type('Clip', 6, 'input', input, 'T', _TYPES_6_T, None)
     try:
+        # an omitted bound is numeric_limits::lowest() / max() of T (the text): finite for a float
+        # type, so +-inf is clipped to the largest finite value (an integer type's limits change nothing)
         y = input
+        if input.dtype.kind not in "iub":
+            top = ml_dtypes.finfo(input.dtype).max
+            min = np.asarray(-top, input.dtype) if min is None else min
+            max = np.asarray(top, input.dtype) if max is None else max
         if min is not None:
             y = np.maximum(y, min)
         if max is not None:
@@ -67,7 +79,13 @@ def clip_11(input, min=None, max=None):
     if not (max is None or np.ndim(max) == 0):
         fail('Clip', 11, 'V2', 'max, when given, is a scalar (a tensor of empty shape).')
     try:
+        # an omitted bound is numeric_limits::lowest() / max() of T (the text): finite for a float
+        # type, so +-inf is clipped to the largest finite value (an integer type's limits change nothing)
         y = input
+        if input.dtype.kind not in "iub":
+            top = ml_dtypes.finfo(input.dtype).max
+            min = np.asarray(-top, input.dtype) if min is None else min
+            max = np.asarray(top, input.dtype) if max is None else max
         if min is not None:
             y = np.maximum(y, min)
         if max is not None:
@@ -91,7 +109,13 @@ def clip_12(input, min=None, max=None):
     if not (max is None or np.ndim(max) == 0):
         fail('Clip', 12, 'V2', 'max, when given, is a scalar (a tensor of empty shape).')
     try:
+        # an omitted bound is numeric_limits::lowest() / max() of T (the text): finite for a float
+        # type, so +-inf is clipped to the largest finite value (an integer type's limits change nothing)
         y = input
+        if input.dtype.kind not in "iub":
+            top = ml_dtypes.finfo(input.dtype).max
+            min = np.asarray(-top, input.dtype) if min is None else min
+            max = np.asarray(top, input.dtype) if max is None else max
         if min is not None:
             y = np.maximum(y, min)
         if max is not None:
@@ -115,7 +139,13 @@ def clip_13(input, min=None, max=None):
     if not (max is None or np.ndim(max) == 0):
         fail('Clip', 13, 'V2', 'max, when given, is a scalar (a tensor of empty shape).')
     try:
+        # an omitted bound is numeric_limits::lowest() / max() of T (the text): finite for a float
+        # type, so +-inf is clipped to the largest finite value (an integer type's limits change nothing)
         y = input
+        if input.dtype.kind not in "iub":
+            top = ml_dtypes.finfo(input.dtype).max
+            min = np.asarray(-top, input.dtype) if min is None else min
+            max = np.asarray(top, input.dtype) if max is None else max
         if min is not None:
             y = np.maximum(y, min)
         if max is not None:
