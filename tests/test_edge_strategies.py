@@ -120,3 +120,12 @@ def test_the_sweep_applies_each_strategy_and_variant_once():
     assert {s.name for s in applicable(reduce_max, swept=True)} <= {"special values", "one NaN", "subnormals",
                                                                       "saturation edge"}
     assert "one NaN" in {s.name for s in applicable(reduce_max, swept=True)} and not applicable(reduce_max)
+
+
+def test_a_family_versions_page_lists_what_its_sweep_applies():
+    from pathlib import Path
+
+    page = (Path(__file__).resolve().parents[1] / "generated/docs/operators/ai.onnx/ReduceMax.md").read_text()
+    family_part = page.split("built valid by construction by the `shape` family")[1].split("## ")[0]
+    assert "runs each of these targeted triggers once on" in family_part
+    assert "*one NaN*" in family_part and "*rank 6*" not in family_part

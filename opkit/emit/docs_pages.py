@@ -787,7 +787,8 @@ def _version_view(ctx: GenContext, spec: OpSpec, v: OpVersion, previous: OpVersi
                   for r in v.rules],
         "family": v.family,  # a closed vocabulary (spec.types.FAMILIES): safe as text
         # opkit's own text (opkit.cases.edges), chosen by what the version can hold
-        "edges": [{"name": e.name, "doc": e.doc} for e in applicable_edges(v)],
+        "edges": [{"name": e.name, "doc": e.doc} for e in applicable_edges(v, swept=True)],
+        "edges_drawn": bool(applicable_edges(v)),  # False: a family version, swept only
         "edge_share": EDGE_SHARE,
         "accuracy": _accuracy_line(spec, v),
         "functions": [{"opset": f.opset, "text": fence(_block(f.text))} for f in v.function],
