@@ -74,9 +74,16 @@ SHRINK_BUDGET = 60
 # A backend that refuses the op or type at load refuses every draw of the signature: hypothesis's
 # first draw is already its simplest case, so there is nothing to shrink.
 SHRINK_BUDGET_BY_OUTCOME = {UNSUPPORTED: 0}
+# An error raised while the runtime loads the model (an attribute value it refuses) depends on the
+# model, not on the values fed: a short shrink reaches the attributes; the rest re-ran one refusal
+# (three quarters of the draws spent on errors in a full sweep).
+LOAD_ERROR_SHRINK_BUDGET = 20
 # Draws the reference kernel (or ONNX inference) may reject before the first valid one: past this
 # the strategies do not fit the op (say, shapes that must agree), and more draws rarely help.
 MAX_INVALID_BEFORE_VALID = 60
+# ... and for a probe (2 examples): a binding whose every case a rule excludes (Cast number ->
+# string, rule D1) otherwise cost 60 draws per probe, a fifth of a Cast version's time
+PROBE_MAX_INVALID = 15
 # Draws whose reference output hits harness.ORACLE_TIME_LIMIT before generation for the binding
 # stops (each costs the whole limit; three in a row mean the strategies keep asking for huge outputs).
 MAX_SLOW_ORACLE = 3
@@ -505,7 +512,8 @@ class Runner:
 
     # -- hypothesis runs
     def hypothesis_run(self, strategy, execute: Callable[[Case], Exec], seed: int, explicit=(),
-                       max_examples: int | None = None, shrink_budget: int | None = None, sweep=None):
+                       max_examples: int | None = None, shrink_budget: int | None = None, sweep=None,
+                       max_invalid: int = MAX_INVALID_BEFORE_VALID):
         """Run up to ``max_examples`` (default: the runner's) drawn cases, shrinking a failure with
         at most ``shrink_budget`` draws (default: the runner's, per outcome); returns (Exec,
         minimal Case or None, runs). When the draws find nothing, the fixed ``explicit`` cases run,
@@ -528,6 +536,8 @@ class Runner:
             if first is not None:
                 state["shrink_draws"] += 1
                 budget = SHRINK_BUDGET_BY_OUTCOME.get(first, self.shrink_budget)
+                if state.get("first_at_load"):
+                    budget = min(budget, LOAD_ERROR_SHRINK_BUDGET)
                 if state["shrink_draws"] > (budget if shrink_budget is None else min(budget, shrink_budget)):
                     raise _StopShrinking
             try:
@@ -535,7 +545,7 @@ class Runner:
             except harness.Invalid as inv:
                 state["invalid"] += 1
                 state.setdefault("why", str(inv))
-                if state["runs"] == 0 and state["invalid"] >= MAX_INVALID_BEFORE_VALID:
+                if state["runs"] == 0 and state["invalid"] >= max_invalid:
                     raise _StopShrinking from None
                 if isinstance(inv, harness.OracleTooSlow):
                     state["slow"] = state.get("slow", 0) + 1
@@ -551,6 +561,7 @@ class Runner:
             case = ex.case if ex.case is not None else case
             if first is None:
                 state["first"] = first = ex.outcome
+                state["first_at_load"] = ex.outcome not in EXPENSIVE and ex.details.get("stage") == "load"
             if ex.outcome != first:
                 return  # shrink one failure class at a time
             if ex.outcome in EXPENSIVE:
@@ -723,7 +734,7 @@ class Runner:
                 self.search(spec, version, "differential", binding, strategy,
                             lambda c: self.execute_differential(version, c), seed, (), t0,
                             max_examples=min(PROBE_EXAMPLES, self.max_examples), distinct=PROBE_DISTINCT,
-                            shrink_budget=PROBE_SHRINK_BUDGET)
+                            shrink_budget=PROBE_SHRINK_BUDGET, max_invalid=PROBE_MAX_INVALID)
 
     def _strategies(self, spec: OpSpec, version: OpVersion, suite: str, bindings, make):
         """(binding, strategy, start time) for each binding the backend can be fed and ONNX
@@ -747,7 +758,7 @@ class Runner:
 
     def search(self, spec: OpSpec, version: OpVersion, suite: str, binding: dict, strategy, execute, seed: int,
                explicit, t0: float, max_examples: int | None = None, distinct: int = MAX_DISTINCT,
-               shrink_budget: int | None = None, sweep=None) -> None:
+               shrink_budget: int | None = None, sweep=None, max_invalid: int = MAX_INVALID_BEFORE_VALID) -> None:
         """Run hypothesis on one binding and record what it finds. After a failure (shrunk), search
         on with that failure's class excluded (a case failing the same way counts as passing), so a
         second, different bug of the binding is reported as well (records ``<suite>-2``, ...), up
@@ -773,7 +784,7 @@ class Runner:
                 return ex
 
             ex, minimal, runs = self.hypothesis_run(strategy, guarded, _stable_seed(seed, phase) if phase else seed,
-                                                    explicit, max_examples, shrink_budget, sweep)
+                                                    explicit, max_examples, shrink_budget, sweep, max_invalid)
             if phase and ex.outcome in (PASS, UNTESTED):
                 return
             self._record(spec, version, suite, suite if not phase else f"{suite}-{phase + 1}", binding, ex, runs,
