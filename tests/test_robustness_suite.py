@@ -111,3 +111,20 @@ def test_the_search_goes_on_after_a_crash():
         runner.run_differential(TRILU, TRILU.version(14), [{"T": "tensor(float)"}])
     outcomes = {r["outcome"] for r in runner.results}
     assert {"crash", "error"} <= outcomes, [(r["example"], r["outcome"], r["message"][:60]) for r in runner.results]
+
+
+def test_a_crash_shrunk_in_one_binding_is_recorded_unshrunk_in_the_next():
+    """Each shrink step of a crash restarts the worker; the same crash in a sibling binding of the
+    op version is recorded as found, with what it was, and not shrunk again."""
+    bindings = [{"T": "tensor(int64)"}, {"T": "tensor(int32)"}]
+    with Worker(resolve(f"{FAKES}:DiesOnExtremeK"), timeout=10.0) as worker:
+        runner = Runner(BackendRunner(worker), max_examples=30, seed=1, timeout=10.0)
+        runner.run_robustness(TRILU, TRILU.version(14), bindings)
+    crashes = [r for r in runner.results if r["outcome"] == "crash" and r["example"] == "robustness"]
+    assert [r["types"]["T"] for r in crashes] == ["tensor(int64)", "tensor(int32)"], runner.results
+    first, second = crashes
+    assert "shrunk" not in first["details"]
+    assert second["details"]["shrunk"].startswith("no: the same failure")
+    assert "SIGFPE" in second["message"] and second["details"]["change"]
+    # found again on the first crashing draw: far fewer worker restarts than the shrink of the first
+    assert second["examples_run"] < first["examples_run"]
