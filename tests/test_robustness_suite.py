@@ -128,3 +128,15 @@ def test_a_crash_shrunk_in_one_binding_is_recorded_unshrunk_in_the_next():
     assert "SIGFPE" in second["message"] and second["details"]["change"]
     # found again on the first crashing draw: far fewer worker restarts than the shrink of the first
     assert second["examples_run"] < first["examples_run"]
+
+
+def test_a_mismatch_shrunk_in_one_binding_is_shrunk_briefly_in_the_next():
+    bindings = [{"T": "tensor(float)"}, {"T": "tensor(double)"}, {"T": "tensor(int32)"}]
+    with Worker(resolve(f"{FAKES}:WrongValues"), timeout=10.0) as worker:
+        runner = Runner(BackendRunner(worker), max_examples=20, seed=1, timeout=10.0)
+        runner.run_differential(TRILU, TRILU.version(14), bindings)
+    first, *others = [r for r in runner.results if r["example"] == "differential"]
+    assert first["outcome"] == "mismatch" and "shrunk" not in first["details"]
+    assert others and all(r["outcome"] == "mismatch" for r in others)
+    assert all(r["details"]["shrunk"].startswith("briefly (at most 8 draws)") for r in others), others
+    assert all(r["minimal_example"] for r in others)

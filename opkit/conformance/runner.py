@@ -68,6 +68,8 @@ PROBE_SHRINK_BUDGET = 4  # a probe's failure is mostly the binding itself (a ref
 MAX_EXPENSIVE = 4  # real crash/timeout runs per hypothesis run (each restarts the worker)
 # ... a timeout costs the whole time limit each: the first and one confirmation
 MAX_EXPENSIVE_BY_OUTCOME = {TIMEOUT: 2}
+# a failure already shrunk in another type binding of the op version (Runner._shrunk_classes)
+SEEN_SHRINK_BUDGET = 8
 # Draws hypothesis may try while shrinking a failure. Shrinking usually reaches a minimal case in
 # a few dozen steps; past that it mostly confirms minimality at full backend cost, which made
 # failing bindings cost 10-50x a passing one in full sweeps. A count, not a clock: repros stay
@@ -353,10 +355,11 @@ class Runner:
         self.results: list[dict] = []
         self.skipped: list[dict] = []  # (op version, binding) pairs not run, with the reason
         self._skipped_keys: set = set()
-        # (op version, suite) -> crash/hang classes already found and shrunk in one of its type
-        # bindings: another binding meeting one is recorded as found, not shrunk again (each
-        # shrink step restarts the worker; GatherND's out-of-range crash is the same in all 16)
-        self._expensive_seen: dict[tuple, set] = {}
+        # (op version, suite) -> failure classes already found and shrunk in one of its type
+        # bindings: another binding meeting one shrinks it briefly, and a crash or hang not at all
+        # (each of its shrink steps restarts the worker; GatherND's out-of-range crash is the same
+        # in all 16 bindings, Attention-24's mismatch in 52)
+        self._shrunk_classes: dict[tuple, set] = {}
         self.siblings = siblings
         self.max_bindings = max_bindings
         self.shrink_budget = SHRINK_BUDGET if shrink_budget is None else shrink_budget
@@ -519,7 +522,7 @@ class Runner:
     # -- hypothesis runs
     def hypothesis_run(self, strategy, execute: Callable[[Case], Exec], seed: int, explicit=(),
                        max_examples: int | None = None, shrink_budget: int | None = None, sweep=None,
-                       max_invalid: int = MAX_INVALID_BEFORE_VALID, known_expensive=frozenset()):
+                       max_invalid: int = MAX_INVALID_BEFORE_VALID, shrunk_elsewhere=frozenset()):
         """Run up to ``max_examples`` (default: the runner's) drawn cases, shrinking a failure with
         at most ``shrink_budget`` draws (default: the runner's, per outcome); returns (Exec,
         minimal Case or None, runs). When the draws find nothing, the fixed ``explicit`` cases run,
@@ -544,6 +547,8 @@ class Runner:
                 budget = SHRINK_BUDGET_BY_OUTCOME.get(first, self.shrink_budget)
                 if state.get("first_at_load"):
                     budget = min(budget, LOAD_ERROR_SHRINK_BUDGET)
+                if state.get("first_elsewhere"):
+                    budget = min(budget, SEEN_SHRINK_BUDGET)
                 if state["shrink_draws"] > (budget if shrink_budget is None else min(budget, shrink_budget)):
                     raise _StopShrinking
             try:
@@ -568,14 +573,13 @@ class Runner:
             if first is None:
                 state["first"] = first = ex.outcome
                 state["first_at_load"] = ex.outcome not in EXPENSIVE and ex.details.get("stage") == "load"
+                state["first_elsewhere"] = failure_class(ex) in shrunk_elsewhere
             if ex.outcome != first:
                 return  # shrink one failure class at a time
             if ex.outcome in EXPENSIVE:
                 state["expensive"] += 1
-                if state["expensive"] == 1 and failure_class(ex) in known_expensive:
+                if state["first_elsewhere"]:
                     state["expensive"] = MAX_EXPENSIVE  # reported as found; shrunk in a sibling binding
-                    ex.details = dict(ex.details or {}, shrunk="no: the same failure was shrunk in another type "
-                                                              "binding of this op version")
             state["last"] = (case, ex)
             if state["smallest"] is None or case.size() < state["smallest"][0].size():
                 state["smallest"] = (case, ex)
@@ -775,7 +779,7 @@ class Runner:
         to MAX_DISTINCT failures; a search that finds nothing new records nothing more, and none
         follows a refusal or a hang."""
         seen: set = set()
-        known = self._expensive_seen.setdefault((spec.domain, spec.name, version.since, suite), set())
+        known = self._shrunk_classes.setdefault((spec.domain, spec.name, version.since, suite), set())
         for phase in range(distinct):
             masked = {"hits": 0, "other": 0}
 
@@ -797,6 +801,10 @@ class Runner:
             ex, minimal, runs = self.hypothesis_run(strategy, guarded, _stable_seed(seed, phase) if phase else seed,
                                                     explicit, max_examples, shrink_budget, sweep, max_invalid,
                                                     frozenset(known))
+            if ex.outcome in FAILING and failure_class(ex) in known:
+                ex.details = dict(ex.details or {}, shrunk=(
+                    "no" if ex.outcome in EXPENSIVE else f"briefly (at most {SEEN_SHRINK_BUDGET} draws)")
+                    + ": the same failure was shrunk in another type binding of this op version")
             if phase and ex.outcome in (PASS, UNTESTED):
                 return
             self._record(spec, version, suite, suite if not phase else f"{suite}-{phase + 1}", binding, ex, runs,
@@ -805,7 +813,7 @@ class Runner:
             # meets it again costs the whole timeout, or seconds of allocation); a crash does not: a second bug behind it (MaxUnpool's
             # out-of-range index behind its scalar-indices segfault) is searched for, with the
             # known crash met again at most MAX_EXPENSIVE times
-            if ex.outcome in EXPENSIVE:
+            if ex.outcome in FAILING:
                 known.add(failure_class(ex))
             if ex.outcome not in FAILING or ex.outcome in (UNSUPPORTED, TIMEOUT) or _memory_kill(ex):
                 return
