@@ -33,7 +33,7 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from opkit.conformance.recall import audit_judge, load_known, match, recall  # noqa: E402
+from opkit.conformance.recall import audit_judge, first_broken_release, load_known, match, recall  # noqa: E402
 from opkit.emit.findings import load_audit  # noqa: E402
 
 
@@ -93,7 +93,7 @@ def releases(args) -> str:
     fixed_exe = args.fixed or os.path.join(os.path.dirname(sys.executable), "opkit")
     plan = {}
     for k in known:
-        broken = str((k.extra.get("broken") or ["?"])[0])
+        broken = first_broken_release(k)
         tag = f"{k.op}-{'-'.join(map(str, k.versions))}"
         plan[k.id] = ((_venv(args.venvs, broken), k.op, k.versions, os.path.join(args.runs, f"{broken}-{tag}.json")),
                       (fixed_exe, k.op, k.versions, os.path.join(args.runs, f"fixed-{tag}.json")))
@@ -104,7 +104,7 @@ def releases(args) -> str:
         reports = dict(zip(runs, pool.map(lambda r: _run(*r, args.max_examples), runs.values())))
     rows, found_n, fixed_n = [], 0, 0
     for k in known:
-        broken = str((k.extra.get("broken") or ["?"])[0])
+        broken = first_broken_release(k)
         old, new = (reports[r[3]] for r in plan[k.id])
         before = match(k, old["cases"], audit_judge(old, audit))
         after = match(k, new["cases"], audit_judge(new, audit))

@@ -60,3 +60,13 @@ def test_the_committed_lists_load_and_say_where_they_come_from():
     assert verdicts <= {"deviates", "undefined", "rounding", "fixed"}
     _, bugs = load_known(os.path.join(ROOT, "conformance", "recall", "onnxruntime-known-bugs.yaml"))
     assert all(e.extra.get("broken") and e.extra.get("fixed") for e in bugs)
+
+
+def test_the_broken_release_is_read_without_its_note():
+    from opkit.conformance.recall import first_broken_release, parse_entry
+
+    entry = parse_entry({"id": "ReduceMax-keepdims", "op": "ReduceMax", "versions": [13], "class": "wrong-value",
+                         "broken": ["1.16.3 (keepdims=0 only)", "1.17.3"]}, "known.yaml:1")
+    assert first_broken_release(entry) == "1.16.3"
+    assert first_broken_release(parse_entry({"id": "x", "op": "Add", "versions": [14], "class": "any"},
+                                            "known.yaml:2")) == "?"

@@ -143,6 +143,18 @@ class Match:
                 "tested": self.tested, "example": self.example}
 
 
+def first_broken_release(known: KnownFailure) -> str:
+    """The first release a known bug's ``broken`` list names, without the note a list entry may
+    carry ("1.16.3 (keepdims=0 only)" is release 1.16.3); "?" when it names none."""
+    import re
+
+    for item in known.extra.get("broken") or ():
+        found = re.match(r"\s*(\d+\.\d+(?:\.\d+)?)", str(item))
+        if found:
+            return found.group(1)
+    return "?"
+
+
 def match(known: KnownFailure, cases: list[dict], own=lambda case: False) -> Match:
     """Whether ``cases`` (one report's) find ``known``; ``own(case)`` is true for a failure opkit's
     audit calls its own mistake (never counted as finding a runtime bug)."""
