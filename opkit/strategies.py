@@ -451,6 +451,42 @@ def param_elem(param: FormalParameter, binding: dict[str, str]) -> str:
     raise NotGeneratable(f"parameter {param.name} has type {param.type}, which opkit cannot generate")
 
 
+def recast(case: Case, version: OpVersion, binding: dict[str, str]) -> Case | None:
+    """``case`` asked of another type binding: every tensor's values cast to the element type the
+    binding gives its parameter (a crash found in uint8, asked again of int32), type attributes
+    rebound. None when a value cannot be carried over (text to numbers, a sequence, a value the
+    target type cannot hold such as NaN as an integer)."""
+    import dataclasses
+
+    inputs = []
+    for name, value in case.inputs:
+        if value is None:
+            inputs.append((name, value))
+            continue
+        param = input_parameter(version, name)
+        if param is None or not isinstance(value, np.ndarray):
+            return None
+        try:
+            elem = param_elem(param, binding)
+        except NotGeneratable:
+            return None
+        if (value.dtype.kind in "OUS") != (elem == "string"):
+            return None
+        try:
+            if elem in INT_RANGES and value.dtype.kind in "fcV":
+                if not np.all(np.isfinite(value.astype(np.float64))):
+                    return None
+                value = np.trunc(value.astype(np.float64))
+            with np.errstate(all="ignore"):
+                new = cast(value.reshape(-1).tolist(), elem).reshape(value.shape)
+        except (ValueError, TypeError, OverflowError):
+            return None
+        inputs.append((name, new))
+    attrs = bind_type_attributes(version, binding, dict(case.attributes))
+    return dataclasses.replace(case, types=tuple(sorted(binding.items())), inputs=tuple(inputs),
+                               attributes=tuple(attrs.items()), siblings=0)
+
+
 TYPE_ATTRIBUTES = ("to", "dtype", "output_dtype", "output_datatype")
 
 

@@ -140,3 +140,31 @@ def test_a_mismatch_shrunk_in_one_binding_is_shrunk_briefly_in_the_next():
     assert others and all(r["outcome"] == "mismatch" for r in others)
     assert all(r["details"]["shrunk"].startswith("briefly (at most 8 draws)") for r in others), others
     assert all(r["minimal_example"] for r in others)
+
+
+def test_a_crash_of_one_binding_is_replayed_on_the_others_after_the_search():
+    """Runs each binding's own search first; then the crash's minimal case, cast to a binding whose
+    search did not meet it, is asked again there (a search in int32 may never draw what uint8 met)."""
+    with Worker(resolve(f"{FAKES}:DiesOnExtremeK"), timeout=10.0) as worker:
+        runner = Runner(BackendRunner(worker), max_examples=30, seed=1, timeout=10.0)
+        runner.run_robustness(TRILU, TRILU.version(14), [{"T": "tensor(int64)"}])
+        assert [r["outcome"] for r in runner.results] == ["crash"]
+        runner.replay_expensive(TRILU, TRILU.version(14), "robustness",
+                                [{"T": "tensor(int64)"}, {"T": "tensor(int32)"}, {"T": "tensor(float)"}])
+    replays = [r for r in runner.results if r["example"] == "robustness-replay"]
+    assert sorted(r["types"]["T"] for r in replays) == ["tensor(float)", "tensor(int32)"], runner.results
+    assert all(r["outcome"] == "crash" and r["details"]["replayed_from"] == {"T": "tensor(int64)"} for r in replays)
+    assert all("int32" in r["minimal_example"] or "float32" in r["minimal_example"] for r in replays)
+
+
+def test_recast_carries_values_to_another_binding_or_says_it_cannot():
+    from opkit.strategies import recast
+
+    case = _div_case(np.uint8)
+    as_int32 = recast(case, DIV, {"T": "tensor(int32)"})
+    assert as_int32.types == (("T", "tensor(int32)"),)
+    assert all(arr.dtype == np.int32 and np.array_equal(arr, old) for (_, arr), (_, old) in
+               zip(as_int32.inputs, case.inputs))
+    nan = Case("ai.onnx", "Div", 14, (("T", "tensor(float)"),), (),
+               (("A", np.array([np.nan], np.float32)), ("B", np.array([1.0], np.float32))))
+    assert recast(nan, DIV, {"T": "tensor(int32)"}) is None  # NaN has no integer value

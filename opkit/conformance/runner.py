@@ -31,7 +31,8 @@ from ..spec.model import OpSpec, OpVersion
 from ..cases import cases, generatable
 from ..cases.edges import sweep as edge_sweep
 from ..cases.hostile import Hostile, hostile_variants
-from ..strategies import PROBE_LIMIT, Case, NotGeneratable, covering_bindings, edge_cases, expand, probe_bindings
+from ..strategies import (PROBE_LIMIT, Case, NotGeneratable, covering_bindings, edge_cases, expand, probe_bindings,
+                          recast)
 from . import harness
 from ..values import is_container_type, is_optional_type, runtime_value
 from .allowance import allowance_for
@@ -360,6 +361,9 @@ class Runner:
         # (each of its shrink steps restarts the worker; GatherND's out-of-range crash is the same
         # in all 16 bindings, Attention-24's mismatch in 52)
         self._shrunk_classes: dict[tuple, set] = {}
+        # (op version, suite) -> {crash/hang class: (binding, minimal case)}: replayed on the other
+        # bindings of the version once all are searched (see replay_expensive)
+        self._expensive_cases: dict[tuple, dict] = {}
         self.siblings = siblings
         self.max_bindings = max_bindings
         self.shrink_budget = SHRINK_BUDGET if shrink_budget is None else shrink_budget
@@ -738,7 +742,9 @@ class Runner:
         drawn = self._strategies(spec, version, "differential", [*searched, *probed],
                                  lambda b, ranks: cases(spec, version, types=b, siblings=self.siblings, ranks=ranks))
         probes = {tuple(sorted(b.items())) for b in probed}
+        ran = []
         for binding, strategy, t0 in drawn:
+            ran.append(binding)
             seed = _stable_seed(self.seed, spec.domain, spec.name, version.since, sorted(binding.items()))
             if tuple(sorted(binding.items())) not in probes:
                 self.search(spec, version, "differential", binding, strategy,
@@ -749,6 +755,7 @@ class Runner:
                             lambda c: self.execute_differential(version, c), seed, (), t0,
                             max_examples=min(PROBE_EXAMPLES, self.max_examples), distinct=PROBE_DISTINCT,
                             shrink_budget=PROBE_SHRINK_BUDGET, max_invalid=PROBE_MAX_INVALID)
+        self.replay_expensive(spec, version, "differential", ran)
 
     def _strategies(self, spec: OpSpec, version: OpVersion, suite: str, bindings, make):
         """(binding, strategy, start time) for each binding the backend can be fed and ONNX
@@ -815,6 +822,9 @@ class Runner:
             # known crash met again at most MAX_EXPENSIVE times
             if ex.outcome in FAILING:
                 known.add(failure_class(ex))
+            if ex.outcome in EXPENSIVE and minimal is not None:
+                crashes = self._expensive_cases.setdefault((spec.domain, spec.name, version.since, suite), {})
+                crashes.setdefault(failure_class(ex), (dict(binding), minimal))
             if ex.outcome not in FAILING or ex.outcome in (UNSUPPORTED, TIMEOUT) or _memory_kill(ex):
                 return
             seen.add(failure_class(ex))
@@ -833,10 +843,46 @@ class Runner:
         drawn = self._strategies(spec, version, "robustness", bindings or covering_bindings(version, limit),
                                  lambda b, ranks: st.tuples(cases(spec, version, types=b, ranks=ranks),
                                                             st.integers(0, 2 ** 32 - 1)))
+        ran = []
         for binding, strategy, t0 in drawn:
+            ran.append(binding)
             seed = _stable_seed(self.seed, "robustness", spec.domain, spec.name, version.since, sorted(binding.items()))
             self.search(spec, version, "robustness", binding, strategy, lambda d: self.execute_robustness(version, d),
                         seed, (), t0, examples)
+        self.replay_expensive(spec, version, "robustness", ran)
+
+    def replay_expensive(self, spec: OpSpec, version: OpVersion, suite: str, bindings) -> None:
+        """Run each crash or hang found in one type binding of the version again, its minimal case
+        cast to every other binding searched that did not show it (a crash is a code path, and a
+        search that met it in uint8 may not have drawn it in int32): a crash there is recorded as
+        ``<suite>-replay``, with the binding it came from. One run per (binding, crash): cheap."""
+        crashes = self._expensive_cases.get((spec.domain, spec.name, version.since, suite))
+        if not crashes:
+            return
+        shown = {(tuple(sorted(r["types"].items())), (r["outcome"], r["message"])) for r in self.results
+                 if r["op"] == spec.name and r["domain"] == spec.domain and r["version"] == version.since
+                 and r["suite"] == suite}
+        for cls, (origin, minimal) in list(crashes.items()):
+            for binding in bindings:
+                check_stop()
+                key = tuple(sorted(binding.items()))
+                if binding == origin or any(b == key and failure_class(Exec(o, m)) == cls for b, (o, m) in shown):
+                    continue
+                case = recast(minimal, version, binding)
+                if case is None:
+                    continue
+                t0 = time.perf_counter()
+                try:
+                    result = self.backend.run_cases([case], version, self.timeout, infer=False)[0]
+                except Exception:  # noqa: BLE001 - a model opkit cannot build for this binding: nothing asked
+                    continue
+                if result.kind not in EXPENSIVE:
+                    continue
+                ex = result_exec(result)
+                ex.details = dict(ex.details or {}, replayed_from={k: v for k, v in origin.items()},
+                                  shrunk="no: the minimal case of the same failure in another type binding, "
+                                         "cast to this one")
+                self._record(spec, version, suite, f"{suite}-replay", binding, ex, 1, time.perf_counter() - t0, case)
 
     def run_properties(self, spec: OpSpec, version: OpVersion, bindings=None):
         if not version.properties or harness.oracle(spec.domain, spec.name, version.since) is None:
