@@ -487,6 +487,19 @@ def recast(case: Case, version: OpVersion, binding: dict[str, str]) -> Case | No
                                attributes=tuple(attrs.items()), siblings=0)
 
 
+def with_default_attributes(case: Case, version: OpVersion) -> Case | None:
+    """``case`` with every optional attribute left out (its default), the required ones and those
+    naming an output type kept; None when it has none to leave out."""
+    import dataclasses
+
+    keep = {a.name for a in version.attributes if a.required or a.name in TYPE_ATTRIBUTES}
+    given = tuple((k, v) for k, v in case.attributes if k in keep)
+    if len(given) == len(case.attributes):
+        return None
+    defaults = tuple((a.name, a.default) for a in version.attributes if a.has_default and a.name not in dict(given))
+    return dataclasses.replace(case, attributes=given, defaults=defaults, siblings=0)
+
+
 TYPE_ATTRIBUTES = ("to", "dtype", "output_dtype", "output_datatype")
 
 

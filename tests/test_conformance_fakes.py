@@ -272,3 +272,29 @@ class SkipsLateNaN(FakeBackend):
     @classmethod
     def rep(cls, model):
         return _SkipsLateNaNRep(model)
+
+
+class _StrtodRep(_EvaluatorRep):
+    def run(self, inputs, **kwargs):
+        for x in inputs:
+            if isinstance(x, np.ndarray) and x.dtype == object:
+                for text in x.reshape(-1):
+                    value = float(text)
+                    if value != 0 and abs(value) < 2.2250738585072014e-308:
+                        raise RuntimeError("[ONNXRuntimeError] : 6 : RUNTIME_EXCEPTION : Non-zero status code "
+                                           "returned while running Cast node. Status Message: stod")
+        return super().run(inputs, **kwargs)
+
+
+class RefusesSaturateParsesWithStrtod(FakeBackend):
+    """As onnxruntime 1.31.1's Cast: refuses `saturate` at load unless the target is a float8 type,
+    and parses text with C's strtod, which calls a subnormal out of range."""
+
+    @classmethod
+    def rep(cls, model):
+        node = model.graph.node[0]
+        target = next((a.i for a in node.attribute if a.name == "to"), None)
+        if any(a.name == "saturate" for a in node.attribute) and target not in (17, 18, 19, 20):
+            raise RuntimeError("[ONNXRuntimeError] : 1 : FAIL : Exception during initialization: Attribute "
+                               "saturate is only used for cast to float 8 types.")
+        return _StrtodRep(model)

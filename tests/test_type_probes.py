@@ -84,3 +84,31 @@ def test_a_binding_the_adapter_cannot_feed_is_still_loaded_and_a_refusal_recorde
     assert outcomes == {"tensor(bfloat16)": ("unsupported", True), "tensor(float)": ("pass", None)}, outcomes
     # the float16 model loads: its values cannot be checked, so it stays skipped with the reason
     assert [s["types"]["T"] for s in runner.skipped] == ["tensor(float16)"]
+
+
+def test_a_probe_refused_at_load_for_an_attribute_asks_its_values_with_the_defaults():
+    """A probe ends at its first failure; when the runtime refused an attribute at load, the values
+    were never asked: the case is asked again with the attribute at its default, then with the edge
+    sweep (a subnormal as text, which strtod calls out of range)."""
+    import numpy as np
+
+    from opkit.backends.registry import resolve
+    from opkit.conformance import harness
+    from opkit.conformance.runner import BackendRunner, Exec, Runner
+    from opkit.conformance.worker import Worker
+    from opkit.strategies import Case
+
+    cast = harness.load_op("ai.onnx", "Cast")
+    binding = {"T1": "tensor(string)", "T2": "tensor(double)"}
+    refused = Case("ai.onnx", "Cast", 21, tuple(sorted(binding.items())), (("saturate", 0), ("to", 11)),
+                   (("input", np.array(["1e-5", "3.14"], dtype=object)),))
+    with Worker(resolve("test_conformance_fakes:RefusesSaturateParsesWithStrtod"), timeout=10.0) as worker:
+        runner = Runner(BackendRunner(worker), max_examples=2, seed=0, timeout=10.0)
+        load_error = Exec("error", "Exception during initialization: Attribute saturate ...", {"stage": "load"})
+        runner._plain_retry(cast, cast.version(21), binding, load_error, refused)
+        found = [r for r in runner.results if r["example"] == "differential-2"]
+        assert len(found) == 1 and "stod" in found[0]["message"], runner.results
+        assert "edge=numeric text" in found[0]["minimal_example"] and "saturate" not in found[0]["minimal_example"]
+        # an error at run, not at load, is a finding about the values already: nothing is retried
+        runner._plain_retry(cast, cast.version(21), binding, Exec("error", "stod", {"stage": "run"}), refused)
+        assert len(runner.results) == 1

@@ -199,6 +199,26 @@ def _saturation_edge(case, version, rng, frozen=frozenset()):
     return _replace(case, i, flat.reshape(arr.shape))
 
 
+def _numeric_text(case, version, rng, frozen=frozenset()):
+    """A string input cast to a number holds the target type's largest value, smallest normal and
+    smallest subnormal as text, either sign (a parser that reports underflow as an error, as C's
+    strtod does, refuses the subnormals)."""
+    from .families.cast import _edge_texts
+
+    out = _output_elem(case, version)
+    texts = _edge_texts(out) if out is not None else []
+    strings = [i for i, _, elem in _elements(case, version) if elem == "string" and case.inputs[i][1].size]
+    if not texts or not strings:
+        return None
+    i = strings[int(rng.integers(0, len(strings)))]
+    arr = case.inputs[i][1]
+    # the smallest subnormal first: a one-element input still gets the rarest trigger
+    texts = [texts[2], texts[0], texts[1], texts[5], texts[3], texts[4]] if len(texts) == 6 else texts
+    values = np.empty(arr.size, dtype=object)
+    values[:] = [texts[k % len(texts)] for k in range(arr.size)]
+    return _replace(case, i, values.reshape(arr.shape))
+
+
 def _long_axis(case, version, rng, frozen=frozenset()):
     """Every input whose last extent equals the largest one is tiled along it to 17, 33 or 67
     (inputs broadcasting along it with extent 1 keep it), so shapes still agree."""
@@ -270,6 +290,18 @@ def _has_axis(version) -> bool:
     return any(a.name in ("axis", "axes") and a.type in ("int", "ints") for a in version.attributes)
 
 
+def _narrow_or_numeric_output(version) -> bool:
+    """An output bound to a type parameter of its own that can be a floating-point type."""
+    data = version.inputs[0].type if version.inputs else None
+    for p in version.outputs:
+        if p.type == data:
+            continue
+        tc = version.type_constraint(p.type)
+        if {t[7:-1] for t in (tc.types if tc is not None else [p.type]) if t.startswith("tensor(")} & set(FLOATS):
+            return True
+    return False
+
+
 def _narrow_output(version) -> bool:
     """An output bound to a type parameter of its own (Cast's T2, QuantizeLinear's T2) that can be
     a narrow type, from a floating-point input: a conversion that can saturate."""
@@ -292,6 +324,10 @@ STRATEGIES: tuple[EdgeStrategy, ...] = (
     EdgeStrategy("subnormals", "one input made of subnormal values of either sign (CPUs that flush them to zero, "
                  "reciprocals that overflow)", lambda v: bool(_input_types(v) & {"float", "double", "float16",
                                                                                   "bfloat16"}), _subnormals, on_values=True),
+    EdgeStrategy("numeric text", "a string input cast to a number holds the target's largest value, smallest normal "
+                 "and smallest subnormal as text, either sign (parsers that report underflow as an error)",
+                 lambda v: "string" in _input_types(v) and _narrow_or_numeric_output(v), _numeric_text,
+                 on_values=True),
     EdgeStrategy("integer extremes", "INT_MIN, -1, 0 and 1 (and the maximum of an 8-bit type: a wider type's maximum "
                  "as a size would only ask for a huge output) at half the positions of one integer input", lambda v: bool(_input_types(v) & set(INT_RANGES)), _integer_extremes),
     EdgeStrategy("saturation edge", "inputs at the largest finite value of a narrower output type, half an ulp and one "

@@ -32,7 +32,7 @@ from ..cases import cases, generatable
 from ..cases.edges import sweep as edge_sweep
 from ..cases.hostile import Hostile, hostile_variants
 from ..strategies import (PROBE_LIMIT, Case, NotGeneratable, covering_bindings, edge_cases, expand, probe_bindings,
-                          recast)
+                          recast, with_default_attributes)
 from . import harness
 from ..values import is_container_type, is_optional_type, runtime_value
 from .allowance import allowance_for
@@ -45,7 +45,7 @@ from .output_shapes import unshaped_outputs, with_output_ranks
 from .record import CaseRecord
 from .second_opinion import ASKED_ABOUT
 from .second_opinion import SUITES as SECOND_OPINION_SUITES
-from .outcomes import CRASH, FAILING, MISMATCH, PASS, TIMEOUT, UNSUPPORTED, UNTESTED, Expectations
+from .outcomes import CRASH, ERROR, FAILING, MISMATCH, PASS, TIMEOUT, UNSUPPORTED, UNTESTED, Expectations
 from .worker import OK, Result
 
 EXPENSIVE = (CRASH, TIMEOUT)
@@ -751,11 +751,42 @@ class Runner:
                             lambda c: self.execute_differential(version, c), seed, edge_cases(spec, version, binding), t0,
                             sweep=lambda bases: edge_sweep(bases, version))
             else:
+                self.last_search = (Exec(PASS), None)
                 self.search(spec, version, "differential", binding, strategy,
                             lambda c: self.execute_differential(version, c), seed, (), t0,
                             max_examples=min(PROBE_EXAMPLES, self.max_examples), distinct=PROBE_DISTINCT,
                             shrink_budget=PROBE_SHRINK_BUDGET, max_invalid=PROBE_MAX_INVALID)
+                self._plain_retry(spec, version, binding, *self.last_search)
         self.replay_expensive(spec, version, "differential", ran)
+
+    def _plain_retry(self, spec: OpSpec, version: OpVersion, binding: dict, ex: Exec, minimal: Case | None) -> None:
+        """A probe ends at its first failure. When that is an error raised while the runtime loads
+        the model (an attribute it refuses: onnxruntime's `saturate` on a non-float8 Cast target),
+        the binding's values were never asked: ask them once, the failing case with every optional
+        attribute at its default, then the edge sweep on it. A failure is recorded as
+        ``differential-2``."""
+        if ex.outcome != ERROR or (ex.details or {}).get("stage") != "load" or minimal is None:
+            return
+        plain = with_default_attributes(minimal, version)
+        if plain is None:
+            return
+        t0 = time.perf_counter()
+        runs = 0
+        for case in [plain, *edge_sweep([plain], version)]:
+            check_stop()
+            try:
+                found = self.execute_differential(version, case)
+            except harness.Invalid:
+                continue
+            runs += found.count
+            if found.outcome != PASS:
+                if failure_class(found) == failure_class(ex):
+                    return  # the refusal does not hang on the attributes after all
+                found.details = dict(found.details or {}, probe="asked again with every optional attribute at its "
+                                                                "default, after an error at load")
+                self._record(spec, version, "differential", "differential-2", binding, found, runs,
+                             time.perf_counter() - t0, found.case if found.case is not None else case)
+                return
 
     def _strategies(self, spec: OpSpec, version: OpVersion, suite: str, bindings, make):
         """(binding, strategy, start time) for each binding the backend can be fed and ONNX
@@ -814,6 +845,8 @@ class Runner:
                     + ": the same failure was shrunk in another type binding of this op version")
             if phase and ex.outcome in (PASS, UNTESTED):
                 return
+            if not phase:
+                self.last_search = (ex, minimal)  # what the binding's first search found (see _plain_retry)
             self._record(spec, version, suite, suite if not phase else f"{suite}-{phase + 1}", binding, ex, runs,
                          time.perf_counter() - t0, minimal, rejected=self.last_run["invalid"])
             # a refusal ends the binding, and so does a hang or a memory kill (each draw that
