@@ -33,7 +33,8 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from opkit.conformance.recall import audit_judge, first_broken_release, load_known, match, recall  # noqa: E402
+from opkit.conformance.recall import (audit_judge, findings, first_broken_release, load_known, match,  # noqa: E402
+                                      recall, settle)
 from opkit.emit.findings import load_audit  # noqa: E402
 
 
@@ -75,12 +76,38 @@ def _venv(root: str, release: str) -> str:
     return exe
 
 
+def _bundles(report_path: str) -> str:
+    return report_path[:-len(".json")] + "-repro"
+
+
+def _replay(python: str, case: dict, report_path: str) -> int | None:
+    """Exit status of a finding's repro bundle run by ``python`` (the fixed release's): 0 when the
+    discrepancy is gone there, 1 while it reproduces (a killed process counts as reproducing), None
+    when the finding has no bundle or the bundle hangs."""
+    bundle = case.get("repro")
+    if not bundle:
+        return None
+    if not os.path.isabs(bundle):
+        bundle = os.path.join(_bundles(report_path), bundle) if not os.path.isdir(bundle) else bundle
+    script = os.path.join(bundle, "repro.py")
+    if not os.path.exists(script):
+        return None
+    try:
+        rc = subprocess.run([python, script], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            timeout=120).returncode
+    except subprocess.TimeoutExpired:
+        return None
+    return 1 if rc < 0 else rc  # a signal: the process died, as the finding did
+
+
 def _run(exe: str, op: str, versions, out: str, examples: int) -> dict:
     if not os.path.exists(out):
         selector = op if not versions else f"{op}@{min(versions)}..{max(versions)}"
         started = time.perf_counter()
+        # each run keeps its own repro bundles: the broken release's are replayed on the fixed one
         subprocess.run([exe, "test", "--backend", "onnxruntime", "--op", selector, "--max-examples", str(examples),
-                        "--report", out, "-q"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                        "--report", out, "--repro-dir", _bundles(out), "-q"],
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         print(f"  {os.path.basename(out)}: {time.perf_counter() - started:.0f} s", file=sys.stderr)
     with open(out, encoding="utf-8") as f:
         return json.load(f)
@@ -102,20 +129,29 @@ def releases(args) -> str:
 
     with ThreadPoolExecutor(max_workers=args.jobs) as pool:  # each run is its own opkit process
         reports = dict(zip(runs, pool.map(lambda r: _run(*r, args.max_examples), runs.values())))
-    rows, found_n, fixed_n = [], 0, 0
+    fixed_python = os.path.join(os.path.dirname(fixed_exe), "python")
+    rows, found_n, fixed_n, gone_n = [], 0, 0, 0
     for k in known:
         broken = first_broken_release(k)
-        old, new = (reports[r[3]] for r in plan[k.id])
-        before = match(k, old["cases"], audit_judge(old, audit))
+        (old, new), old_path = (reports[r[3]] for r in plan[k.id]), plan[k.id][0][3]
+        judge = audit_judge(old, audit)
+        before = match(k, old["cases"], judge)
         after = match(k, new["cases"], audit_judge(new, audit))
         found_n += before.status == "found"
         fixed_n += before.status == "found" and after.status != "found"
+        # the case, not the kind, decides: is a finding of the broken release gone on the fixed one?
+        settled = settle([_replay(fixed_python, c, old_path) for c in findings(k, old["cases"], judge)]) \
+            if before.status == "found" else ""
+        gone_n += settled == "gone"
         rows.append((k.id, k.op, k.cls, broken, before.status, "fixed" if after.status != "found" else "still fails",
-                     before.example[:100]))
+                     settled, before.example[:100]))
     text = [f"Known since-fixed onnxruntime bugs ({len(known)}): opkit finds **{found_n}** "
-            f"({100.0 * found_n / max(1, len(known)):.0f}%) on a release that has them; the fixed release passes "
-            f"**{fixed_n}** of those.", "",
-            _table(rows, ("bug", "op", "class", "broken release", "opkit on it", "fixed release", "message"))]
+            f"({100.0 * found_n / max(1, len(known)):.0f}%) on a release that has them, by kind of failure; the "
+            f"fixed release's own run shows none of that kind for **{fixed_n}** of those; a finding's repro bundle "
+            f"passes on the fixed release (the bug found is one the fix removed) for **{gone_n}** "
+            f"({100.0 * gone_n / max(1, len(known)):.0f}% of all).", "",
+            _table(rows, ("bug", "op", "class", "broken release", "opkit on it", "fixed release's run",
+                          "finding on the fixed release", "message"))]
     return "\n".join(text)
 
 

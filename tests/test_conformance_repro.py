@@ -85,3 +85,25 @@ def test_fixed_backend_exits_zero(tmp_path):
     json.dump(meta, open(meta_path, "w"))
     proc = rerun(rec["repro"])
     assert proc.returncode == 0 and "no longer reproduces" in proc.stdout
+
+
+def test_a_robustness_crash_bundle_exits_zero_once_the_process_survives(tmp_path):
+    """A crash on hostile input is fixed when the runtime answers at all: a clean error or any
+    value, what the robustness verdict asks (a recall run replays broken releases' bundles on the
+    fixed release with this)."""
+    spec = harness.load_op("ai.onnx", "Trilu")
+    backend_spec = resolve("test_conformance_fakes:DiesOnExtremeK")
+    with Worker(backend_spec, timeout=10.0) as worker:
+        backend = BackendRunner(worker)
+        runner = Runner(backend, max_examples=30, seed=1, timeout=10.0,
+                        repro=ReproWriter(str(tmp_path), backend_spec, backend.info, backend.ir_version))
+        runner.run_robustness(spec, spec.version(14), [{"T": "tensor(int64)"}])
+    (rec,) = [r for r in runner.results if r["outcome"] == "crash"]
+    assert rerun(rec["repro"]).returncode != 0  # still dies
+    meta_path = os.path.join(rec["repro"], "case.json")
+    meta = json.load(open(meta_path))
+    for fixed in ("test_conformance_fakes:Correct", "test_conformance_fakes:RaisesAtRun"):
+        meta["backend"]["target"] = fixed
+        json.dump(meta, open(meta_path, "w"))
+        proc = rerun(rec["repro"])
+        assert proc.returncode == 0 and "no longer reproduces" in proc.stdout, (fixed, proc.stdout)

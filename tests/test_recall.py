@@ -70,3 +70,19 @@ def test_the_broken_release_is_read_without_its_note():
     assert first_broken_release(entry) == "1.16.3"
     assert first_broken_release(parse_entry({"id": "x", "op": "Add", "versions": [14], "class": "any"},
                                             "known.yaml:2")) == "?"
+
+
+def test_a_bug_counts_as_the_fixed_one_only_when_a_finding_is_gone_on_the_fixed_release():
+    from opkit.conformance.recall import findings, parse_entry, settle
+
+    assert settle([1, 0]) == "gone"  # one finding gone: the other may be a second, still-open bug
+    assert settle([1, 1]) == "reproduces"
+    assert settle([1, None]) == "cannot tell" and settle([]) == "cannot tell" and settle([2]) == "cannot tell"
+    entry = parse_entry({"id": "div", "op": "Div", "versions": [14], "class": "crash",
+                         "binding": {"T": "int32"}}, "known.yaml:1")
+    cases = [{"op": "Div", "domain": "ai.onnx", "version": 14, "types": {"T": "tensor(int32)"}, "outcome": "crash",
+              "suite": "robustness", "message": "backend worker died: killed by signal SIGFPE"},
+             {"op": "Div", "domain": "ai.onnx", "version": 14, "types": {"T": "tensor(int64)"}, "outcome": "crash",
+              "suite": "robustness", "message": "backend worker died: killed by signal SIGFPE"}]
+    assert findings(entry, cases) == cases[:1]
+    assert findings(entry, cases, own=lambda c: True) == []

@@ -155,6 +155,25 @@ def first_broken_release(known: KnownFailure) -> str:
     return "?"
 
 
+def findings(known: KnownFailure, cases: list[dict], own=lambda case: False) -> list[dict]:
+    """The cases of a report that fail in ``known``'s way and that opkit's audit does not call its
+    own: what ``match`` counts as finding it."""
+    return [c for c in cases if tested(known, c) and c.get("outcome") != "untested" and shows(known, c)
+            and not own(c)]
+
+
+def settle(replays: list[int | None]) -> str:
+    """Whether a bug found on its broken release is the one the fixed release fixed, from the exit
+    status of each finding's repro bundle run on the fixed release (0: the discrepancy is gone, 1:
+    it reproduces, anything else or None: the bundle cannot tell). One finding gone is enough: the
+    same binding may hold a second, still-open bug of the same kind."""
+    if any(rc == 0 for rc in replays):
+        return "gone"
+    if replays and all(rc is not None and rc != 0 and rc != 2 for rc in replays):
+        return "reproduces"
+    return "cannot tell"
+
+
 def match(known: KnownFailure, cases: list[dict], own=lambda case: False) -> Match:
     """Whether ``cases`` (one report's) find ``known``; ``own(case)`` is true for a failure opkit's
     audit calls its own mistake (never counted as finding a runtime bug)."""
