@@ -33,8 +33,8 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from opkit.conformance.recall import (audit_judge, findings, first_broken_release, load_known, match,  # noqa: E402
-                                      recall, settle)
+from opkit.conformance.recall import (FIXED_SETTLEMENTS, audit_judge, findings, first_broken_release,  # noqa: E402
+                                      load_known, match, recall, settle)
 from opkit.emit.findings import load_audit  # noqa: E402
 
 
@@ -142,13 +142,14 @@ def releases(args) -> str:
         # the case, not the kind, decides: is a finding of the broken release gone on the fixed one?
         settled = settle([_replay(fixed_python, c, old_path) for c in findings(k, old["cases"], judge)]) \
             if before.status == "found" else ""
-        gone_n += settled == "gone"
+        gone_n += settled in FIXED_SETTLEMENTS
         rows.append((k.id, k.op, k.cls, broken, before.status, "fixed" if after.status != "found" else "still fails",
                      settled, before.example[:100]))
     text = [f"Known since-fixed onnxruntime bugs ({len(known)}): opkit finds **{found_n}** "
             f"({100.0 * found_n / max(1, len(known)):.0f}%) on a release that has them, by kind of failure; the "
             f"fixed release's own run shows none of that kind for **{fixed_n}** of those; a finding's repro bundle "
-            f"passes on the fixed release (the bug found is one the fix removed) for **{gone_n}** "
+            f"no longer fails as recorded on the fixed release (the bug found is one the fix removed: 'gone', "
+            f"or 'changed' when the case now fails another way) for **{gone_n}** "
             f"({100.0 * gone_n / max(1, len(known)):.0f}% of all).", "",
             _table(rows, ("bug", "op", "class", "broken release", "opkit on it", "fixed release's run",
                           "finding on the fixed release", "message"))]

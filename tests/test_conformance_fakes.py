@@ -298,3 +298,36 @@ class RefusesSaturateParsesWithStrtod(FakeBackend):
             raise RuntimeError("[ONNXRuntimeError] : 1 : FAIL : Exception during initialization: Attribute "
                                "saturate is only used for cast to float 8 types.")
         return _StrtodRep(model)
+
+
+def _same_error_twice(o):
+    """Two bugs with one message: an empty matrix and a matrix of more than two columns both
+    raise it (onnxruntime 1.16's LayerNormalization: the same "Size of scale and bias" error for
+    an empty X and for a broadcast Scale)."""
+    if o.size == 0 or o.shape[-1] > 2:
+        raise RuntimeError("invalid input shape")
+    return o
+
+
+class SameErrorTwice(_Fake):
+    post = staticmethod(_same_error_twice)
+
+
+class _DiesOnExtremeKOrLowRankRep(_DiesOnExtremeKRep):
+    def run(self, inputs, **kwargs):
+        import signal
+
+        values = dict(self.consts)
+        values.update(zip(self.names, inputs))
+        if np.ndim(values.get(self.node_inputs[0])) < 2:  # the rank rule broken: no matrix
+            os.kill(os.getpid(), signal.SIGFPE)
+        return super().run(inputs, **kwargs)
+
+
+class DiesOnExtremeKOrLowRank(_Fake):
+    """Two crashes with one signal: a far k (a valid input) and an input of rank < 2 (a rank rule
+    broken), as onnxruntime 1.16's Div died of SIGFPE on INT_MIN / -1 and on x / 0."""
+
+    @classmethod
+    def rep(cls, model):
+        return _DiesOnExtremeKOrLowRankRep(model, cls.post)

@@ -107,3 +107,29 @@ def test_a_robustness_crash_bundle_exits_zero_once_the_process_survives(tmp_path
         json.dump(meta, open(meta_path, "w"))
         proc = rerun(rec["repro"])
         assert proc.returncode == 0 and "no longer reproduces" in proc.stdout, (fixed, proc.stdout)
+
+
+def _retarget(folder, target, outcome=None):
+    meta_path = os.path.join(folder, "case.json")
+    meta = json.load(open(meta_path))
+    meta["backend"]["target"] = f"test_conformance_fakes:{target}"
+    if outcome:
+        meta["outcome"] = outcome
+    json.dump(meta, open(meta_path, "w"))
+    return rerun(folder)
+
+
+def test_a_bundle_tells_a_failure_that_changed_from_one_that_reproduces(tmp_path):
+    """Exit 3 when the recorded failure is gone but the case fails another way: onnxruntime 1.16's
+    ReduceMax error on an empty axis is gone in 1.31, where the same case returns a wrong shape (a
+    second bug). A recall run counts the first bug fixed, and the bundle does not say "fixed"."""
+    (refused,) = make_bundles(tmp_path / "a", "RefusesToLoad", [{"T": "tensor(float)"}])
+    assert _retarget(refused["repro"], "RaisesAtRun").returncode == 1  # still raises: reproduces
+    assert _retarget(refused["repro"], "Correct").returncode == 0
+    (wrong, *_) = make_bundles(tmp_path / "b", "WrongValues", [{"T": "tensor(float)"}])
+    assert _retarget(wrong["repro"], "WrongValues").returncode == 1
+    proc = _retarget(wrong["repro"], "RaisesAtRun")
+    assert proc.returncode == 3 and "recorded mismatch no longer reproduces" in proc.stdout, proc.stdout
+    # the same case recorded as an error, now answered with wrong values
+    proc = _retarget(wrong["repro"], "WrongValues", outcome="error")
+    assert proc.returncode == 3 and "recorded error no longer reproduces" in proc.stdout, proc.stdout

@@ -77,6 +77,7 @@ def test_a_bug_counts_as_the_fixed_one_only_when_a_finding_is_gone_on_the_fixed_
 
     assert settle([1, 0]) == "gone"  # one finding gone: the other may be a second, still-open bug
     assert settle([1, 1]) == "reproduces"
+    assert settle([1, 3]) == "changed" and settle([3, 0]) == "gone"  # 3: the recorded failure gone, another now
     assert settle([1, None]) == "cannot tell" and settle([]) == "cannot tell" and settle([2]) == "cannot tell"
     entry = parse_entry({"id": "div", "op": "Div", "versions": [14], "class": "crash",
                          "binding": {"T": "int32"}}, "known.yaml:1")

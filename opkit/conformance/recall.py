@@ -165,13 +165,21 @@ def findings(known: KnownFailure, cases: list[dict], own=lambda case: False) -> 
 def settle(replays: list[int | None]) -> str:
     """Whether a bug found on its broken release is the one the fixed release fixed, from the exit
     status of each finding's repro bundle run on the fixed release (0: the discrepancy is gone, 1:
-    it reproduces, anything else or None: the bundle cannot tell). One finding gone is enough: the
-    same binding may hold a second, still-open bug of the same kind."""
+    it reproduces, 3: the recorded failure is gone but the case fails another way, anything else
+    or None: the bundle cannot tell). One finding gone is enough: the same binding may hold a
+    second, still-open bug of the same kind. "changed" (a finding's failure gone, its case now
+    failing another way: ReduceMax's error on an empty axis in 1.16, a wrong shape for the same
+    case in 1.31) counts as the bug fixed: what the finding charged is no longer so."""
     if any(rc == 0 for rc in replays):
         return "gone"
-    if replays and all(rc is not None and rc != 0 and rc != 2 for rc in replays):
+    if any(rc == 3 for rc in replays):
+        return "changed"
+    if replays and all(rc is not None and rc not in (0, 2, 3) for rc in replays):
         return "reproduces"
     return "cannot tell"
+
+
+FIXED_SETTLEMENTS = ("gone", "changed")  # what settle says of a known bug the fixed release fixed
 
 
 def match(known: KnownFailure, cases: list[dict], own=lambda case: False) -> Match:

@@ -3,7 +3,8 @@
 Each holds ``model.onnx``, ``inputs.npz`` (the graph inputs; initializers live in the model),
 ``expected.npz`` (the reference kernel's outputs), ``case.json`` and a standalone ``repro.py`` that
 reruns the model on the failing backend with only onnx, numpy and the backend installed, prints the
-discrepancy and exits 1 while the failure reproduces (0 once it is fixed). A property that does not
+discrepancy and exits 1 while the failure reproduces (0 once it is fixed, 3 when the recorded failure
+is gone but the case fails another way). A property that does not
 hold is replayed as a property: the bundle also holds the models of the property's ``op()`` calls,
 and ``repro.py`` evaluates the property again with them (``property_bundle``).
 
@@ -221,8 +222,9 @@ _SCRIPT = r'''"""Repro bundle written by opkit: reruns one failing conformance c
 What failed (op, types, backend, suite, outcome, the message seen) is in case.json beside this
 script, which prints it when it runs. Needs only numpy, onnx and the backend (ml_dtypes for
 bfloat16/float8). Run: python repro.py
-Exit status 1 while the discrepancy reproduces, 0 once outputs match. A property failure is
-replayed as a property (see replay_property below): 2 when the replay cannot tell.
+Exit status 1 while the discrepancy reproduces, 0 once outputs match, 3 when the recorded failure
+is gone but the case fails another way (an error recorded, wrong values now). A property failure
+is replayed as a property (see replay_property below): 2 when the replay cannot tell.
 """
 
 import json
@@ -241,6 +243,7 @@ RAW = {"bfloat16": "bfloat16", "float8e4m3fn": "float8_e4m3fn", "float8e4m3fnuz"
        "float6e2m3": "float6_e2m3fn", "float6e3m2": "float6_e3m2fn"}
 # narrower than a byte: ONNX (and onnxruntime's tensors) pack them, numpy keeps one per byte
 PACKED = {"int4", "uint4", "float4e2m1", "int2", "uint2"}
+RAISED = ("error", "unsupported")  # recorded outcomes where the backend raised
 
 
 def load(name, elems):
@@ -442,7 +445,7 @@ def main():
         if survives:
             print("the process survives with a clean error: the crash no longer reproduces")
             return 0
-        return 1
+        return 1 if META["outcome"] in RAISED else changed()
     if survives:
         print("the process survives and answers: the crash no longer reproduces")
         return 0
@@ -459,5 +462,12 @@ def main():
     if not problems:
         print("outputs match the reference: the failure no longer reproduces")
         return 0
-    return 1
+    return 1 if META["outcome"] == "mismatch" else changed()
+
+
+def changed():
+    """The recorded failure is gone, but the case fails another way (a refusal became wrong
+    values, a crash an error): exit 3, still not a pass."""
+    print(show(f"the recorded {META['outcome']} no longer reproduces: the case now fails another way"))
+    return 3
 '''

@@ -43,6 +43,7 @@ from .property_calls import BACKEND, REFERENCE, PropertyCall, call_key
 from .model import DEFAULT_AI_ONNX_OPSET, BuiltModel, build, model_opset, signature_key
 from .output_shapes import unshaped_outputs, with_output_ranks
 from .record import CaseRecord
+from .triggers import broken_rule, masked_by, trigger
 from .second_opinion import ASKED_ABOUT
 from .second_opinion import SUITES as SECOND_OPINION_SUITES
 from .outcomes import CRASH, ERROR, FAILING, MISMATCH, PASS, TIMEOUT, UNSUPPORTED, UNTESTED, Expectations
@@ -437,14 +438,19 @@ class Runner:
                 return ex
         return Exec(PASS, count=len(results))
 
-    def execute_robustness(self, version: OpVersion, drawn: tuple[Case, int]) -> Exec:
+    def execute_robustness(self, version: OpVersion, drawn: tuple[Case, int], avoid: frozenset = frozenset()) -> Exec:
         """Run a drawn valid case and hostile variants of it (see ``opkit.cases.hostile``) in one
         round trip; any answer but a crash or a hang passes: a clean error, or any value, where the
         spec forbids the input or leaves its result undefined. A runtime that refuses the valid case
-        as not implemented is ``unsupported`` for the binding: it was asked nothing hostile."""
+        as not implemented is ``unsupported`` for the binding: it was asked nothing hostile.
+        ``avoid``: the rules (``triggers.broken_rule``) broken by crashes already found in the binding;
+        variants with one of them are not asked (the batch stops at its first crash, so a known
+        crash early in it would hide a second one behind it: x / 0 behind INT_MIN / -1)."""
         base, seed = drawn
         batch = [Hostile(base, "none: the valid case itself")]
         for hostile in hostile_variants(base, version, max(1, self.siblings), seed):
+            if avoid and broken_rule(_broken_rule(hostile.case)) in avoid:
+                continue
             try:  # without ONNX's shape inference, which a hostile model can abort (in this process)
                 self.backend.built(hostile.case, version, infer=False)
             except Exception:  # noqa: BLE001 - ONNX's helpers refuse to write this model: nothing to ask
@@ -577,7 +583,7 @@ class Runner:
             if first is None:
                 state["first"] = first = ex.outcome
                 state["first_at_load"] = ex.outcome not in EXPENSIVE and ex.details.get("stage") == "load"
-                state["first_elsewhere"] = failure_class(ex) in shrunk_elsewhere
+                state["first_elsewhere"] = failure_class(ex, case) in shrunk_elsewhere
             if ex.outcome != first:
                 return  # shrink one failure class at a time
             if ex.outcome in EXPENSIVE:
@@ -696,10 +702,7 @@ class Runner:
         load_only = getattr(self.backend, "load_only", None)
         if load_only is None:
             return False
-        try:
-            case = next(iter(edge_cases(spec, version, binding, limit=1)), None)
-        except (NotGeneratable, ValueError, TypeError):
-            case = None
+        case = valid_case(spec, version, binding)
         if case is None:
             return False
         t0 = time.perf_counter()
@@ -780,7 +783,7 @@ class Runner:
                 continue
             runs += found.count
             if found.outcome != PASS:
-                if failure_class(found) == failure_class(ex):
+                if failure_class(found, case) == failure_class(ex, minimal):
                     return  # the refusal does not hang on the attributes after all
                 found.details = dict(found.details or {}, probe="asked again with every optional attribute at its "
                                                                 "default, after an error at load")
@@ -810,20 +813,24 @@ class Runner:
 
     def search(self, spec: OpSpec, version: OpVersion, suite: str, binding: dict, strategy, execute, seed: int,
                explicit, t0: float, max_examples: int | None = None, distinct: int = MAX_DISTINCT,
-               shrink_budget: int | None = None, sweep=None, max_invalid: int = MAX_INVALID_BEFORE_VALID) -> None:
+               shrink_budget: int | None = None, sweep=None, max_invalid: int = MAX_INVALID_BEFORE_VALID,
+               on_phase: Callable[[frozenset], None] | None = None) -> None:
         """Run hypothesis on one binding and record what it finds. After a failure (shrunk), search
         on with that failure's class excluded (a case failing the same way counts as passing), so a
         second, different bug of the binding is reported as well (records ``<suite>-2``, ...), up
         to MAX_DISTINCT failures; a search that finds nothing new records nothing more, and none
-        follows a refusal or a hang."""
+        follows a refusal or a hang. ``on_phase(seen)`` is told the classes excluded before each
+        phase."""
         seen: set = set()
         known = self._shrunk_classes.setdefault((spec.domain, spec.name, version.since, suite), set())
         for phase in range(distinct):
             masked = {"hits": 0, "other": 0}
+            if on_phase is not None:
+                on_phase(frozenset(seen))
 
             def guarded(case, seen=frozenset(seen), masked=masked):
                 ex = execute(case)
-                if ex.outcome != PASS and failure_class(ex) in seen:
+                if ex.outcome != PASS and masked_by(failure_class(ex, case), seen):
                     masked["hits"] += 1
                     masked["expensive"] = masked.get("expensive", 0) + (ex.outcome in EXPENSIVE)
                     # every draw so far fails the known way (a binding the runtime refuses at
@@ -839,7 +846,7 @@ class Runner:
             ex, minimal, runs = self.hypothesis_run(strategy, guarded, _stable_seed(seed, phase) if phase else seed,
                                                     explicit, max_examples, shrink_budget, sweep, max_invalid,
                                                     frozenset(known))
-            if ex.outcome in FAILING and failure_class(ex) in known:
+            if ex.outcome in FAILING and failure_class(ex, minimal) in known:
                 ex.details = dict(ex.details or {}, shrunk=(
                     "no" if ex.outcome in EXPENSIVE else f"briefly (at most {SEEN_SHRINK_BUDGET} draws)")
                     + ": the same failure was shrunk in another type binding of this op version")
@@ -854,13 +861,13 @@ class Runner:
             # out-of-range index behind its scalar-indices segfault) is searched for, with the
             # known crash met again at most MAX_EXPENSIVE times
             if ex.outcome in FAILING:
-                known.add(failure_class(ex))
+                known.add(failure_class(ex, minimal))
             if ex.outcome in EXPENSIVE and minimal is not None:
                 crashes = self._expensive_cases.setdefault((spec.domain, spec.name, version.since, suite), {})
-                crashes.setdefault(failure_class(ex), (dict(binding), minimal))
+                crashes.setdefault(failure_class(ex, minimal), (dict(binding), minimal))
             if ex.outcome not in FAILING or ex.outcome in (UNSUPPORTED, TIMEOUT) or _memory_kill(ex):
                 return
-            seen.add(failure_class(ex))
+            seen.add(failure_class(ex, minimal))
             t0 = time.perf_counter()
 
     def run_robustness(self, spec: OpSpec, version: OpVersion, bindings=None):
@@ -880,8 +887,11 @@ class Runner:
         for binding, strategy, t0 in drawn:
             ran.append(binding)
             seed = _stable_seed(self.seed, "robustness", spec.domain, spec.name, version.since, sorted(binding.items()))
-            self.search(spec, version, "robustness", binding, strategy, lambda d: self.execute_robustness(version, d),
-                        seed, (), t0, examples)
+            avoid: set = set()  # triggers of the crashes found so far in the binding (execute_robustness)
+            self.search(spec, version, "robustness", binding, strategy,
+                        lambda d, avoid=avoid: self.execute_robustness(version, d, frozenset(avoid)), seed, (), t0,
+                        examples, on_phase=lambda seen, avoid=avoid: avoid.update(
+                            cls[2] for cls in seen if cls[0] in EXPENSIVE and cls[2]))
         self.replay_expensive(spec, version, "robustness", ran)
 
     def replay_expensive(self, spec: OpSpec, version: OpVersion, suite: str, bindings) -> None:
@@ -899,7 +909,7 @@ class Runner:
             for binding in bindings:
                 check_stop()
                 key = tuple(sorted(binding.items()))
-                if binding == origin or any(b == key and failure_class(Exec(o, m)) == cls for b, (o, m) in shown):
+                if binding == origin or any(b == key and failure_class(Exec(o, m))[:2] == cls[:2] for b, (o, m) in shown):
                     continue
                 case = recast(minimal, version, binding)
                 if case is None:
@@ -970,13 +980,56 @@ class Runner:
                         {"stage": "runner", "traceback": traceback.format_exc(limit=8)}), 0, 0.0)
 
 
-def failure_class(ex: Exec) -> tuple:
-    """What makes two failures of one binding the same for ``Runner.search``: the outcome and the
-    message class of root causes (``causes``): a second "values differ" is the same bug reached
-    by other values, a NaN position, an error or a crash is another one."""
+LOAD_CASE_DRAWS = 50  # draws valid_case may try when no fixed edge case of the binding is valid
+
+
+def valid_case(spec: OpSpec, version: OpVersion, binding: dict) -> Case | None:
+    """A case of the binding that the spec's rules admit, deterministically: the first fixed edge
+    case the reference kernel accepts, else the first such draw. What a load-only check records
+    is rerun by its repro bundle on releases that can be fed: an input the rules exclude (
+    QuantizeLinear-21's y_scale shaped like x with no block_size) would fail there too and hide
+    that the refusal was fixed. None when there is none (or no kernel to ask: then the first edge
+    case, as the model is all a load check asks about)."""
+    from hypothesis import HealthCheck, Verbosity, find, settings
+    from hypothesis.errors import NoSuchExample
+
+    def valid(case) -> bool:
+        try:
+            harness.expected_outputs(case)
+        except Exception:  # noqa: BLE001 - excluded by a rule, or a case the kernel cannot compute
+            return False
+        return True
+
+    try:
+        fixed = edge_cases(spec, version, binding, limit=8)
+    except (NotGeneratable, ValueError, TypeError):
+        fixed = []
+    if harness.oracle(spec.domain, spec.name, version.since) is None:
+        return fixed[0] if fixed else None
+    for case in fixed:
+        if valid(case):
+            return case
+    try:
+        return find(cases(spec, version, types=binding), valid,
+                    settings=settings(max_examples=LOAD_CASE_DRAWS, database=None, derandomize=True, deadline=None,
+                                      suppress_health_check=list(HealthCheck), verbosity=Verbosity.quiet))
+    except (NoSuchExample, NotGeneratable, ValueError, TypeError):
+        return None
+    except Exception:  # noqa: BLE001 - hypothesis gave up (Unsatisfiable, ...): no valid case
+        return None
+
+
+def failure_class(ex: Exec, case: Case | None = None) -> tuple:
+    """What makes two failures of one binding the same for ``Runner.search``: the outcome, the
+    message class of root causes (``causes``) and the trigger (``triggers``): a second "values
+    differ" on ordinary values is the same bug reached by other values; a NaN position, an error,
+    a crash, or the same message met with an empty tensor, a NaN or infinity, or another broken
+    rule is another one. ``case``: the case that failed, when ``ex`` does not name it."""
     from .causes import message_class
 
-    return ex.outcome, message_class({"outcome": ex.outcome, "message": ex.message, "details": ex.details or {}})
+    details = ex.details or {}
+    return (ex.outcome, message_class({"outcome": ex.outcome, "message": ex.message, "details": details}),
+            trigger(ex.outcome, details, ex.case if ex.case is not None else case))
 
 
 def _broken_rule(case: Case) -> str:

@@ -1,0 +1,91 @@
+"""Two bugs of one binding that fail the same way are told apart by what triggered them
+(opkit.conformance.triggers): an empty tensor, a NaN or infinity, or the rule a hostile input
+breaks. Without it the second, found behind the first, was never searched for."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from opkit.backends.registry import resolve
+from opkit.conformance import harness
+from opkit.conformance.runner import BackendRunner, Runner, valid_case
+from opkit.conformance.triggers import EMPTY, NON_FINITE, VALID, broken_rule, masked_by, regime, trigger
+from opkit.conformance.worker import Worker
+from opkit.strategies import edge_cases, make_case
+
+FAKES = "test_conformance_fakes"
+TRILU = harness.load_op("ai.onnx", "Trilu")
+
+
+def _trilu_case(x):
+    version = TRILU.version(14)
+    return make_case(TRILU, version, {"T": "tensor(float)"}, {}, [("input", x)])
+
+
+def test_the_regime_of_a_case():
+    assert regime(_trilu_case(np.zeros((2, 0), np.float32))) == EMPTY
+    assert regime(_trilu_case(np.array([[1, np.nan]], np.float32))) == NON_FINITE
+    assert regime(_trilu_case(np.array([[1, np.nan]], np.float32)), values=False) == ""
+    assert regime(_trilu_case(np.ones((2, 2), np.float32))) == ""
+    assert regime(None) == "" and regime((object(), 3)) == ""  # no case, a robustness draw
+
+
+def test_the_trigger_of_a_failure():
+    case = _trilu_case(np.zeros((2, 0), np.float32))
+    assert trigger("error", {"stage": "load"}, case) == ""  # the values were never asked
+    assert trigger("unsupported", {}, case) == ""
+    assert trigger("error", {"stage": "run"}, case) == EMPTY
+    nan = _trilu_case(np.array([[1, np.nan]], np.float32))
+    assert trigger("mismatch", {}, nan) == NON_FINITE and trigger("error", {}, nan) == ""
+    assert trigger("crash", {"breaks": "Div-14 [V1]: For integer types B has no zero"}, None) == "rule V1"
+    assert trigger("crash", {"breaks": "a valid input: the reference kernel computes it"}, None) == VALID
+    assert broken_rule("the reference kernel fails on it too: ValueError") == ""
+
+
+def test_an_ordinary_failure_explains_the_same_one_met_with_an_empty_tensor_or_a_nan():
+    seen = {("mismatch", "y: values differ", "")}
+    assert masked_by(("mismatch", "y: values differ", NON_FINITE), seen)
+    assert masked_by(("mismatch", "y: values differ", EMPTY), seen)
+    # ... but not the reverse: inf -> 0 does not explain a wrong rounding of ties
+    assert not masked_by(("mismatch", "y: values differ", ""), {("mismatch", "y: values differ", NON_FINITE)})
+    assert not masked_by(("crash", "died", "rule V1"), {("crash", "died", VALID)})
+
+
+def test_a_second_bug_with_the_first_ones_message_is_found_when_its_trigger_differs():
+    with Worker(resolve(f"{FAKES}:SameErrorTwice"), timeout=10.0) as worker:
+        runner = Runner(BackendRunner(worker), max_examples=30, seed=1, timeout=10.0)
+        runner.run_differential(TRILU, TRILU.version(14), [{"T": "tensor(float)"}])
+    errors = [r for r in runner.results if r["outcome"] == "error"]
+    assert [r["example"] for r in errors] == ["differential", "differential-2"], runner.results
+    shapes = [r["minimal_example"] for r in errors]
+    assert any("0]" in s or "0," in s for s in shapes), shapes  # the empty one
+    assert any(not ("0]" in s or "0," in s) for s in shapes), shapes  # the wide one
+
+
+def test_a_second_crash_breaking_another_rule_is_found_behind_the_first():
+    """A batch of hostile variants stops at its first crash: once a crash is found, variants that
+    break the same rule are not asked again, so the one behind it is met."""
+    with Worker(resolve(f"{FAKES}:DiesOnExtremeKOrLowRank"), timeout=10.0) as worker:
+        runner = Runner(BackendRunner(worker), max_examples=30, seed=1, timeout=10.0)
+        runner.run_robustness(TRILU, TRILU.version(14), [{"T": "tensor(int64)"}])
+    crashes = [r for r in runner.results if r["outcome"] == "crash"]
+    rules = {broken_rule(r["details"]["breaks"]) for r in crashes}
+    assert VALID in rules and "rule rank:input" in rules, [(r["example"], r["details"]) for r in crashes]
+
+
+def test_a_load_check_records_a_case_the_rules_admit():
+    """A binding onnxruntime 1.18 cannot feed (int4) is only loaded; its repro bundle is rerun
+    by a release that can feed it, so the case must be valid: QuantizeLinear-21's fixed edge case
+    (y_scale shaped like x with no block_size) is not."""
+    spec = harness.load_op("ai.onnx", "QuantizeLinear")
+    version = spec.version(21)
+    binding = {"T1": "tensor(float)", "T2": "tensor(int4)"}
+    first = edge_cases(spec, version, binding, limit=1)[0]
+    try:
+        harness.expected_outputs(first)
+        raise AssertionError("the premise: the first edge case is one the rules exclude")
+    except harness.Invalid:
+        pass
+    case = valid_case(spec, version, binding)
+    assert case is not None and harness.expected_outputs(case) is not None
+    assert valid_case(spec, version, binding) == case  # deterministic
