@@ -85,7 +85,7 @@ def _reduce_max_failures(monkeypatch, seed, sweep=True):
     from opkit.conformance import runner as runner_module
 
     if not sweep:
-        monkeypatch.setattr(runner_module, "edge_sweep", lambda bases, version: [])
+        monkeypatch.setattr(runner_module, "edge_sweep", lambda bases, version, **kw: [])
     reduce_max = harness.load_op("ai.onnx", "ReduceMax")
     with Worker(resolve(f"{FAKES}:SkipsLateNaN"), timeout=10.0) as worker:
         runner = Runner(BackendRunner(worker), max_examples=5, seed=seed, timeout=10.0)
@@ -115,10 +115,11 @@ def test_the_sweep_applies_each_strategy_and_variant_once():
     assert {"special values", "subnormals", "long last axis", "rank 6"} <= set(names)
     last = next(c for c in edged if c.edge == "one NaN (last)")
     assert any(np.isnan(arr.reshape(-1)[-1]) for _, arr in last.inputs)
-    # a family version gets only the strategies that change floating-point values
+    # a family version gets only the strategies that change floating-point values, and attribute
+    # values where its output shapes stay the same
     reduce_max = harness.load_op("ai.onnx", "ReduceMax").version(18)
     assert {s.name for s in applicable(reduce_max, swept=True)} <= {"special values", "one NaN", "subnormals",
-                                                                      "saturation edge"}
+                                                                      "saturation edge", "attribute values"}
     assert "one NaN" in {s.name for s in applicable(reduce_max, swept=True)} and not applicable(reduce_max)
 
 
@@ -129,3 +130,32 @@ def test_a_family_versions_page_lists_what_its_sweep_applies():
     family_part = page.split("built valid by construction by the `shape` family")[1].split("## ")[0]
     assert "runs each of these targeted triggers once on" in family_part
     assert "*one NaN*" in family_part and "*rank 6*" not in family_part
+
+
+def test_the_sweep_sets_flag_and_enumerated_attributes_where_the_output_shapes_stay():
+    """AveragePool-19 with count_include_pad=1 on a window past the input (onnxruntime 1.16) or on
+    one-sided pads (1.21-1.24) averaged wrongly: two attribute values at once, rarely drawn
+    together. The sweep sets each flag and enumerated value on a drawn case, and on a family hook's
+    case only where the reference kernel gives the same output shapes (ceil_mode adding a window
+    the texts leave undefined is not asked)."""
+    from opkit.cases.edges import _attribute_pairs, sweep
+    from opkit.conformance.runner import same_output_shapes
+    from opkit.strategies import make_case
+
+    pool = harness.load_op("ai.onnx", "AveragePool")
+    version = pool.version(19)
+    assert ("count_include_pad", 1) in _attribute_pairs(version) and ("ceil_mode", 1) in _attribute_pairs(version)
+    x = np.arange(1, 6, dtype=np.float32).reshape(1, 1, 5)
+    base = make_case(pool, version, {"T": "tensor(float)"}, {"kernel_shape": [2], "strides": [2], "ceil_mode": 1},
+                     [("X", x)])
+    edged = [c for c in sweep([base], version, same_shapes=same_output_shapes) if c.edge.startswith("attribute")]
+    flipped = [dict(c.attributes) for c in edged]
+    assert {"kernel_shape": [2], "strides": [2], "ceil_mode": 1, "count_include_pad": 1} in flipped, flipped
+    assert all(same_output_shapes(base, c) for c in edged)
+    assert not any(d.get("ceil_mode") == 0 for d in flipped)  # 3 windows -> 2: a shape change
+    assert not [c for c in sweep([base], version) if c.edge.startswith("attribute")]  # no shape check: none
+    # a version no family hook builds takes them without the check (the kernel still judges each)
+    trilu_spec = harness.load_op("ai.onnx", "Trilu")
+    trilu = trilu_spec.version(14)
+    m = make_case(trilu_spec, trilu, {"T": "tensor(float)"}, {}, [("input", np.ones((2, 2), np.float32))])
+    assert {"upper": 0} in [dict(c.attributes) for c in sweep([m], trilu)]

@@ -49,6 +49,10 @@ class EdgeStrategy:
     # the sweep applies it to a family hook's cases too (what the hook built for validity is
     # indices, sizes and shapes; a float value the rules exclude is discarded like any other)
     on_values: bool = False
+    # changes an attribute: the sweep applies it to a family hook's cases only where the caller's
+    # ``same_shapes`` says every output keeps its shape (a flag that leaves the geometry a hook
+    # built alone: count_include_pad, not ceil_mode adding a window the texts leave undefined)
+    keeps_shapes: bool = False
 
 
 def _elements(case: Case, version, frozen=frozenset()) -> list[tuple[int, str, str]]:
@@ -273,6 +277,49 @@ def _rank_six(case, version, rng, frozen=frozenset()):
     return out
 
 
+MAX_ATTRIBUTE_VALUES = 8  # (attribute, value) pairs the sweep tries per binding
+
+
+def _attribute_pairs(version) -> list[tuple[str, object]]:
+    """(name, value) for every value of each flag (an int attribute defaulting to 0 or 1 that is
+    not an axis) and each enumerated attribute of the version, in spec order, at most
+    MAX_ATTRIBUTE_VALUES: count_include_pad 0/1, ceil_mode 0/1, Pad's four modes ..."""
+    from ..strategies import TYPE_ATTRIBUTES
+
+    pairs: list[tuple[str, object]] = []
+    for attr in version.attributes:
+        if attr.name in TYPE_ATTRIBUTES or "axis" in attr.name or "axes" in attr.name:
+            continue
+        values = attr.domain.values if attr.domain is not None and attr.domain.values is not None else None
+        if values is not None and len(values) <= 5:
+            pairs += [(attr.name, v) for v in values]
+        elif values is None and attr.type == "int" and attr.default in (0, 1):
+            pairs += [(attr.name, 0), (attr.name, 1)]
+    return pairs[:MAX_ATTRIBUTE_VALUES]
+
+
+def _attribute_value(case, version, rng, frozen=frozenset(), variant=None):
+    """One flag or enumerated attribute at another of its values (variant: which pair of
+    ``_attribute_pairs``); None when the case has that value already. Bugs that need two attribute
+    values at once (AveragePool's count_include_pad=1 on a ceil_mode=1 window that runs past the
+    input) meet here: the drawn case brings one, the sweep the other."""
+    pairs = _attribute_pairs(version)
+    if not pairs:
+        return None
+    k = int(rng.integers(0, len(pairs))) if variant is None else variant
+    if k >= len(pairs):
+        return None
+    name, value = pairs[k]
+    given = dict(case.defaults)
+    given.update(case.attributes)
+    if name in frozen or given.get(name) == value:
+        return None
+    attrs = dict(case.attributes)
+    attrs[name] = value
+    defaults = tuple((n, v) for n, v in case.defaults if n != name)
+    return dataclasses.replace(case, attributes=tuple(sorted(attrs.items())), defaults=defaults, siblings=0)
+
+
 def _has_float(version) -> bool:
     return bool(_input_types(version) & set(FLOATS))
 
@@ -338,6 +385,10 @@ STRATEGIES: tuple[EdgeStrategy, ...] = (
     EdgeStrategy("negative axes", "axis or axes attributes given as their negative equivalents", _has_axis,
                  _negative_axes),
     EdgeStrategy("rank 6", "every input raised to rank 6 with leading extents of 1", _elementwise_shapes, _rank_six),
+    EdgeStrategy("attribute values", "each value of a flag or enumerated attribute (count_include_pad, ceil_mode, "
+                 "Pad's mode ...) set on a drawn case, keeping its output shapes: two attribute values at once",
+                 lambda v: bool(_attribute_pairs(v)), _attribute_value, tuple(range(MAX_ATTRIBUTE_VALUES)),
+                 keeps_shapes=True),
 )
 
 
@@ -351,7 +402,7 @@ def applicable(version, swept: bool = False) -> tuple[EdgeStrategy, ...]:
         return ()
     out = []
     for s in STRATEGIES:
-        if family and not s.on_values:
+        if family and not (s.on_values or s.keeps_shapes):
             continue
         try:
             if s.applies(version):
@@ -378,24 +429,32 @@ def apply_edge(name: str, case: Case, version, seed: int, frozen=frozenset(), va
     return dataclasses.replace(out, edge=name if variant is None else f"{name} ({variant})")
 
 
-def sweep(bases, version, frozen=frozenset()) -> list[Case]:
+def sweep(bases, version, frozen=frozenset(), same_shapes=None) -> list[Case]:
     """Every applicable strategy, each variant once (one NaN at the first and at the last
     position), applied to the drawn valid cases ``bases`` in turn: the k-th to the k-th base, or to
     the next one it fits (negative axes need a case with an axis). Deterministic for given bases, so
     a binding's search meets every edge whatever share its seed happened to draw; a strategy that
     fits no base is left out. The largest bases go first: hypothesis draws its smallest cases first,
-    and a NaN at the last position of a one-element tensor is at the first as well."""
+    and a NaN at the last position of a one-element tensor is at the first as well.
+
+    ``same_shapes(base, edged)``: whether the edged case's outputs keep the base's shapes (the
+    caller has the reference kernel); a strategy that changes an attribute (``keeps_shapes``) fits
+    a family hook's case only where it says so, and without it not at all."""
     bases = sorted(bases, key=lambda c: -c.size())
     out: list[Case] = []
     if not bases:
         return out
+    family = bool(getattr(version, "family", None))
     k = 0
     for strategy in applicable(version, swept=True):
+        checked = family and strategy.keeps_shapes and not strategy.on_values
+        if checked and same_shapes is None:
+            continue
         for variant in strategy.variants:
             for j in range(len(bases)):
                 base = bases[(k + j) % len(bases)]
                 edged = apply_edge(strategy.name, base, version, k, frozen, variant)
-                if edged is not base:
+                if edged is not base and (not checked or same_shapes(base, edged)):
                     out.append(edged)
                     break
             k += 1
