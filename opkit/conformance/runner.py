@@ -68,8 +68,10 @@ MASKED_EXPENSIVE = 2  # ... or once the known crash has been met again this ofte
 PROBE_DISTINCT = 1  # a probe stops at its first failure (looking past it cost the sweep 10% of its time)
 PROBE_SHRINK_BUDGET = 4  # a probe's failure is mostly the binding itself (a refused model): shrink briefly
 MAX_EXPENSIVE = 4  # real crash/timeout runs per hypothesis run (each restarts the worker)
-# ... a timeout costs the whole time limit each: the first and one confirmation
-MAX_EXPENSIVE_BY_OUTCOME = {TIMEOUT: 2}
+# ... a timeout costs the whole time limit each, a memory kill seconds of allocation: the first and
+# one confirmation
+MEMORY_KILL = "memory kill"  # a crash that is the worker's memory limit (_memory_kill): seconds of allocation each
+MAX_EXPENSIVE_BY_OUTCOME = {TIMEOUT: 2, MEMORY_KILL: 2}
 # a failure already shrunk in another type binding of the op version (Runner._shrunk_classes)
 SEEN_SHRINK_BUDGET = 8
 # Draws hypothesis may try while shrinking a failure. Shrinking usually reaches a minimal case in
@@ -550,7 +552,7 @@ class Runner:
 
             check_stop()  # between examples: a swallowed KeyboardInterrupt still stops the run
             first = state["first"]
-            if first in EXPENSIVE and state["expensive"] >= MAX_EXPENSIVE_BY_OUTCOME.get(first, MAX_EXPENSIVE):
+            if first in EXPENSIVE and state["expensive"] >= state["expensive_cap"]:
                 raise _StopShrinking  # stop paying for crashes/timeouts: the smallest one so far is reported
             if first is not None:
                 state["shrink_draws"] += 1
@@ -584,6 +586,8 @@ class Runner:
                 state["first"] = first = ex.outcome
                 state["first_at_load"] = ex.outcome not in EXPENSIVE and ex.details.get("stage") == "load"
                 state["first_elsewhere"] = failure_class(ex, case) in shrunk_elsewhere
+                state["expensive_cap"] = MAX_EXPENSIVE_BY_OUTCOME.get(
+                    MEMORY_KILL if _memory_kill(ex) else ex.outcome, MAX_EXPENSIVE)
             if ex.outcome != first:
                 return  # shrink one failure class at a time
             if ex.outcome in EXPENSIVE:
@@ -862,7 +866,9 @@ class Runner:
             # known crash met again at most MAX_EXPENSIVE times
             if ex.outcome in FAILING:
                 known.add(failure_class(ex, minimal))
-            if ex.outcome in EXPENSIVE and minimal is not None:
+            if ex.outcome in EXPENSIVE and minimal is not None and not _memory_kill(ex):
+                # (a memory kill is not replayed: each costs seconds of allocation, GatherND's
+                # batch_dims=INT_MIN 5 s in each of 15 bindings)
                 crashes = self._expensive_cases.setdefault((spec.domain, spec.name, version.since, suite), {})
                 crashes.setdefault(failure_class(ex, minimal), (dict(binding), minimal))
             if ex.outcome not in FAILING or ex.outcome in (UNSUPPORTED, TIMEOUT) or _memory_kill(ex):
