@@ -91,3 +91,40 @@ def test_a_load_check_records_a_case_the_rules_admit():
     case = valid_case(spec, version, binding)
     assert case is not None and harness.expected_outputs(case) is not None
     assert valid_case(spec, version, binding) == case  # deterministic
+
+
+def test_the_attribute_batch_sets_every_attribute_to_each_out_of_domain_value():
+    """onnxruntime 1.16's MaxPool died of SIGFPE on a stride of 0: random hostile variants reach
+    one attribute value in ~200, so a version's search met it on some seeds only. The batch asks
+    every attribute at each value, deterministically."""
+    from opkit.cases.hostile import attribute_variants
+
+    pool = harness.load_op("ai.onnx", "MaxPool")
+    version = pool.version(12)
+    base = make_case(pool, version, {"T": "tensor(float)", "I": "tensor(int64)"},
+                     {"kernel_shape": [2, 2], "strides": [1, 1], "pads": [0, 0, 1, 1]},
+                     [("X", np.ones((1, 1, 3, 3), np.float32))])
+    variants = attribute_variants(base, version)
+    changed = {h.change for h in variants}
+    assert "attribute strides = [0, 0]" in changed and "attribute pads = [-1, -1, -1, -1]" in changed, changed
+    assert {h.change.split(" = ")[0] for h in variants} >= {"attribute strides", "attribute pads",
+                                                            "attribute dilations", "attribute ceil_mode"}
+    assert [h.change for h in attribute_variants(base, version)] == [h.change for h in variants]  # deterministic
+    assert len(variants) <= 24
+
+
+def test_the_attribute_batch_is_asked_on_two_bases_that_say_much():
+    from opkit.conformance.runner import ATTRIBUTE_BATCH, attribute_batch
+
+    pool = harness.load_op("ai.onnx", "MaxPool")
+    version = pool.version(12)
+    x = np.ones((1, 1, 3, 3), np.float32)
+    plain = make_case(pool, version, {"T": "tensor(float)", "I": "tensor(int64)"}, {"kernel_shape": [1, 1]}, [("X", x)])
+    rich = make_case(pool, version, {"T": "tensor(float)", "I": "tensor(int64)"},
+                     {"kernel_shape": [1, 1], "auto_pad": "SAME_UPPER", "strides": [2, 2]}, [("X", x)])
+    swept: list = []
+    first = attribute_batch([(plain, 1), (rich, 2)], version, swept)
+    assert first == [(rich, 2, ATTRIBUTE_BATCH)]
+    second = attribute_batch([(plain, 1), (rich, 2)], version, swept)
+    assert second == [(plain, 1, ATTRIBUTE_BATCH)]  # another base than the first
+    assert attribute_batch([(plain, 1)], version, swept) == []  # two per op version

@@ -92,14 +92,12 @@ def _attribute(case: Case, version, extents: list[int], rng) -> tuple[str, objec
     """A new value out of the usual domain for one int, ints or float attribute."""
     given = dict(case.defaults)
     given.update(case.attributes)
-    candidates = [a for a in version.attributes
-                  if a.name not in TYPE_ATTRIBUTES and a.type in ("int", "ints", "float", "floats")]
+    candidates = _attribute_candidates(version)
     if not candidates:
         return None
     attr = candidates[int(rng.integers(0, len(candidates)))]
     rank = max(_max_rank(case), 1)
-    ints = [-(2 ** 31), -rank - 1, -1, 0, rank, LARGE]
-    floats = [float("nan"), float("inf"), float("-inf"), -1.0, 0.0, 1e30]
+    ints, floats = _attribute_pools(case)
     if attr.type == "int":
         value = ints[int(rng.integers(0, len(ints)))]
     elif attr.type == "float":
@@ -114,6 +112,50 @@ def _attribute(case: Case, version, extents: list[int], rng) -> tuple[str, objec
             value = [pool[int(rng.integers(0, len(pool)))] for _ in range(int(rng.integers(0, rank + 3)))]
         value = [int(v) for v in value] if attr.type == "ints" else [float(v) for v in value]
     return attr.name, value, f"attribute {attr.name} = {value!r}"
+
+
+ATTRIBUTE_VARIANTS = 24  # at most this many in the deterministic attribute batch (attribute_variants)
+
+
+def _attribute_candidates(version) -> list:
+    return [a for a in version.attributes if a.name not in TYPE_ATTRIBUTES and a.type in ("int", "ints", "float", "floats")]
+
+
+def _attribute_pools(case: Case) -> tuple[list, list]:
+    rank = max(_max_rank(case), 1)
+    return [-(2 ** 31), -rank - 1, -1, 0, rank, LARGE], [float("nan"), float("inf"), float("-inf"), -1.0, 0.0, 1e30]
+
+
+def attribute_variants(case: Case, version, limit: int = ATTRIBUTE_VARIANTS) -> list[Hostile]:
+    """Every int, ints, float or floats attribute at each out-of-domain value of ``_attribute``'s
+    pools, deterministically (a list attribute gets the value at every position, and the empty
+    list): the batch the robustness suite asks once per op version, so that a stride of 0 or a
+    negative pad is met whatever the random variants drew. Round-robin over the attributes, at
+    most ``limit``."""
+    given = dict(case.defaults)
+    given.update(case.attributes)
+    ints, floats = _attribute_pools(case)
+    per_attribute = []
+    for attr in _attribute_candidates(version):
+        pool = ints if attr.type in ("int", "ints") else floats
+        if attr.type in ("int", "float"):
+            values = list(pool)
+        else:
+            old = list(given.get(attr.name) or [])
+            width = len(old) or 1
+            values = [[int(v) if attr.type == "ints" else float(v)] * width for v in pool] + [[]]
+        per_attribute.append([(attr.name, v) for v in values])
+    out: list[Hostile] = []
+    for i in range(max((len(v) for v in per_attribute), default=0)):
+        for values in per_attribute:
+            if i < len(values) and len(out) < limit:
+                name, value = values[i]
+                attributes = dict(case.attributes)
+                attributes[name] = value
+                defaults = tuple((k, v) for k, v in case.defaults if k != name)
+                out.append(Hostile(dataclasses.replace(case, attributes=tuple(sorted(attributes.items())),
+                                                       defaults=defaults, siblings=0), f"attribute {name} = {value!r}"))
+    return out
 
 
 def _element(version, binding, name: str) -> str | None:
@@ -198,4 +240,4 @@ def hostile_variants(case: Case, version, count: int, seed: int) -> list[Hostile
     return out
 
 
-__all__ = ["Hostile", "hostile_variants"]
+__all__ = ["Hostile", "attribute_variants", "hostile_variants"]

@@ -30,7 +30,7 @@ from hypothesis import strategies as st
 from ..spec.model import OpSpec, OpVersion
 from ..cases import cases, generatable
 from ..cases.edges import sweep as edge_sweep
-from ..cases.hostile import Hostile, hostile_variants
+from ..cases.hostile import Hostile, attribute_variants, hostile_variants
 from ..strategies import (PROBE_LIMIT, Case, NotGeneratable, covering_bindings, edge_cases, expand, probe_bindings,
                           recast, with_default_attributes)
 from . import harness
@@ -448,9 +448,11 @@ class Runner:
         ``avoid``: the rules (``triggers.broken_rule``) broken by crashes already found in the binding;
         variants with one of them are not asked (the batch stops at its first crash, so a known
         crash early in it would hide a second one behind it: x / 0 behind INT_MIN / -1)."""
-        base, seed = drawn
+        base, seed, *which = drawn
         batch = [Hostile(base, "none: the valid case itself")]
-        for hostile in hostile_variants(base, version, max(1, self.siblings), seed):
+        variants = attribute_variants(base, version) if which == [ATTRIBUTE_BATCH] else \
+            hostile_variants(base, version, max(1, self.siblings), seed)
+        for hostile in variants:
             if avoid and broken_rule(_broken_rule(hostile.case)) in avoid:
                 continue
             try:  # without ONNX's shape inference, which a hostile model can abort (in this process)
@@ -890,6 +892,7 @@ class Runner:
                                  lambda b, ranks: st.tuples(cases(spec, version, types=b, ranks=ranks),
                                                             st.integers(0, 2 ** 32 - 1)))
         ran = []
+        swept: list = []  # the cases the version's attribute batches were asked on (attribute_batch)
         for binding, strategy, t0 in drawn:
             ran.append(binding)
             seed = _stable_seed(self.seed, "robustness", spec.domain, spec.name, version.since, sorted(binding.items()))
@@ -897,7 +900,8 @@ class Runner:
             self.search(spec, version, "robustness", binding, strategy,
                         lambda d, avoid=avoid: self.execute_robustness(version, d, frozenset(avoid)), seed, (), t0,
                         examples, on_phase=lambda seen, avoid=avoid: avoid.update(
-                            cls[2] for cls in seen if cls[0] in EXPENSIVE and cls[2]))
+                            cls[2] for cls in seen if cls[0] in EXPENSIVE and cls[2]),
+                        sweep=lambda bases: attribute_batch(bases, version, swept))
         self.replay_expensive(spec, version, "robustness", ran)
 
     def replay_expensive(self, spec: OpSpec, version: OpVersion, suite: str, bindings) -> None:
@@ -994,6 +998,27 @@ def same_output_shapes(base: Case, edged: Case) -> bool:
     except Exception:  # noqa: BLE001 - excluded by a rule, or a case the kernel cannot compute
         return False
     return len(before) == len(after) and all(np.shape(a) == np.shape(b) for a, b in zip(before, after))
+
+
+ATTRIBUTE_BATCH = "attributes"  # a robustness draw (case, seed, ATTRIBUTE_BATCH): hostile.attribute_variants
+
+
+ATTRIBUTE_BATCHES = 2  # robustness bindings per op version that get the attribute batch
+
+
+def attribute_batch(bases, version: OpVersion, swept: list) -> list:
+    """For the first ATTRIBUTE_BATCHES bindings of an op version whose robustness draws found
+    nothing: the drawn case that gives the most attributes explicitly, each attribute then set to
+    each out-of-domain value (``hostile.attribute_variants``). A crash is an attribute's code
+    path, rarely a type's (the crash replay takes it to the other bindings), but often the path
+    of another attribute's value: onnxruntime 1.16's MaxPool divided by a stride of 0 with
+    auto_pad SAME, not with explicit pads; so two bases, and ones that say much."""
+    if len(swept) >= ATTRIBUTE_BATCHES or not bases or not attribute_variants(bases[0][0], version):
+        return []
+    fresh = [d for d in bases if all(dict(d[0].attributes) != dict(s.attributes) for s in swept)] or bases
+    base = max(fresh, key=lambda drawn: (len(drawn[0].attributes), drawn[0].size()))
+    swept.append(base[0])
+    return [(base[0], base[1], ATTRIBUTE_BATCH)]
 
 
 LOAD_CASE_DRAWS = 50  # draws valid_case may try when no fixed edge case of the binding is valid
