@@ -51,7 +51,7 @@ from .worker import OK, Result
 
 EXPENSIVE = (CRASH, TIMEOUT)
 BACKEND_SUITES = ("examples", "properties", "differential", "robustness")  # the suites run_spec runs on the backend
-MAX_DISTINCT = 3  # distinct failures searched for per (op version, binding, suite); see Runner.search
+MAX_DISTINCT = 4  # distinct failures searched for per (op version, binding, suite); see Runner.search
 ROBUSTNESS_BINDINGS = 8  # type bindings per op version the robustness suite covers (each type seen)
 # a crash is a property of a code path, hit by most draws that reach it: a fifth of the
 # examples (each runs a valid case and 15 hostile variants) finds what the full count finds
