@@ -445,14 +445,18 @@ def sweep(bases, version, frozen=frozenset(), same_shapes=None) -> list[Case]:
     if not bases:
         return out
     family = bool(getattr(version, "family", None))
+    # an attribute value meets the others best on the cases that give the most of them (pads,
+    # ceil_mode, strides ...): count_include_pad=1 matters where there is padding
+    rich = sorted(bases, key=lambda c: (-len(c.attributes), -c.size()))
     k = 0
     for strategy in applicable(version, swept=True):
         checked = family and strategy.keeps_shapes and not strategy.on_values
         if checked and same_shapes is None:
             continue
+        order = rich if strategy.keeps_shapes else bases
         for variant in strategy.variants:
-            for j in range(len(bases)):
-                base = bases[(k + j) % len(bases)]
+            for j in range(len(order)):
+                base = order[(k + j) % len(order)]
                 edged = apply_edge(strategy.name, base, version, k, frozen, variant)
                 if edged is not base and (not checked or same_shapes(base, edged)):
                     out.append(edged)

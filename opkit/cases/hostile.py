@@ -114,7 +114,7 @@ def _attribute(case: Case, version, extents: list[int], rng) -> tuple[str, objec
     return attr.name, value, f"attribute {attr.name} = {value!r}"
 
 
-ATTRIBUTE_VARIANTS = 24  # at most this many in the deterministic attribute batch (attribute_variants)
+ATTRIBUTE_VARIANTS = 32  # at most this many in the deterministic attribute batch (attribute_variants)
 
 
 def _attribute_candidates(version) -> list:
@@ -135,6 +135,9 @@ def attribute_variants(case: Case, version, limit: int = ATTRIBUTE_VARIANTS) -> 
     given = dict(case.defaults)
     given.update(case.attributes)
     ints, floats = _attribute_pools(case)
+    # an absent list gets the length of the lists given (strides, kernel_shape) and twice it (pads)
+    lists = [len(v) for v in given.values() if isinstance(v, (list, tuple)) and v]
+    n = max(lists, default=max(_max_rank(case) - 2, 1))
     per_attribute = []
     for attr in _attribute_candidates(version):
         pool = ints if attr.type in ("int", "ints") else floats
@@ -142,8 +145,8 @@ def attribute_variants(case: Case, version, limit: int = ATTRIBUTE_VARIANTS) -> 
             values = list(pool)
         else:
             old = list(given.get(attr.name) or [])
-            width = len(old) or 1
-            values = [[int(v) if attr.type == "ints" else float(v)] * width for v in pool] + [[]]
+            widths = [len(old)] if old else sorted({n, 2 * n} if attr.type == "ints" else {n})
+            values = [[int(v) if attr.type == "ints" else float(v)] * w for v in pool for w in widths] + [[]]
         per_attribute.append([(attr.name, v) for v in values])
     out: list[Hostile] = []
     for i in range(max((len(v) for v in per_attribute), default=0)):

@@ -1008,15 +1008,22 @@ ATTRIBUTE_BATCHES = 2  # robustness bindings per op version that get the attribu
 
 def attribute_batch(bases, version: OpVersion, swept: list) -> list:
     """For the first ATTRIBUTE_BATCHES bindings of an op version whose robustness draws found
-    nothing: the drawn case that gives the most attributes explicitly, each attribute then set to
+    nothing: a drawn case that gives many attribute values, each attribute then set to
     each out-of-domain value (``hostile.attribute_variants``). A crash is an attribute's code
     path, rarely a type's (the crash replay takes it to the other bindings), but often the path
     of another attribute's value: onnxruntime 1.16's MaxPool divided by a stride of 0 with
-    auto_pad SAME, not with explicit pads; so two bases, and ones that say much."""
+    auto_pad SAME, not with explicit pads; so two bases, each the one that gives the most attribute
+    values the earlier batch did not have."""
     if len(swept) >= ATTRIBUTE_BATCHES or not bases or not attribute_variants(bases[0][0], version):
         return []
-    fresh = [d for d in bases if all(dict(d[0].attributes) != dict(s.attributes) for s in swept)] or bases
-    base = max(fresh, key=lambda drawn: (len(drawn[0].attributes), drawn[0].size()))
+    asked = {(name, repr(value)) for case in swept for name, value in case.attributes}
+
+    def says(drawn) -> tuple:  # attribute values no earlier batch had, then attributes given, then size
+        given = {(name, repr(value)) for name, value in drawn[0].attributes}
+        return len(given - asked), len(given), drawn[0].size()
+
+    fresh = [d for d in bases if all(d[0] != case for case in swept)] or bases
+    base = max(fresh, key=says)
     swept.append(base[0])
     return [(base[0], base[1], ATTRIBUTE_BATCH)]
 
