@@ -912,14 +912,19 @@ class Runner:
         crashes = self._expensive_cases.get((spec.domain, spec.name, version.since, suite))
         if not crashes:
             return
-        shown = {(tuple(sorted(r["types"].items())), (r["outcome"], r["message"])) for r in self.results
-                 if r["op"] == spec.name and r["domain"] == spec.domain and r["version"] == version.since
-                 and r["suite"] == suite}
+        # what each binding showed: outcome and message class, and for a hostile input the rule it
+        # broke (GatherND's out-of-range batch_dims and its mismatched batch dims both SIGSEGV)
+        shown = {(tuple(sorted(r["types"].items())),
+                  failure_class(Exec(r["outcome"], r["message"], {"breaks": (r.get("details") or {})["breaks"]}
+                                     if "breaks" in (r.get("details") or {}) else {})))
+                 for r in self.results if r["op"] == spec.name and r["domain"] == spec.domain
+                 and r["version"] == version.since and r["suite"] == suite}
         for cls, (origin, minimal) in list(crashes.items()):
             for binding in bindings:
                 check_stop()
                 key = tuple(sorted(binding.items()))
-                if binding == origin or any(b == key and failure_class(Exec(o, m))[:2] == cls[:2] for b, (o, m) in shown):
+                if binding == origin or any(b == key and seen[:2] == cls[:2] and (seen[2] == cls[2] or not seen[2])
+                                            for b, seen in shown):
                     continue
                 case = recast(minimal, version, binding)
                 if case is None:
