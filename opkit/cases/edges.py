@@ -49,10 +49,8 @@ class EdgeStrategy:
     # the sweep applies it to a family hook's cases too (what the hook built for validity is
     # indices, sizes and shapes; a float value the rules exclude is discarded like any other)
     on_values: bool = False
-    # changes an attribute: the sweep applies it to a family hook's cases only where the caller's
-    # ``same_shapes`` says every output keeps its shape (a flag that leaves the geometry a hook
-    # built alone: count_include_pad, not ceil_mode adding a window the texts leave undefined)
-    keeps_shapes: bool = False
+    # sets attribute values: the sweep starts it from the cases that give the most attributes
+    sets_attributes: bool = False
 
 
 def _elements(case: Case, version, frozen=frozenset()) -> list[tuple[int, str, str]]:
@@ -301,8 +299,7 @@ def _attribute_pairs(version) -> list[tuple[str, object]]:
 def _attribute_value(case, version, rng, frozen=frozenset(), variant=None):
     """One flag or enumerated attribute at another of its values (variant: which pair of
     ``_attribute_pairs``); None when the case has that value already. Bugs that need two attribute
-    values at once (AveragePool's count_include_pad=1 on a ceil_mode=1 window that runs past the
-    input) meet here: the drawn case brings one, the sweep the other."""
+    values at once meet here: the drawn case brings one, the sweep the other."""
     pairs = _attribute_pairs(version)
     if not pairs:
         return None
@@ -385,10 +382,10 @@ STRATEGIES: tuple[EdgeStrategy, ...] = (
     EdgeStrategy("negative axes", "axis or axes attributes given as their negative equivalents", _has_axis,
                  _negative_axes),
     EdgeStrategy("rank 6", "every input raised to rank 6 with leading extents of 1", _elementwise_shapes, _rank_six),
-    EdgeStrategy("attribute values", "each value of a flag or enumerated attribute (count_include_pad, ceil_mode, "
-                 "Pad's mode ...) set on a drawn case, keeping its output shapes: two attribute values at once",
+    EdgeStrategy("attribute values", "each value of a flag or enumerated attribute (upper, largest, a mode ...) set "
+                 "on the drawn cases that give the most other attributes: two attribute values at once",
                  lambda v: bool(_attribute_pairs(v)), _attribute_value, tuple(range(MAX_ATTRIBUTE_VALUES)),
-                 keeps_shapes=True),
+                 sets_attributes=True),
 )
 
 
@@ -402,7 +399,7 @@ def applicable(version, swept: bool = False) -> tuple[EdgeStrategy, ...]:
         return ()
     out = []
     for s in STRATEGIES:
-        if family and not (s.on_values or s.keeps_shapes):
+        if family and not s.on_values:
             continue
         try:
             if s.applies(version):
@@ -429,36 +426,30 @@ def apply_edge(name: str, case: Case, version, seed: int, frozen=frozenset(), va
     return dataclasses.replace(out, edge=name if variant is None else f"{name} ({variant})")
 
 
-def sweep(bases, version, frozen=frozenset(), same_shapes=None) -> list[Case]:
+def sweep(bases, version, frozen=frozenset()) -> list[Case]:
     """Every applicable strategy, each variant once (one NaN at the first and at the last
     position), applied to the drawn valid cases ``bases`` in turn: the k-th to the k-th base, or to
     the next one it fits (negative axes need a case with an axis). Deterministic for given bases, so
     a binding's search meets every edge whatever share its seed happened to draw; a strategy that
     fits no base is left out. The largest bases go first: hypothesis draws its smallest cases first,
-    and a NaN at the last position of a one-element tensor is at the first as well.
-
-    ``same_shapes(base, edged)``: whether the edged case's outputs keep the base's shapes (the
-    caller has the reference kernel); a strategy that changes an attribute (``keeps_shapes``) fits
-    a family hook's case only where it says so, and without it not at all."""
+    and a NaN at the last position of a one-element tensor is at the first as well. A family
+    hook's cases get only the strategies that change floating-point values: setting an attribute
+    on them undoes what the hook built (Pad's reflect on pads the hook kept below the size for
+    constant only, TopK's sorted=0 whose order the text leaves open)."""
     bases = sorted(bases, key=lambda c: -c.size())
     out: list[Case] = []
     if not bases:
         return out
-    family = bool(getattr(version, "family", None))
-    # an attribute value meets the others best on the cases that give the most of them (pads,
-    # ceil_mode, strides ...): count_include_pad=1 matters where there is padding
+    # an attribute value meets the others best on the cases that give the most of them
     rich = sorted(bases, key=lambda c: (-len(c.attributes), -c.size()))
     k = 0
     for strategy in applicable(version, swept=True):
-        checked = family and strategy.keeps_shapes and not strategy.on_values
-        if checked and same_shapes is None:
-            continue
-        order = rich if strategy.keeps_shapes else bases
+        order = rich if strategy.sets_attributes else bases
         for variant in strategy.variants:
             for j in range(len(order)):
                 base = order[(k + j) % len(order)]
                 edged = apply_edge(strategy.name, base, version, k, frozen, variant)
-                if edged is not base and (not checked or same_shapes(base, edged)):
+                if edged is not base:
                     out.append(edged)
                     break
             k += 1
