@@ -128,3 +128,22 @@ def test_the_attribute_batch_is_asked_on_two_bases_that_say_much():
     second = attribute_batch([(plain, 1), (rich, 2)], version, swept)
     assert second == [(plain, 1, ATTRIBUTE_BATCH)]  # another base than the first
     assert attribute_batch([(plain, 1)], version, swept) == []  # two per op version
+
+
+def test_two_crashes_replayed_in_one_binding_are_two_cases_with_their_own_bundles(tmp_path):
+    """A repro bundle is one per (binding, suite, case name, outcome): two replays named alike
+    shared the first one's bundle, so a recall run replayed GatherND's still-open batch_dims crash
+    for its fixed batch-mismatch one and called the fixed bug still there."""
+    from opkit.conformance.repro import ReproWriter
+
+    backend_spec = resolve(f"{FAKES}:DiesOnExtremeKOrLowRank")
+    with Worker(backend_spec, timeout=10.0) as worker:
+        backend = BackendRunner(worker)
+        runner = Runner(backend, max_examples=30, seed=1, timeout=10.0,
+                        repro=ReproWriter(str(tmp_path), backend_spec, backend.info, backend.ir_version))
+        runner.run_robustness(TRILU, TRILU.version(14), [{"T": "tensor(int64)"}])
+        assert len([r for r in runner.results if r["outcome"] == "crash"]) == 2, runner.results
+        runner.replay_expensive(TRILU, TRILU.version(14), "robustness", [{"T": "tensor(int64)"}, {"T": "tensor(int32)"}])
+    replays = [r for r in runner.results if r["example"].startswith("robustness-replay")]
+    assert sorted(r["example"] for r in replays) == ["robustness-replay", "robustness-replay-2"], replays
+    assert len({r["repro"] for r in replays}) == 2

@@ -919,6 +919,7 @@ class Runner:
                                      if "breaks" in (r.get("details") or {}) else {})))
                  for r in self.results if r["op"] == spec.name and r["domain"] == spec.domain
                  and r["version"] == version.since and r["suite"] == suite}
+        replays: dict = {}
         for cls, (origin, minimal) in list(crashes.items()):
             for binding in bindings:
                 check_stop()
@@ -940,7 +941,11 @@ class Runner:
                 ex.details = dict(ex.details or {}, replayed_from={k: v for k, v in origin.items()},
                                   shrunk="no: the minimal case of the same failure in another type binding, "
                                          "cast to this one")
-                self._record(spec, version, suite, f"{suite}-replay", binding, ex, 1, time.perf_counter() - t0, case)
+                # each replay in a binding is its own case (and repro bundle): GatherND's SIGFPE on
+                # mismatched batch dims behind its SIGABRT on an out-of-range batch_dims
+                replays[key] = replays.get(key, 0) + 1
+                name = f"{suite}-replay" if replays[key] == 1 else f"{suite}-replay-{replays[key]}"
+                self._record(spec, version, suite, name, binding, ex, 1, time.perf_counter() - t0, case)
 
     def run_properties(self, spec: OpSpec, version: OpVersion, bindings=None):
         if not version.properties or harness.oracle(spec.domain, spec.name, version.since) is None:
