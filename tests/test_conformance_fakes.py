@@ -300,19 +300,6 @@ class RefusesSaturateParsesWithStrtod(FakeBackend):
         return _StrtodRep(model)
 
 
-def _same_error_twice(o):
-    """Two bugs with one message: an empty matrix and a matrix of more than two columns both
-    raise it (onnxruntime 1.16's LayerNormalization: the same "Size of scale and bias" error for
-    an empty X and for a broadcast Scale)."""
-    if o.size == 0 or o.shape[-1] > 2:
-        raise RuntimeError("invalid input shape")
-    return o
-
-
-class SameErrorTwice(_Fake):
-    post = staticmethod(_same_error_twice)
-
-
 class _DiesOnExtremeKOrLowRankRep(_DiesOnExtremeKRep):
     def run(self, inputs, **kwargs):
         import signal
