@@ -25,7 +25,7 @@ from typing import Callable
 
 import numpy as np
 
-from ..strategies import FLOATS, INT_RANGES, Case, NotGeneratable, cast, input_parameter, param_elem
+from ..strategies import FLOATS, INT_RANGES, TYPE_ATTRIBUTES, Case, NotGeneratable, cast, input_parameter, param_elem
 
 EDGE_SHARE = 4  # about one case in this many gets an edge strategy ...
 # ... for which a drawn seed must pick one with this chance: hypothesis draws seed 0 and other
@@ -282,8 +282,6 @@ def _attribute_pairs(version) -> list[tuple[str, object]]:
     """(name, value) for every value of each flag (an int attribute defaulting to 0 or 1 that is
     not an axis) and each enumerated attribute of the version, in spec order, at most
     MAX_ATTRIBUTE_VALUES: count_include_pad 0/1, ceil_mode 0/1, Pad's four modes ..."""
-    from ..strategies import TYPE_ATTRIBUTES
-
     pairs: list[tuple[str, object]] = []
     for attr in version.attributes:
         if attr.name in TYPE_ATTRIBUTES or "axis" in attr.name or "axes" in attr.name:

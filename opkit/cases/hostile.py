@@ -92,7 +92,7 @@ def _attribute(case: Case, version, extents: list[int], rng) -> tuple[str, objec
     """A new value out of the usual domain for one int, ints or float attribute."""
     given = dict(case.defaults)
     given.update(case.attributes)
-    candidates = _attribute_candidates(version)
+    candidates = attribute_candidates(version)
     if not candidates:
         return None
     attr = candidates[int(rng.integers(0, len(candidates)))]
@@ -117,7 +117,8 @@ def _attribute(case: Case, version, extents: list[int], rng) -> tuple[str, objec
 ATTRIBUTE_VARIANTS = 32  # at most this many in the deterministic attribute batch (attribute_variants)
 
 
-def _attribute_candidates(version) -> list:
+def attribute_candidates(version) -> list:
+    """The attributes hostile values are tried on: int, ints, float or floats, no type attribute."""
     return [a for a in version.attributes if a.name not in TYPE_ATTRIBUTES and a.type in ("int", "ints", "float", "floats")]
 
 
@@ -139,7 +140,7 @@ def attribute_variants(case: Case, version, limit: int = ATTRIBUTE_VARIANTS) -> 
     lists = [len(v) for v in given.values() if isinstance(v, (list, tuple)) and v]
     n = max(lists, default=max(_max_rank(case) - 2, 1))
     per_attribute = []
-    for attr in _attribute_candidates(version):
+    for attr in attribute_candidates(version):
         pool = ints if attr.type in ("int", "ints") else floats
         if attr.type in ("int", "float"):
             values = list(pool)
@@ -243,4 +244,4 @@ def hostile_variants(case: Case, version, count: int, seed: int) -> list[Hostile
     return out
 
 
-__all__ = ["Hostile", "attribute_variants", "hostile_variants"]
+__all__ = ["Hostile", "attribute_candidates", "attribute_variants", "hostile_variants"]

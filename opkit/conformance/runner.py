@@ -30,7 +30,7 @@ from hypothesis import strategies as st
 from ..spec.model import OpSpec, OpVersion
 from ..cases import cases, generatable
 from ..cases.edges import sweep as edge_sweep
-from ..cases.hostile import Hostile, attribute_variants, hostile_variants
+from ..cases.hostile import Hostile, attribute_candidates, attribute_variants, hostile_variants
 from ..strategies import (PROBE_LIMIT, Case, NotGeneratable, covering_bindings, edge_cases, expand, probe_bindings,
                           recast, with_default_attributes)
 from . import harness
@@ -913,10 +913,10 @@ class Runner:
         if not crashes:
             return
         # what each binding showed: outcome and message class, and for a hostile input the rule it
-        # broke (GatherND's out-of-range batch_dims and its mismatched batch dims both SIGSEGV)
+        # broke (GatherND's out-of-range batch_dims and its mismatched batch dims both SIGSEGV),
+        # from the record's details as the crash's class came from the Exec's
         shown = {(tuple(sorted(r["types"].items())),
-                  failure_class(Exec(r["outcome"], r["message"], {"breaks": (r.get("details") or {})["breaks"]}
-                                     if "breaks" in (r.get("details") or {}) else {})))
+                  failure_class(Exec(r["outcome"], r["message"], r.get("details") or {})))
                  for r in self.results if r["op"] == spec.name and r["domain"] == spec.domain
                  and r["version"] == version.since and r["suite"] == suite}
         replays: dict = {}
@@ -1014,7 +1014,7 @@ def attribute_batch(bases, version: OpVersion, swept: list) -> list:
     of another attribute's value: onnxruntime 1.16's MaxPool divided by a stride of 0 with
     auto_pad SAME, not with explicit pads; so two bases, each the one that gives the most attribute
     values the earlier batch did not have."""
-    if len(swept) >= ATTRIBUTE_BATCHES or not bases or not attribute_variants(bases[0][0], version):
+    if len(swept) >= ATTRIBUTE_BATCHES or not bases or not attribute_candidates(version):
         return []
     asked = {(name, repr(value)) for case in swept for name, value in case.attributes}
 
@@ -1039,7 +1039,6 @@ def valid_case(spec: OpSpec, version: OpVersion, binding: dict) -> Case | None:
     that the refusal was fixed. None when there is none, or no fixed edge case at all (no kernel to
     ask: the first edge case, as the model is all a load check asks about)."""
     from hypothesis import HealthCheck, Verbosity, find, settings
-    from hypothesis.errors import NoSuchExample
 
     def valid(case) -> bool:
         try:
@@ -1063,9 +1062,7 @@ def valid_case(spec: OpSpec, version: OpVersion, binding: dict) -> Case | None:
         return find(cases(spec, version, types=binding), valid,
                     settings=settings(max_examples=LOAD_CASE_DRAWS, database=None, derandomize=True, deadline=None,
                                       suppress_health_check=list(HealthCheck), verbosity=Verbosity.quiet))
-    except (NoSuchExample, NotGeneratable, ValueError, TypeError):
-        return None
-    except Exception:  # noqa: BLE001 - hypothesis gave up (Unsatisfiable, ...): no valid case
+    except Exception:  # noqa: BLE001 - none found (NoSuchExample), none drawable, or hypothesis gave up
         return None
 
 
@@ -1073,8 +1070,8 @@ def failure_class(ex: Exec, case: Case | None = None) -> tuple:
     """What makes two failures of one binding the same for ``Runner.search``: the outcome, the
     message class of root causes (``causes``) and the trigger (``triggers``): a second "values
     differ" on ordinary values is the same bug reached by other values; a NaN position, an error,
-    a crash, or the same message met with an empty tensor, a NaN or infinity, or another broken
-    rule is another one. ``case``: the case that failed, when ``ex`` does not name it."""
+    a crash, or the same message met with a NaN or infinity, or another broken rule is another
+    one. ``case``: the case that failed, when ``ex`` does not name it."""
     from .causes import message_class
 
     details = ex.details or {}

@@ -15,6 +15,8 @@ import re
 
 import numpy as np
 
+from .outcomes import MISMATCH, UNSUPPORTED
+
 NON_FINITE = "NaN or infinity in an input"
 VALID = "valid input"
 
@@ -40,14 +42,14 @@ def _non_finite(array: np.ndarray) -> bool:
         return False
 
 
-def regime(case, values: bool = True) -> str:
-    """The input regime of a case: (with ``values``) a NaN or infinity among its inputs, else ""
-    (ordinary values). An empty tensor is not a regime of its own: hypothesis shrinks towards
-    empty tensors, so a failure on every input (a missing kernel, a process that always dies) is
-    recorded with an empty one, and its ordinary cases were then searched for and reported again,
-    in every binding; a NaN, which shrinking removes, does not do that."""
+def regime(case) -> str:
+    """The input regime of a case: a NaN or infinity among its inputs, else "" (ordinary values).
+    An empty tensor is not a regime of its own: hypothesis shrinks towards empty tensors, so a
+    failure on every input (a missing kernel, a process that always dies) is recorded with an
+    empty one, and its ordinary cases were then searched for and reported again, in every
+    binding; a NaN, which shrinking removes, does not do that."""
     inputs = getattr(case, "inputs", None)  # None: no case, or a robustness draw (case, seed)
-    if inputs is None or not values:
+    if inputs is None:
         return ""
     arrays = [a for _, value in inputs for a in _arrays(value)]
     if any(a.size and _non_finite(a) for a in arrays):
@@ -70,11 +72,11 @@ def trigger(outcome: str, details: dict, case) -> str:
     input regime; NaN and infinity only for wrong values (an error or a crash met with a NaN
     among the values is, in practice, the one met without: searching for it again doubled the
     cost of such bindings and found the same bug)."""
-    if details.get("stage") == "load" or outcome == "unsupported":
+    if details.get("stage") == "load" or outcome == UNSUPPORTED:
         return ""
     if "breaks" in details:
         return broken_rule(str(details["breaks"]))
-    return regime(case, values=outcome == "mismatch")
+    return regime(case) if outcome == MISMATCH else ""
 
 
 def masked_by(cls: tuple, seen) -> bool:
