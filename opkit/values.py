@@ -132,3 +132,14 @@ def value_size(value: Any) -> int:
 __all__ = ["EMPTY_OPTIONAL", "common_rank", "describe_value", "element_of", "inner_type", "is_container_type",
            "is_container_value", "is_optional_type", "is_sequence_type", "is_tensor_value", "runtime_value",
            "value_signature", "value_size"]
+
+
+def structure(value: Any) -> Any:
+    """``value`` with every tensor zeroed: what compares equal exactly when the types and shapes do.
+    A random op's outputs are the runtime's own draw: only this much of them can be checked."""
+    if value is None:
+        return None
+    if isinstance(value, (list, tuple)):
+        return type(value)(structure(v) for v in value)
+    arr = np.asarray(value)
+    return np.zeros(arr.shape, dtype=arr.dtype) if arr.dtype != object else np.full(arr.shape, "", dtype=object)

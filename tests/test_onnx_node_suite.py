@@ -120,3 +120,36 @@ def test_the_suite_says_it_runs_here_when_a_cluster_is_named(capsys, monkeypatch
     main(["test", "--backend", "reference", "--suite", "onnx-node", "--op", "Abs", "-q",
           "--report", str(tmp_path / "node2.json")])
     assert "runs on this machine" not in capsys.readouterr().err
+
+
+def test_random_draws_are_judged_by_types_and_shapes_only():
+    """onnx's expected Bernoulli outputs are one draw of NumPy's generator, which the text leaves to
+    the runtime: a backend drawing other values (or, unseeded, the same ones by chance) passes
+    exactly when its types and shapes are right, so the pass count cannot change between runs."""
+    class Flipped:
+        """The reference's outputs with every value of a random op's output inverted."""
+        wrong_dtype = False
+
+        @classmethod
+        def prepare(cls, model, device="CPU"):
+            inner = ReferenceBackend.prepare(model, device)
+
+            class Rep:
+                def run(self, inputs):
+                    out = [1 - np.asarray(o) for o in inner.run(inputs)]
+                    return [o.astype(np.int8) for o in out] if cls.wrong_dtype else out
+            return Rep()
+
+    import numpy as np
+
+    random_cases = [c for c in onnx_node.collect() if c.draws]
+    assert {"test_bernoulli", "test_bernoulli_seed", "test_training_dropout_mask"} <= {c.name for c in random_cases}
+    bernoulli = [c for c in random_cases if c.op == "Bernoulli"]
+    assert all(onnx_node.run_case(Flipped, c).status == "pass" for c in bernoulli)
+    Flipped.wrong_dtype = True
+    assert all(onnx_node.run_case(Flipped, c).status == "fail" for c in bernoulli)
+    # a schema's "nondeterministic" for what a body may hold (Loop, If, Scan) or for no reason the
+    # text gives (AffineGrid) does not stop the values being compared
+    deterministic = {c.op for c in onnx_node.collect() if not c.draws}
+    assert {"Loop", "If", "Scan", "AffineGrid", "Abs"} <= deterministic
+    assert not any(c.draws for c in onnx_node.collect() if c.op in ("Loop", "If", "Scan", "AffineGrid"))
