@@ -487,6 +487,16 @@ def recast(case: Case, version: OpVersion, binding: dict[str, str]) -> Case | No
                                attributes=tuple(attrs.items()), siblings=0)
 
 
+def with_attribute(case: Case, name: str, value) -> Case:
+    """``case`` with attribute ``name`` set to ``value`` (given, no longer a default)."""
+    import dataclasses
+
+    attributes = dict(case.attributes)
+    attributes[name] = value
+    defaults = tuple((k, v) for k, v in case.defaults if k != name)
+    return dataclasses.replace(case, attributes=tuple(sorted(attributes.items())), defaults=defaults, siblings=0)
+
+
 def with_default_attributes(case: Case, version: OpVersion) -> Case | None:
     """``case`` with every optional attribute left out (its default), the required ones and those
     naming an output type kept; None when it has none to leave out."""

@@ -318,3 +318,32 @@ class DiesOnExtremeKOrLowRank(_Fake):
     @classmethod
     def rep(cls, model):
         return _DiesOnExtremeKOrLowRankRep(model, cls.post)
+
+
+class _FarIndexRep(_EvaluatorRep):
+    def __init__(self, model):
+        from onnx import numpy_helper
+
+        super().__init__(model)
+        self.const_values = [numpy_helper.to_array(t) for t in model.graph.initializer]
+
+    def run(self, inputs, **kwargs):
+        import signal
+
+        for value in list(inputs) + self.const_values:
+            value = np.asarray(value)
+            far = np.abs(value.astype(np.float64)) if value.dtype.kind in "iu" else np.zeros(0)
+            if ((far >= 2 ** 16) & (far <= 2 ** 40)).any():  # the extremes' offsets wrap back into memory
+                os.kill(os.getpid(), signal.SIGSEGV)
+        return super().run(inputs, **kwargs)
+
+
+class ReadsFarIndices(FakeBackend):
+    """Any op, but an integer input of 65,536 to 2^40 in magnitude is followed out of the
+    process's memory (SIGSEGV), as onnxruntime 1.16's RoiAlign read X at a batch index it never
+    checked: an index just past the extent read a neighbour's memory and returned garbage, and
+    INT64_MIN or INT64_MAX wrapped the offset back into its memory."""
+
+    @classmethod
+    def rep(cls, model):
+        return _FarIndexRep(model)

@@ -120,9 +120,91 @@ def test_the_attribute_batch_is_asked_on_two_bases_that_say_much():
     swept: list = []
     first = attribute_batch([(plain, 1), (rich, 2)], version, swept)
     assert first == [(rich, 2, ATTRIBUTE_BATCH)]
-    second = attribute_batch([(plain, 1), (rich, 2)], version, swept)
-    assert second == [(plain, 1, ATTRIBUTE_BATCH)]  # another base than the first
+    (second, seed, which), = attribute_batch([(plain, 1), (rich, 2)], version, swept)
+    assert (second.attributes, second.inputs[0][1].shape, seed, which) == (plain.attributes, (1, 1, 3, 3), 1, ATTRIBUTE_BATCH)
+    # as the plainest model: X a constant (onnxruntime's shape inference sees its shape), no Indices
+    assert (second.initializers, second.n_outputs) == (frozenset({"X"}), 1)
     assert attribute_batch([(plain, 1)], version, swept) == []  # two per op version
+
+
+def test_the_second_attribute_batch_takes_the_plainest_base_of_another_rank():
+    """onnxruntime 1.16's MaxPool died on a stride of 0 and on pads of -1 on the plain path and
+    gave a clean error for both with dilations of 2: the two batches went to the richest 3-D
+    draws of the float16 and float bindings and found nothing."""
+    from opkit.conformance.runner import attribute_batch
+
+    pool = harness.load_op("ai.onnx", "MaxPool")
+    version = pool.version(12)
+    types = {"T": "tensor(float)", "I": "tensor(int64)"}
+    x3 = np.ones((1, 1, 3, 3, 3), np.float32)
+    x2 = np.ones((1, 1, 3, 3), np.float32)
+    rich = make_case(pool, version, types, {"kernel_shape": [2, 2, 2], "dilations": [2, 2, 2], "pads": [0, 0, 1, 0, 0, 1],
+                                            "storage_order": 0, "ceil_mode": 0}, [("X", x3)])
+    plain3 = make_case(pool, version, types, {"kernel_shape": [1, 1, 1]}, [("X", x3)])
+    busy2 = make_case(pool, version, types, {"kernel_shape": [2, 2], "dilations": [2, 1], "strides": [2, 2], "ceil_mode": 1,
+                                             "auto_pad": "NOTSET"}, [("X", x2)])
+    plain2 = make_case(pool, version, types, {"kernel_shape": [2, 2], "dilations": [1, 1], "pads": [0, 0, 0, 0],
+                                              "storage_order": 0}, [("X", x2)])
+    bases = [(plain3, 1), (busy2, 2), (rich, 3), (plain2, 4)]
+    swept: list = []
+    assert attribute_batch(bases, version, swept)[0][0] is rich
+    assert attribute_batch(bases, version, swept)[0][0].attributes == plain2.attributes  # another rank, the plainest
+    swept = [rich]
+    assert attribute_batch([(plain3, 1), (rich, 3)], version, swept)[0][0].attributes == plain3.attributes  # no other rank
+
+
+def test_an_absent_list_attribute_gets_the_length_the_reference_accepts():
+    """pads hold two values per axis, strides one: asked at both lengths, half the batch went to
+    lists of the wrong length, and the round-robin cut at 32 never reached strides = [0, 0]."""
+    from opkit.cases.hostile import attribute_variants
+    from opkit.strategies import with_attribute
+    from opkit.conformance.runner import _valid
+
+    pool = harness.load_op("ai.onnx", "MaxPool")
+    version = pool.version(12)
+    base = make_case(pool, version, {"T": "tensor(float)", "I": "tensor(int64)"}, {"kernel_shape": [2, 2]},
+                     [("X", np.ones((1, 1, 4, 4), np.float32))])
+    changes = [h.change for h in attribute_variants(base, version, accepts=lambda n, v: _valid(with_attribute(base, n, v)))]
+    assert "attribute strides = [0, 0]" in changes and "attribute pads = [-1, -1, -1, -1]" in changes, changes
+    assert "attribute strides = [0, 0, 0, 0]" not in changes and "attribute pads = [0, 0]" not in changes
+    assert changes.index("attribute strides = [0, 0]") < 12  # 0 and -1 come first: the values most often unchecked
+    blind = [h.change for h in attribute_variants(base, version)]  # without the reference: both lengths
+    assert "attribute strides = [0, 0, 0, 0]" in blind
+
+
+def test_the_inputs_the_rules_bound_by_an_extent_are_indices():
+    from opkit.cases.hostile import index_inputs
+
+    def of(op, since, domain="ai.onnx"):
+        return index_inputs(harness.load_op(domain, op).version(since))
+
+    assert of("RoiAlign", 16) == {"batch_indices"} and of("Gather", 13) == {"indices"}
+    assert of("GatherND", 13) == {"indices"} and of("TopK", 11) == {"K"} and of("MaxUnpool", 11) == {"I"}
+    # a bound on arithmetic of the values (only Pad's crop is bounded), an equality (Split's sizes),
+    # shapes only (Reshape's shape sizes the output): no index, a far value may be valid and huge
+    assert of("Pad", 19) == of("Split", 18) == of("Reshape", 14) == of("Expand", 13) == of("Range", 11) == set()
+
+
+def test_far_out_of_range_indices_are_asked(monkeypatch):
+    """onnxruntime 1.16's RoiAlign returned garbage for batch index N (one past the batch) and read
+    out of its memory from 65,536 on: the hostile pool's largest index was 64."""
+    from opkit.cases import hostile
+
+    roi = harness.load_op("ai.onnx", "RoiAlign")
+    binding = {"T1": "tensor(float)", "T2": "tensor(int64)"}
+
+    def crashes() -> list:
+        with Worker(resolve(f"{FAKES}:ReadsFarIndices"), timeout=10.0) as worker:
+            runner = Runner(BackendRunner(worker), max_examples=20, seed=0, timeout=10.0)
+            runner.run_robustness(roi, roi.version(16), [binding])
+        return [r for r in runner.results if r["outcome"] == "crash"]
+
+    found = crashes()
+    assert found, "no crash found"
+    assert "batch_indices" in found[0]["details"]["change"] or "every input" in found[0]["details"]["change"], found
+    assert "V3" in found[0]["details"]["breaks"]  # an index out of range, not a valid input
+    monkeypatch.setattr(hostile, "index_inputs", lambda version: frozenset())
+    assert crashes() == []
 
 
 def test_two_crashes_replayed_in_one_binding_are_two_cases_with_their_own_bundles(tmp_path):

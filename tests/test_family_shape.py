@@ -90,6 +90,12 @@ def test_pad_modes_negative_pads_axes():
             assert -min(b, 0) - min(e, 0) <= data.shape[a]  # never removes more than the axis holds
             if mode == "reflect" and max(b, e) > 0:
                 assert max(b, e) < data.shape[a]
+    # wrap pads go past one period of the axis (onnxruntime before 1.31 filled such a pad with the
+    # axis's first element): the torus repeats, and np.pad(mode="wrap") is the reference
+    assert any(_attrs(c)["mode"] == "wrap" and any(
+        max(_in(c, "pads").tolist()[i], _in(c, "pads").tolist()[i + len(ax)]) > _in(c, "data").shape[a]
+        for ax in [range(_in(c, "data").ndim) if _in(c, "axes") is None else [int(x) % _in(c, "data").ndim for x in _in(c, "axes")]]
+        for i, a in enumerate(ax)) for c in drawn)
     # the older versions: no wrap, pads as an attribute
     assert {_attrs(c)["mode"] for c in _drawn("Pad", 2, 100)} == {"constant", "reflect", "edge"}
 
@@ -146,6 +152,29 @@ def test_upsample_scales_at_least_one():
             scales = _attrs(c).get("scales") if since == 7 else _in(c, "scales")
             assert np.all(np.asarray(scales) >= 1) and len(scales) == _in(c, "X").ndim
     assert {_attrs(c)["mode"] for c in _drawn("Upsample", 1, 60)} == {"nearest", "bilinear"}
+
+
+@pytest.mark.parametrize("since", [11, 27])
+def test_range_span_past_the_type_is_undefined(since):
+    """The text counts max(ceil((limit - start) / delta), 0) exactly; ONNX's function body for Range
+    subtracts in the type and divides in float32: int32 Range(-2^31, 2^31 - 1, 2^30) has 4 elements
+    by one, none by the other (onnxruntime 1.16), so opkit asks neither."""
+    from opkit.strategies import make_case
+
+    spec = harness.load_op("ai.onnx", "Range")
+    version = spec.version(since)
+
+    def outputs(start, limit, delta, dtype=np.int32):
+        case = make_case(spec, version, {"T": f"tensor({np.dtype(dtype).name})"}, {},
+                         [(n, np.asarray(v, dtype)) for n, v in (("start", start), ("limit", limit), ("delta", delta))])
+        return harness.expected_outputs(case)[0]
+
+    with pytest.raises(harness.Invalid, match="SPAN"):
+        outputs(-2 ** 31, 2 ** 31 - 1, 2 ** 30)
+    with pytest.raises(harness.Invalid, match="SPAN"):  # float32 counts 2^24 + 1 as 2^24
+        outputs(0, 2 ** 24 + 1, 2 ** 23, np.int64)
+    assert outputs(-3, 3, 2).tolist() == [-3, -1, 1]
+    assert outputs(0, 2 ** 24, 2 ** 23, np.int64).tolist() == [0, 2 ** 23]
 
 
 def test_range_counts_small_and_delta_nonzero():

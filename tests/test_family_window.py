@@ -74,6 +74,28 @@ def test_pool_ceil_mode_and_explicit_pads():
             assert a.get("auto_pad") in (None, "NOTSET")
 
 
+@pytest.mark.parametrize("since", [19, 22])
+def test_pool_corners_reach_into_padding_and_past_the_end(since):
+    """onnxruntime 1.16 averaged AveragePool-19's partial last window (ceil_mode, no pad there)
+    over the whole kernel with count_include_pad, 1.21 counted an end pad as nothing: both need a
+    window reaching past the input with count_include_pad = 1, which free draws made about one
+    draw in a hundred."""
+    version, drawn = _drawn("AveragePool", since, n=100)
+    partial = padded = 0
+    for c in drawn:
+        a, x = _attrs(c), dict(c.inputs)["X"]
+        if a.get("count_include_pad") != 1:
+            continue
+        k = a["kernel_shape"]
+        n = len(k)
+        s, d, pads = a.get("strides") or [1] * n, a.get("dilations") or [1] * n, a.get("pads") or [0] * (2 * n)
+        spans = [(k[i] - 1) * d[i] + 1 for i in range(n)]
+        partial += a.get("ceil_mode") == 1 and any((x.shape[2 + i] + pads[i] + pads[i + n] - spans[i]) % s[i]
+                                                     for i in range(n))
+        padded += any(p > 0 for p in pads)
+    assert partial >= 3 and padded >= 5, (partial, padded)
+
+
 def test_maxpool_storage_order_and_int8():
     _, drawn = _drawn("MaxPool", 12, n=60, types={"T": "tensor(int8)"})
     assert {_attrs(c).get("storage_order") for c in drawn} >= {0, 1}

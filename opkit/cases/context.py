@@ -90,6 +90,17 @@ def finite_values(draw, elem: str, shape) -> np.ndarray:
     return fill(elem, tuple(int(d) for d in shape), draw(st.sampled_from(("small", "random"))), draw(_SEED))
 
 
+def nan_to_zero(x: np.ndarray) -> np.ndarray:
+    """``x`` with every NaN made 0 (infinities and extremes stay): how a hook keeps the draws a
+    spec's NaN rule would reject (the max of a window holding NaN, a NaN quantized to an
+    integer). ``x`` itself when it holds no NaN (integer, bool and empty arrays never do)."""
+    if x.dtype.kind in "iub" or not x.size:
+        return x
+    wide = x.astype(np.float64)
+    nan = np.isnan(wide)
+    return np.where(nan, 0.0, wide).astype(x.dtype) if nan.any() else x
+
+
 def clip_finite(x: np.ndarray, bound: float) -> np.ndarray:
     """``x`` with its finite values clipped to [-bound, bound] (inf and NaN kept): how hooks keep
     sums of finite terms within the type's range while still drawing the non-finite values."""

@@ -25,7 +25,8 @@ from typing import Callable
 
 import numpy as np
 
-from ..strategies import FLOATS, INT_RANGES, TYPE_ATTRIBUTES, Case, NotGeneratable, cast, input_parameter, param_elem
+from ..strategies import (FLOATS, INT_RANGES, TYPE_ATTRIBUTES, Case, NotGeneratable, cast, input_parameter, param_elem,
+                          with_attribute)
 
 EDGE_SHARE = 4  # about one case in this many gets an edge strategy ...
 # ... for which a drawn seed must pick one with this chance: hypothesis draws seed 0 and other
@@ -309,10 +310,7 @@ def _attribute_value(case, version, rng, frozen=frozenset(), variant=None):
     given.update(case.attributes)
     if name in frozen or given.get(name) == value:
         return None
-    attrs = dict(case.attributes)
-    attrs[name] = value
-    defaults = tuple((n, v) for n, v in case.defaults if n != name)
-    return dataclasses.replace(case, attributes=tuple(sorted(attrs.items())), defaults=defaults, siblings=0)
+    return with_attribute(case, name, value)
 
 
 def _has_float(version) -> bool:

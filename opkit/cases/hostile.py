@@ -10,21 +10,24 @@ touched.
 Values that would only ask for a huge, valid output are left out (INT_MAX as a size, a float maximum
 as a count): a runtime allocating what it was asked for is not a defect, and the memory limit of the
 worker would report it as one. Integer extremes are therefore INT_MIN, -1, 0 and values one past the
-input's extents, plus +-64 (or zeros alone, see ZERO_SHARE); floats get NaN, the infinities, -0.0, the largest finite values and
-the subnormals.
+input's extents, plus +-64 (or zeros alone, see ZERO_SHARE), and for an index (``index_inputs``: its
+values bound by an extent, so it sizes nothing) the type's maximum and FAR_INDICES too; floats get
+NaN, the infinities, -0.0, the largest finite values and the subnormals.
 
 Deterministic: the variants are a pure function of (case, version, count, seed).
 """
 
 from __future__ import annotations
 
+import ast
 import dataclasses
+import functools
 from dataclasses import dataclass
 
 import numpy as np
 
 from ..strategies import (INT_RANGES, TYPE_ATTRIBUTES, Case, NotGeneratable, cast, edge_values, input_parameter,
-                          param_elem)
+                          param_elem, with_attribute)
 
 LARGE = 64  # out of any drawn extent (at most 5), small enough that a size of it asks for little memory
 # Integer values are zeros alone this often: 0 is one value of ten in the extremes' pool, so a
@@ -41,22 +44,82 @@ class Hostile:
     change: str
 
 
-def _int_pool(elem: str, extents: list[int]) -> list[int]:
+# Far out-of-range values for an index (see index_inputs): one past the input's extents reads a
+# neighbour's memory and returns garbage, not a crash; onnxruntime 1.16's RoiAlign read out of its
+# mapping (SIGSEGV) from batch index 65,536 on. Past 2^31 for an index that a runtime may narrow to
+# 32 bits. Never for a size: these would only ask for a huge, valid output.
+FAR_INDICES = (2 ** 16 + 1, -(2 ** 16) - 1, 2 ** 31, -(2 ** 31) - 1, 10 ** 12)
+
+
+def _int_pool(elem: str, extents: list[int], index: bool = False) -> list[int]:
     lo, hi = INT_RANGES[elem]
     pool = [lo, lo + 1, -1, 0, 1, LARGE, -LARGE] + [e for d in extents for e in (d, -d - 1)]
-    if hi <= 2 ** 16:  # the maximum of a narrow type cannot size a huge allocation
+    if hi <= 2 ** 16 or index:  # the maximum of a narrow type cannot size a huge allocation; an index sizes none
         pool += [hi, hi - 1]
+    if index:
+        pool += FAR_INDICES
     return sorted({v for v in pool if lo <= v <= hi})
 
 
-def _values(arr: np.ndarray, elem: str, extents: list[int], rng) -> tuple[np.ndarray, str] | None:
-    """Replace about half the elements (at least one) with extreme values of the type."""
+def index_inputs(version) -> frozenset:
+    """The inputs whose values the spec's rules bound by an extent of an input (``indices.max() <
+    data.shape[axis]``, ``batch_indices ... < X.shape[0]``, TopK's ``K <= x.shape[axis]``): indices,
+    whose far out-of-range values (FAR_INDICES) are invalid input, which must be refused before
+    anything is read or allocated with them. Read off the rules' comparisons: the lesser side uses
+    the input's values themselves (not only its ``.shape``, ``.ndim``, ``.size`` or ``len``, and
+    no arithmetic on them), the greater a ``.shape``. A lower bound, a bound on arithmetic of the
+    values (Pad's ``-min(pads[i], 0) <= x.shape[i]``: only the crop is bounded) or an equality
+    (Split's sizes) makes no index: a far value there may be valid and huge."""
+    return _index_inputs(tuple(p.name for p in version.inputs), tuple(r.holds for r in version.rules))
+
+
+@functools.lru_cache(maxsize=4096)
+def _index_inputs(inputs: tuple, rules: tuple) -> frozenset:
+    names = set(inputs)
+    found: set[str] = set()
+    for holds in rules:
+        try:
+            tree = ast.parse(holds.strip(), mode="eval")
+        except SyntaxError:
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Compare):
+                sides = [node.left, *node.comparators]
+                for op, a, b in zip(node.ops, sides, sides[1:]):
+                    if isinstance(op, (ast.Gt, ast.GtE)):
+                        a, b = b, a
+                    if isinstance(op, (ast.Lt, ast.LtE, ast.Gt, ast.GtE)) and _uses_shape(b) and not any(
+                            isinstance(n, (ast.BinOp, ast.UnaryOp)) for n in ast.walk(a)):
+                        found |= _value_names(a, names)  # a < x.shape[...]: the values bounded above by an extent
+    return frozenset(found)
+
+
+_META = ("shape", "ndim", "size", "dtype")
+_META_CALLS = ("len", "ndim", "shape", "size")  # len(x), np.ndim(x) ... read no values
+
+
+def _uses_shape(node) -> bool:
+    return any(isinstance(n, ast.Attribute) and n.attr == "shape" for n in ast.walk(node))
+
+
+def _value_names(node, names: set) -> set:
+    """The input names ``node`` reads the values of (a name not only under .shape/.ndim/.size)."""
+    meta = {id(n.value) for n in ast.walk(node) if isinstance(n, ast.Attribute) and n.attr in _META}
+    for call in ast.walk(node):
+        if isinstance(call, ast.Call) and getattr(call.func, "id", getattr(call.func, "attr", None)) in _META_CALLS:
+            meta |= {id(n) for arg in call.args for n in ast.walk(arg)}
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and n.id in names and id(n) not in meta}
+
+
+def _values(arr: np.ndarray, elem: str, extents: list[int], rng, index: bool = False) -> tuple[np.ndarray, str] | None:
+    """Replace about half the elements (at least one) with extreme values of the type (``index``:
+    and FAR_INDICES)."""
     if arr.size == 0 or elem == "bool":
         return None
     if elem in INT_RANGES and rng.random() < ZERO_SHARE:  # a divisor, stride or size of 0
         pool, what = [0], "integer zeros"
     elif elem in INT_RANGES:
-        pool, what = _int_pool(elem, extents), "integer extremes"
+        pool, what = _int_pool(elem, extents, index), "integer extremes" + (" (an index: far out of range too)" if index else "")
     else:
         pool, what = edge_values(elem), "special values"
         if elem == "string":
@@ -96,7 +159,7 @@ def _attribute(case: Case, version, extents: list[int], rng) -> tuple[str, objec
     if not candidates:
         return None
     attr = candidates[int(rng.integers(0, len(candidates)))]
-    rank = max(_max_rank(case), 1)
+    rank = max(max_rank(case), 1)
     ints, floats = _attribute_pools(case)
     if attr.type == "int":
         value = ints[int(rng.integers(0, len(ints)))]
@@ -123,30 +186,49 @@ def attribute_candidates(version) -> list:
 
 
 def _attribute_pools(case: Case) -> tuple[list, list]:
-    rank = max(_max_rank(case), 1)
-    return [-(2 ** 31), -rank - 1, -1, 0, rank, LARGE], [float("nan"), float("inf"), float("-inf"), -1.0, 0.0, 1e30]
+    """The out-of-domain values, 0 and -1 first: a divisor or size of 0 and a negative size are
+    the values most often met unchecked (onnxruntime 1.16's MaxPool: SIGFPE on a stride of 0,
+    SIGSEGV on pads of -1), and the attribute batch is cut at ATTRIBUTE_VARIANTS."""
+    rank = max(max_rank(case), 1)
+    return [0, -1, -(2 ** 31), -rank - 1, rank, LARGE], [float("nan"), float("inf"), float("-inf"), -1.0, 0.0, 1e30]
 
 
-def attribute_variants(case: Case, version, limit: int = ATTRIBUTE_VARIANTS) -> list[Hostile]:
-    """Every int, ints, float or floats attribute at each out-of-domain value of ``_attribute``'s
-    pools, deterministically (a list attribute gets the value at every position, and the empty
+def _list_widths(attr, given: dict, n: int, accepts) -> list[int]:
+    """The lengths an ints or floats attribute's hostile lists get: the given list's; for an absent
+    one, the lengths at which a neutral list (all 0 or all 1) makes a valid case, as ``accepts``
+    (the reference kernel) says: ``strides`` n, ``pads`` 2n, where n is the lists' length. Without
+    ``accepts``, or when no neutral list is accepted, n and 2n."""
+    old = list(given.get(attr.name) or [])
+    if old:
+        return [len(old)]
+    widths = sorted({n, 2 * n}) if attr.type == "ints" else [n]
+    if accepts is None or len(widths) == 1:
+        return widths
+    kind = int if attr.type == "ints" else float
+    valid = [w for w in widths if any(accepts(attr.name, [kind(v)] * w) for v in (1, 0))]
+    return valid or widths
+
+
+def attribute_variants(case: Case, version, limit: int = ATTRIBUTE_VARIANTS, accepts=None) -> list[Hostile]:
+    """Every int, ints, float or floats attribute at each out-of-domain value of ``_attribute_pools``,
+    deterministically (a list attribute gets the value at every position, and the empty
     list): the batch the robustness suite asks once per op version, so that a stride of 0 or a
     negative pad is met whatever the random variants drew. Round-robin over the attributes, at
-    most ``limit``."""
+    most ``limit``. ``accepts(name, value)``: whether the case with that attribute value is valid
+    (see ``_list_widths``)."""
     given = dict(case.defaults)
     given.update(case.attributes)
     ints, floats = _attribute_pools(case)
-    # an absent list gets the length of the lists given (strides, kernel_shape) and twice it (pads)
+    # an absent list gets the length of the lists given (strides, kernel_shape) or twice it (pads)
     lists = [len(v) for v in given.values() if isinstance(v, (list, tuple)) and v]
-    n = max(lists, default=max(_max_rank(case) - 2, 1))
+    n = max(lists, default=max(max_rank(case) - 2, 1))
     per_attribute = []
     for attr in attribute_candidates(version):
         pool = ints if attr.type in ("int", "ints") else floats
         if attr.type in ("int", "float"):
             values = list(pool)
         else:
-            old = list(given.get(attr.name) or [])
-            widths = [len(old)] if old else sorted({n, 2 * n} if attr.type == "ints" else {n})
+            widths = _list_widths(attr, given, n, accepts)
             values = [[int(v) if attr.type == "ints" else float(v)] * w for v in pool for w in widths] + [[]]
         per_attribute.append([(attr.name, v) for v in values])
     out: list[Hostile] = []
@@ -154,11 +236,7 @@ def attribute_variants(case: Case, version, limit: int = ATTRIBUTE_VARIANTS) -> 
         for values in per_attribute:
             if i < len(values) and len(out) < limit:
                 name, value = values[i]
-                attributes = dict(case.attributes)
-                attributes[name] = value
-                defaults = tuple((k, v) for k, v in case.defaults if k != name)
-                out.append(Hostile(dataclasses.replace(case, attributes=tuple(sorted(attributes.items())),
-                                                       defaults=defaults, siblings=0), f"attribute {name} = {value!r}"))
+                out.append(Hostile(with_attribute(case, name, value), f"attribute {name} = {value!r}"))
     return out
 
 
@@ -184,7 +262,7 @@ def _all_values(case: Case, version, binding, tensors, extents, rng) -> Hostile 
             lo = INT_RANGES[elem][0]
             inputs[i], touched = (name, cast(list(rng.choice([lo, -1], arr.size)), elem).reshape(arr.shape)), True
             continue
-        changed = _values(arr, elem, extents, rng) if elem is not None else None
+        changed = _values(arr, elem, extents, rng, name in index_inputs(version)) if elem is not None else None
         if changed is not None:
             inputs[i], touched = (name, changed[0]), True
     if not touched:
@@ -192,7 +270,8 @@ def _all_values(case: Case, version, binding, tensors, extents, rng) -> Hostile 
     return Hostile(dataclasses.replace(case, inputs=tuple(inputs), siblings=0), "every input: extreme values")
 
 
-def _max_rank(case: Case) -> int:
+def max_rank(case: Case) -> int:
+    """The largest rank among the case's tensor inputs (0 when it has none)."""
     ranks = [a.ndim for _, a in case.inputs if isinstance(a, np.ndarray)]
     return max(ranks) if ranks else 0
 
@@ -214,11 +293,7 @@ def hostile_variants(case: Case, version, count: int, seed: int) -> list[Hostile
             if changed is None:
                 continue
             name, value, what = changed
-            attributes = dict(case.attributes)
-            attributes[name] = value
-            defaults = tuple((k, v) for k, v in case.defaults if k != name)
-            out.append(Hostile(dataclasses.replace(case, attributes=tuple(sorted(attributes.items())),
-                                                   defaults=defaults, siblings=0), what))
+            out.append(Hostile(with_attribute(case, name, value), what))
             continue
         if not tensors:
             continue
@@ -230,7 +305,7 @@ def hostile_variants(case: Case, version, count: int, seed: int) -> list[Hostile
                 out.append(variant)
             continue
         if kind == "values":
-            changed = _values(arr, elem, extents, rng) if elem else None
+            changed = _values(arr, elem, extents, rng, name in index_inputs(version)) if elem else None
         elif kind == "zero-size":
             changed = _zero_size(arr, rng)
         else:
@@ -244,4 +319,4 @@ def hostile_variants(case: Case, version, count: int, seed: int) -> list[Hostile
     return out
 
 
-__all__ = ["Hostile", "attribute_candidates", "attribute_variants", "hostile_variants"]
+__all__ = ["FAR_INDICES", "Hostile", "attribute_candidates", "index_inputs", "attribute_variants", "hostile_variants", "max_rank"]

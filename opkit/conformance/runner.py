@@ -30,11 +30,11 @@ from hypothesis import strategies as st
 from ..spec.model import OpSpec, OpVersion
 from ..cases import cases, generatable
 from ..cases.edges import sweep as edge_sweep
-from ..cases.hostile import Hostile, attribute_candidates, attribute_variants, hostile_variants
+from ..cases.hostile import Hostile, attribute_candidates, attribute_variants, hostile_variants, max_rank
 from ..strategies import (PROBE_LIMIT, Case, NotGeneratable, covering_bindings, edge_cases, expand, probe_bindings,
-                          recast, with_default_attributes)
+                          recast, with_attribute, with_default_attributes)
 from . import harness
-from ..values import is_container_type, is_optional_type, runtime_value
+from ..values import is_container_type, is_optional_type, runtime_value, structure
 from .allowance import allowance_for
 from .compare import Mismatch, compare_value
 from .dtypes import elem_of, in_class
@@ -43,7 +43,7 @@ from .property_calls import BACKEND, REFERENCE, PropertyCall, call_key
 from .model import DEFAULT_AI_ONNX_OPSET, BuiltModel, build, model_opset, signature_key
 from .output_shapes import unshaped_outputs, with_output_ranks
 from .record import CaseRecord
-from .triggers import broken_rule, masked_by, trigger
+from .triggers import VALID_INPUT, broken_rule, masked_by, trigger
 from .second_opinion import ASKED_ABOUT
 from .second_opinion import SUITES as SECOND_OPINION_SUITES
 from .outcomes import CRASH, ERROR, FAILING, MISMATCH, PASS, TIMEOUT, UNSUPPORTED, UNTESTED, Expectations
@@ -321,18 +321,8 @@ def example_exec(version: OpVersion, case: Case, example, expected: tuple, resul
     if result.kind != OK:
         return result_exec(result)
     if version.determinism == "nondeterministic":
-        return check_outputs(version, case, _structure(expected), _structure(result.outputs))
+        return check_outputs(version, case, structure(expected), structure(result.outputs))
     return check_outputs(version, case, expected, result.outputs, precision=(example.rtol, example.atol))
-
-
-def _structure(value):
-    """``value`` with every tensor zeroed: what compares equal exactly when types and shapes do."""
-    if value is None:
-        return None
-    if isinstance(value, (list, tuple)):
-        return type(value)(_structure(v) for v in value)
-    arr = np.asarray(value)
-    return np.zeros(arr.shape, dtype=arr.dtype) if arr.dtype != object else np.full(arr.shape, "", dtype=object)
 
 
 def result_exec(result: Result) -> Exec:
@@ -450,8 +440,11 @@ class Runner:
         crash early in it would hide a second one behind it: x / 0 behind INT_MIN / -1)."""
         base, seed, *which = drawn
         batch = [Hostile(base, "none: the valid case itself")]
-        variants = attribute_variants(base, version) if which == [ATTRIBUTE_BATCH] else \
-            hostile_variants(base, version, max(1, self.siblings), seed)
+        if which == [ATTRIBUTE_BATCH]:
+            variants = attribute_variants(base, version,
+                                          accepts=lambda name, value: _valid(with_attribute(base, name, value)))
+        else:
+            variants = hostile_variants(base, version, max(1, self.siblings), seed)
         for hostile in variants:
             if avoid and broken_rule(_broken_rule(hostile.case)) in avoid:
                 continue
@@ -1008,24 +1001,57 @@ ATTRIBUTE_BATCHES = 2  # robustness bindings per op version that get the attribu
 
 def attribute_batch(bases, version: OpVersion, swept: list) -> list:
     """For the first ATTRIBUTE_BATCHES bindings of an op version whose robustness draws found
-    nothing: a drawn case that gives many attribute values, each attribute then set to
-    each out-of-domain value (``hostile.attribute_variants``). A crash is an attribute's code
-    path, rarely a type's (the crash replay takes it to the other bindings), but often the path
-    of another attribute's value: onnxruntime 1.16's MaxPool divided by a stride of 0 with
-    auto_pad SAME, not with explicit pads; so two bases, each the one that gives the most attribute
-    values the earlier batch did not have."""
+    nothing: a drawn case, each attribute then set to each out-of-domain value
+    (``hostile.attribute_variants``). A crash is an attribute's code path, rarely a type's (the
+    crash replay takes it to the other bindings), but often the path the other attributes choose:
+    onnxruntime 1.16's MaxPool divided by a stride of 0 and read out of bounds with pads of -1 on
+    the plain path (unit dilations, no pads), and gave a clean error for both with dilations of 2.
+    So the first base is the one giving the most attribute values, the second the plainest (fewest
+    attributes off their neutral value, see ``_plainness``), of an input rank the first did not
+    have where the draws allow (1-D, 2-D and 3-D pooling are separate kernels), as the plainest
+    model (``_plain_model``: constant inputs, no optional outputs)."""
     if len(swept) >= ATTRIBUTE_BATCHES or not bases or not attribute_candidates(version):
         return []
-    asked = {(name, repr(value)) for case in swept for name, value in case.attributes}
-
-    def says(drawn) -> tuple:  # attribute values no earlier batch had, then attributes given, then size
-        given = {(name, repr(value)) for name, value in drawn[0].attributes}
-        return len(given - asked), len(given), drawn[0].size()
-
     fresh = [d for d in bases if all(d[0] != case for case in swept)] or bases
-    base = max(fresh, key=says)
+    if not swept:
+        base = max(fresh, key=lambda d: (len(d[0].attributes), d[0].size()))
+    else:
+        ranks = {max_rank(case) for case in swept}
+        base = max(fresh, key=lambda d: (max_rank(d[0]) not in ranks, -_plainness(d[0], version), d[0].size()))
+        base = (_plain_model(base[0], version), *base[1:])
     swept.append(base[0])
     return [(base[0], base[1], ATTRIBUTE_BATCH)]
+
+
+def _plain_model(case: Case, version: OpVersion) -> Case:
+    """``case`` as the plainest model of it: every tensor input a constant (an initializer: the
+    runtime's shape inference and constant folding see the shapes and values at load, where
+    onnxruntime 1.16 divided by MaxPool's zero stride; fed inputs are declared with symbolic
+    dimensions, and it returned an error at run time), and only the leading required outputs
+    declared (a node may leave trailing optional outputs out; MaxPool's Indices output is
+    another path)."""
+    tensors = frozenset(name for name, arr in case.inputs if isinstance(arr, np.ndarray))
+    options = [p.option for p in version.outputs]
+    required = next((i for i, option in enumerate(options) if option == "optional"), len(options))
+    plain = replace(case, initializers=tensors)
+    if not case.n_outputs and "variadic" not in options and 0 < required < len(options):
+        plain = replace(plain, n_outputs=required)
+    return plain
+
+
+def _plainness(case: Case, version: OpVersion) -> int:
+    """How many attributes ``case`` sets off their neutral value: the spec's default, or a list
+    of all zeros or all ones (no pads, unit strides or dilations, a kernel of 1), which is how the
+    spec's defaults for those read when the list is given explicitly."""
+    defaults = {a.name: a.default for a in version.attributes if a.has_default}
+    off = 0
+    for name, value in case.attributes:
+        if name in defaults and defaults[name] == value:
+            continue
+        if isinstance(value, (list, tuple)) and value and len(set(value)) == 1 and value[0] in (0, 1):
+            continue
+        off += 1
+    return off
 
 
 LOAD_CASE_DRAWS = 50  # draws valid_case may try when no fixed edge case of the binding is valid
@@ -1040,13 +1066,6 @@ def valid_case(spec: OpSpec, version: OpVersion, binding: dict) -> Case | None:
     ask: the first edge case, as the model is all a load check asks about)."""
     from hypothesis import HealthCheck, Verbosity, find, settings
 
-    def valid(case) -> bool:
-        try:
-            harness.expected_outputs(case)
-        except Exception:  # noqa: BLE001 - excluded by a rule, or a case the kernel cannot compute
-            return False
-        return True
-
     try:
         fixed = edge_cases(spec, version, binding, limit=8)
     except (NotGeneratable, ValueError, TypeError):
@@ -1056,10 +1075,10 @@ def valid_case(spec: OpSpec, version: OpVersion, binding: dict) -> Case | None:
     if harness.oracle(spec.domain, spec.name, version.since) is None:
         return fixed[0]
     for case in fixed:
-        if valid(case):
+        if _valid(case):
             return case
     try:
-        return find(cases(spec, version, types=binding), valid,
+        return find(cases(spec, version, types=binding), _valid,
                     settings=settings(max_examples=LOAD_CASE_DRAWS, database=None, derandomize=True, deadline=None,
                                       suppress_health_check=list(HealthCheck), verbosity=Verbosity.quiet))
     except Exception:  # noqa: BLE001 - none found (NoSuchExample), none drawable, or hypothesis gave up
@@ -1079,6 +1098,15 @@ def failure_class(ex: Exec, case: Case | None = None) -> tuple:
             trigger(ex.outcome, details, ex.case if ex.case is not None else case))
 
 
+def _valid(case: Case) -> bool:
+    """Whether the reference kernel computes ``case``: the spec's rules admit it."""
+    try:
+        harness.expected_outputs(case)
+    except Exception:  # noqa: BLE001 - excluded by a rule, or a case the kernel cannot compute
+        return False
+    return True
+
+
 def _broken_rule(case: Case) -> str:
     """What the reference kernel says of a hostile case: the rule it breaks, or that it is valid."""
     try:
@@ -1087,7 +1115,7 @@ def _broken_rule(case: Case) -> str:
         return str(inv)[:300]
     except Exception as exc:  # noqa: BLE001 - no kernel, or the kernel fails on it: say so
         return f"the reference kernel fails on it too: {type(exc).__name__}: {str(exc)[:200]}"
-    return "a valid input: the reference kernel computes it"
+    return VALID_INPUT
 
 
 def _jsonable(value):

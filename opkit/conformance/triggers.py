@@ -19,6 +19,7 @@ from .outcomes import MISMATCH, UNSUPPORTED
 
 NON_FINITE = "NaN or infinity in an input"
 VALID = "valid input"
+VALID_INPUT = "a valid input: the reference kernel computes it"  # what details.breaks says of one
 
 _RULE = re.compile(r"\[([^\]]+)\]:")  # KernelValidationError: "Op-V [rule]: message"
 
@@ -60,7 +61,7 @@ def regime(case) -> str:
 def broken_rule(breaks: str) -> str:
     """The rule named by what the reference kernel says of a hostile case (``_broken_rule`` in the
     runner): "rule V1", "valid input", or "" when the kernel could not tell."""
-    if breaks.startswith("a valid input"):
+    if breaks.startswith(VALID_INPUT):
         return VALID
     found = _RULE.search(breaks)
     return f"rule {found.group(1)}" if found else ""

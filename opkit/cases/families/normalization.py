@@ -13,7 +13,7 @@ from __future__ import annotations
 from hypothesis import strategies as st
 
 from ...spec.types import ELEMENT_TYPE_CODES
-from ..context import ABSENT, Context, Draft, by_op, clip_finite, distinct_axes, finite_values, values
+from ..context import ABSENT, Context, Draft, by_op, clip_finite, distinct_axes, finite_values, nan_to_zero, values
 
 _EPSILON = st.sampled_from([ABSENT, 1e-5, 1e-3, 0.1, 0.0])
 _MOMENTUM = st.sampled_from([ABSENT, 0.9, 0.0, 0.5, 1.0])
@@ -201,13 +201,8 @@ def _global_pool(draw, ctx: Context) -> Draft:
             p = float(p)
         attrs["p"] = p
     x = values(draw, ctx.elem("X"), x_shape)
-    if ctx.op == "GlobalMaxPool" and x.size:
-        # the max of a window holding NaN is undefined (rule NAN): NaN made 0, infinities stay
-        import numpy as np
-
-        wide = x.astype(np.float64)
-        if np.isnan(wide).any():
-            x = np.where(np.isnan(wide), 0.0, wide).astype(x.dtype)
+    if ctx.op == "GlobalMaxPool":  # the max of a window holding NaN is undefined (rule NAN)
+        x = nan_to_zero(x)
     if ctx.op == "GlobalAveragePool" and x.size:
         x = _average_in_range(x)
     return Draft(attrs, {"X": x})

@@ -206,7 +206,9 @@ _PAD_MODES = ("constant", "reflect", "edge")
 
 def _pad_pair(draw, mode: str, dim: int) -> tuple[int, int]:
     """(before, after) for one axis of size ``dim``: negative values crop, never more than the axis
-    holds; reflect pads stay below the size, edge/wrap need a non-empty axis."""
+    holds; reflect pads stay below the size, edge/wrap need a non-empty axis. Wrap pads go past
+    one period (up to 2 * dim + 1): the torus the text names repeats, and onnxruntime before 1.31
+    filled a pad longer than the axis with the axis's first element."""
     if mode == "constant":
         before = _int(draw, -dim, 3)
         after = _int(draw, -(dim + min(before, 0)), 3)
@@ -214,8 +216,8 @@ def _pad_pair(draw, mode: str, dim: int) -> tuple[int, int]:
     if draw(_ints(0, 3)) == 3:  # crop only (no growth on this axis: the crop order cannot matter)
         before = _int(draw, -dim, 0)
         return before, _int(draw, -(dim + before), 0)
-    limit = {"reflect": dim - 1, "edge": 3 if dim else 0, "wrap": dim}[mode]
-    limit = max(0, min(limit, 3))
+    limit = {"reflect": min(dim - 1, 3), "edge": 3 if dim else 0, "wrap": 2 * dim + 1 if dim else 0}[mode]
+    limit = max(0, limit)
     return _int(draw, 0, limit), _int(draw, 0, limit)
 
 

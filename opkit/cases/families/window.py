@@ -23,13 +23,14 @@ from hypothesis import strategies as st
 from ...conformance.dtypes import np_dtype
 from ...kernels.lib import conv_transpose_in_range, pool, sampling_abs_max, sampling_type_max, window_geometry
 from ...spec.types import INT_RANGES
-from ..context import ABSENT, Context, Draft, by_op, clip_finite, finite_values, int_tensor, values
+from ..context import ABSENT, Context, Draft, by_op, clip_finite, finite_values, int_tensor, nan_to_zero, values
 
 _BOOL = st.booleans()
 _SPATIAL = st.sampled_from((2, 1, 3))  # shrinks towards 2-D
 _EXPLICIT = st.sampled_from((ABSENT, "NOTSET"))
 _AUTO = st.sampled_from(("SAME_UPPER", "SAME_LOWER", "VALID"))
 _TRI = st.sampled_from((ABSENT, 0, 1))
+_TRI_MOSTLY_ONE = st.sampled_from((ABSENT, 0, 1, 1))  # a flag whose 1 is the case worth asking
 _SEED = st.integers(0, 2**32 - 1)
 
 
@@ -80,22 +81,31 @@ def geometry(draw, ctx: Context, *, n: int | None = None, pool: bool = False, ex
     (what pooling runtimes require) and no window covers padding only; convolutions take pads up
     to 2 whatever the kernel."""
     n = n if n is not None else draw(_SPATIAL)
+    # about one pooling draw in four is a corner: windows reaching into the padding and past the
+    # input's end (kernel >= 2, stride 2, explicit pads, ceil_mode 1), where a pooling's divisor
+    # and its empty windows are decided; drawn freely, such a window was one draw in a hundred
+    # (onnxruntime 1.16 averaged AveragePool's partial last window over 2 with count_include_pad)
+    corner = pool and ctx.has_attribute("ceil_mode") and ctx.has_attribute("pads") and draw(st.integers(0, 3)) == 3
     kmax = 3 if n < 3 else 2
-    kernel = [draw(st.integers(1, kmax)) for _ in range(n)]
+    kernel = [draw(st.integers(2 if corner else 1, kmax)) for _ in range(n)]
     strides, s_attr = _ints_attr(draw, ctx, "strides", n, 1, 3, 1)
+    if corner:
+        strides = s_attr = [2] * n
     dilations, d_attr = _ints_attr(draw, ctx, "dilations", n, 1, 2, 1)
-    mode = _auto_pad(draw, ctx)
+    mode = draw(_EXPLICIT) if corner and ctx.has_attribute("auto_pad") else _auto_pad(draw, ctx)
     explicit = mode in (ABSENT, "NOTSET")
     pads, p_attr = [0] * (2 * n), ABSENT
-    if explicit and ctx.has_attribute("pads") and draw(st.integers(0, 3)) > 0:
+    if explicit and ctx.has_attribute("pads") and (corner or draw(st.integers(0, 3)) > 0):
         pads = [draw(st.integers(0, (kernel[i % n] - 1) if pool else 2)) for i in range(2 * n)]
         p_attr = pads
     # ceil_mode with auto_pad: the texts' formulas and ONNX's inference disagree (VALID, 5 wide,
     # kernel 3, stride 3: 1 by the text, 2 by inference and onnxruntime; onnx's reference
     # evaluator refuses it), so ceil_mode 1 goes with explicit padding only
     ceil = ABSENT
-    if ctx.has_attribute("ceil_mode"):
-        ceil = draw(st.sampled_from((ABSENT, 0, 1, 1))) if explicit else draw(st.sampled_from((ABSENT, 0)))
+    if corner:
+        ceil = 1
+    elif ctx.has_attribute("ceil_mode"):
+        ceil = draw(_TRI_MOSTLY_ONE) if explicit else draw(st.sampled_from((ABSENT, 0)))
     g = Geometry(n, kernel, strides, dilations, pads, mode or "NOTSET", int(ceil or 0))
     g.attrs = {"strides": s_attr, "dilations": d_attr, "pads": p_attr}
     if ctx.has_attribute("auto_pad"):
@@ -368,21 +378,15 @@ def _pool(draw, ctx: Context) -> Draft:
     attrs = dict(g.attrs, kernel_shape=list(g.kernel))
     for name in ("count_include_pad", "storage_order"):
         if ctx.has_attribute(name):
-            attrs[name] = draw(_TRI)
+            # counting the padding in the divisor matters only where a window reaches into it
+            reaches = name == "count_include_pad" and (g.ceil_mode or any(g.pads))
+            attrs[name] = draw(_TRI_MOSTLY_ONE) if reaches else draw(_TRI)
     if ctx.has_attribute("p"):
         p = draw(st.sampled_from((ABSENT, 2, 1, 3)))
         attrs["p"] = p if p is ABSENT or ctx.attribute("p").type == "int" else float(p)
-    return Draft(attrs, {"X": _no_nan(values(draw, ctx.elem("X"), (N, C, *g.sizes)), ctx.op == "MaxPool")})
-
-
-def _no_nan(x: np.ndarray, drop: bool) -> np.ndarray:
-    """``x`` with every NaN made 0 when ``drop``: the rule NAN of MaxPool, MaxRoiPool and RoiAlign
-    (mode max) would reject the draw (the max of a window holding NaN is undefined); infinities and
-    extremes stay."""
-    if not drop or x.dtype.kind in "iub" or not x.size:
-        return x
-    wide = x.astype(np.float64)
-    return np.where(np.isnan(wide), 0.0, wide).astype(x.dtype) if np.isnan(wide).any() else x
+    x = values(draw, ctx.elem("X"), (N, C, *g.sizes))
+    # MaxPool's rule NAN: the max of a window holding NaN is undefined
+    return Draft(attrs, {"X": nan_to_zero(x) if ctx.op == "MaxPool" else x})
 
 
 def _max_unpool(draw, ctx: Context) -> Draft:
@@ -530,7 +534,7 @@ def _max_roi_pool(draw, ctx: Context) -> Draft:
     rois = np.asarray(rows, dtype=np.float64).reshape(R, 5)
     attrs = {"spatial_scale": scale,
              "pooled_shape": [draw(st.integers(1, 3)), draw(st.integers(1, 3))]}
-    inputs = {"X": _no_nan(values(draw, elem, (N, C, H, W)), True), "rois": rois.astype(np_dtype(elem))}
+    inputs = {"X": nan_to_zero(values(draw, elem, (N, C, H, W))), "rois": rois.astype(np_dtype(elem))}
     return Draft(attrs, inputs)
 
 
