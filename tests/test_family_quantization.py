@@ -94,3 +94,19 @@ def test_rules_reject():
     f = np.float32
     out, = mm(a, np.full((2, 3, 1), 0.5, f), np.zeros((2, 3, 1), np.uint8), b, f(0.5), np.uint8(0), f(1.0), np.uint8(0))
     assert out.shape == (2, 3, 5) and np.all(out == 1)  # N-D per-row scale (the kernel used to reshape it flat)
+
+
+def test_dynamic_quantize_nan_is_undefined():
+    """One NaN in x: y_scale is (max(0, max(x)) - min(0, min(x))) / 255, and whether NaN is a
+    maximum the text does not say (onnxruntime gives a NaN y_scale; opkit's kernel, through
+    Python's min and max, 0): the sweep charged onnxruntime with it. Rule NAN, and the hook
+    draws no NaN."""
+    from opkit.kernels.registry import get_kernel
+
+    kernel = get_kernel("", "DynamicQuantizeLinear", 11)
+    with pytest.raises(KernelValidationError, match="NAN"):
+        kernel(np.array([1.0, -2.0, np.nan], np.float32))
+    assert kernel(np.array([1.0, -2.0, np.inf], np.float32))[1] is not None  # infinities stay valid
+    drawn = _drawn("DynamicQuantizeLinear", 11, 120)
+    assert drawn and not any(np.isnan(inputs["x"]).any() for _, inputs, _ in drawn)
+    assert any(np.isinf(inputs["x"]).any() for _, inputs, _ in drawn)

@@ -19,6 +19,8 @@ _TYPES_11_T2 = frozenset(['tensor(uint8)'])
 def dynamic_quantize_linear_11(x):
     """DynamicQuantizeLinear-11 (python)."""
     x, _t_T1 = check_type('DynamicQuantizeLinear', 11, 'x', x, 'T1', _TYPES_11_T1, None)
+    if not (not np.isnan(x.astype(np.float64)).any()):
+        fail('DynamicQuantizeLinear', 11, 'NAN', 'x holds no NaN; the result is undefined otherwise: y_scale comes from the ReduceMax and ReduceMin of x (whether NaN is a maximum the text does not say: onnxruntime gives a NaN y_scale), and y_zero_point and y then convert NaN to uint8, which no ONNX text defines.')
     try:
         return dynamic_quantize_linear(x)
     except KernelValidationError:

@@ -25,6 +25,8 @@ def range_11(start, limit, delta):
         fail('Range', 11, 'V1', 'start, limit and delta are single values.')
     if not (float(np.ravel(delta)[0]) != 0):
         fail('Range', 11, 'V2', 'delta is not 0 (the element count divides by it).')
+    if not (np.asarray(start).dtype.kind not in 'iu' or (np.iinfo(np.asarray(start).dtype).min <= int(np.ravel(limit)[0]) - int(np.ravel(start)[0]) <= np.iinfo(np.asarray(start).dtype).max and abs(int(np.ravel(limit)[0]) - int(np.ravel(start)[0])) <= 2 ** 24)):
+        fail('Range', 11, 'SPAN', "For integer types, limit - start fits in the type and is at most 2^24 in magnitude; the element count is undefined otherwise: the text's formula `max(ceil((limit - start) / delta), 0)` is exact arithmetic, while ONNX's function body for Range subtracts in the type (wrapping) and divides in float32, so int32 Range(-2^31, 2^31 - 1, 2^30) has 4 elements by the one and none by the other.")
     try:
         s, l, d = start.item(), limit.item(), delta.item()
         n = max(int(math.ceil((l - s) / d)), 0)
@@ -44,6 +46,8 @@ def range_27(start, limit, delta, *, stash_type=1):
         fail('Range', 27, 'V1', 'start, limit and delta are single values.')
     if not (float(np.ravel(delta)[0]) != 0):
         fail('Range', 27, 'V2', 'delta is not 0 (the element count divides by it).')
+    if not (np.asarray(start).dtype.kind not in 'iu' or (np.iinfo(np.asarray(start).dtype).min <= int(np.ravel(limit)[0]) - int(np.ravel(start)[0]) <= np.iinfo(np.asarray(start).dtype).max and abs(int(np.ravel(limit)[0]) - int(np.ravel(start)[0])) <= 2 ** 24)):
+        fail('Range', 27, 'SPAN', "For integer types, limit - start fits in the type and is at most 2^24 in magnitude; the element count is undefined otherwise: the text's formula `max(ceil((limit - start) / delta), 0)` is exact arithmetic, while ONNX's function body for Range subtracts in the type (wrapping) and divides in float32, so int32 Range(-2^31, 2^31 - 1, 2^30) has 4 elements by the one and none by the other.")
     try:
         s, l, d = start.item(), limit.item(), delta.item()
         n = max(int(math.ceil((l - s) / d)), 0)

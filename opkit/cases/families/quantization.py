@@ -16,8 +16,8 @@ parameters:
 - MatMulInteger / QLinearMatMul draw matmul-compatible shapes (ranks 1..4, broadcast batch dims)
   and zero points / scales that are per-tensor (scalar or 1 element), per-row for ``a``
   ([M] for a 2-D ``a``, [..., M, 1] for N-D) or per-column for ``b`` ([N], [..., 1, N]).
-- DynamicQuantizeLinear takes any non-empty float tensor (min/max of an empty tensor, which its
-  scale formula needs, is undefined).
+- DynamicQuantizeLinear takes any non-empty float tensor without NaN (min/max of an empty tensor,
+  which its scale formula needs, is undefined, and so is whether NaN is a maximum).
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from hypothesis import strategies as st
 
 from ...spec.types import ELEMENT_TYPE_CODES, INT_RANGES
 from ...strategies import cast
-from ..context import ABSENT, Context, Draft, axis_in, by_op, values
+from ..context import ABSENT, Context, Draft, axis_in, by_op, nan_to_zero, values
 
 _SEED = st.integers(0, 2**32 - 1)
 _BOOL = st.booleans()
@@ -134,8 +134,7 @@ def _linear(draw, ctx: Context) -> Draft:
         if not q_elem.startswith("float8"):
             # NaN has no integer (nor float4 / float6) quantization: the spec leaves it undefined
             # (rule "x / y_scale is not NaN"); infinities and extremes stay, they saturate
-            x = inputs[x_name]
-            x[np.isnan(x.astype(np.float64))] = 0
+            inputs[x_name] = nan_to_zero(inputs[x_name])
         # without output_dtype, a quantize without zero point outputs uint8
         need_zp = q_elem != "uint8" and not ctx.has_attribute("output_dtype")
         inputs[z_name] = zero_point(draw, q_elem, z_shape) if need_zp or draw(_BOOL) else None
@@ -216,7 +215,8 @@ def _qlinear_matmul(draw, ctx: Context) -> Draft:
 def _dynamic(draw, ctx: Context) -> Draft:
     rank = draw(st.integers(0, 4))
     shape = [draw(_POS_DIM) for _ in range(rank)]
-    return Draft({}, {"x": values(draw, ctx.elem("x"), shape)})
+    # rule NAN: a NaN makes the scale's min / max undefined; infinities and extremes stay
+    return Draft({}, {"x": nan_to_zero(values(draw, ctx.elem("x"), shape))})
 
 
 _OPS = {
