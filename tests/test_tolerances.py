@@ -395,3 +395,26 @@ def test_repro_script_applies_the_recorded_allowance(tmp_path):
     beyond = np.array([e[0], steps(e[1], 9)], F32)
     assert script["compare"]("output", e, within, 0.0, 0.0, allowances["output"]) is None
     assert "1/2 elements differ" in script["compare"]("output", e, beyond, 0.0, 0.0, allowances["output"])
+
+
+def test_reduce_l2_allows_squares_flushed_below_the_normal_range():
+    """float32 L2 of values near 1e-38: exactly 3.8e-38, and 0 when the squares are computed in
+    float32 (onnxruntime, onnx.reference): the text does not ask for subnormal squares. The
+    squares' loss is sqrt(n smallest normals) for ReduceL2, n smallest normals for ReduceSumSquare;
+    a normal-range result keeps its ulp bound."""
+    tiny = float(np.finfo(np.float32).tiny)
+    data = np.full((36,), 6e-39, F32)
+    version, case = _case("ai.onnx", "ReduceL2", 18, {"T": "tensor(float)"}, {"keepdims": 0}, [("data", data)])
+    expected = harness.expected_outputs(case)
+    assert float(expected[0]) > 3e-38
+    assert check_outputs(version, case, expected, [np.zeros((), F32)]).outcome == PASS
+    assert check_outputs(version, case, expected, [np.array(1e-17, F32)]).outcome == MISMATCH  # past sqrt(36 tiny)
+    normal = np.full((36,), 2.0, F32)
+    version, case = _case("ai.onnx", "ReduceL2", 18, {"T": "tensor(float)"}, {"keepdims": 0}, [("data", normal)])
+    expected = harness.expected_outputs(case)
+    normal_bound = allowance_for(version, case, 0, expected)
+    assert "squares below the normal range: 6.51e-19" in normal_bound.basis  # sqrt(36 tiny): nothing at 12
+    assert float(normal_bound.bound(expected[0], expected[0])) < 1e-5 * float(expected[0])
+    version, case = _case("ai.onnx", "ReduceSumSquare", 18, {"T": "tensor(float)"}, {"keepdims": 0}, [("data", data)])
+    expected = harness.expected_outputs(case)
+    assert float(allowance_for(version, case, 0, expected).floor) >= 36 * tiny

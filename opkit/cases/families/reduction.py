@@ -4,11 +4,10 @@ dims may be 0."""
 
 from __future__ import annotations
 
-import numpy as np
 from hypothesis import strategies as st
 
 from ...strategies import ABSENT
-from ..context import Context, Draft, values
+from ..context import Context, Draft, nan_to_zero, values
 
 
 def draw(draw, ctx: Context) -> Draft:
@@ -31,5 +30,5 @@ def draw(draw, ctx: Context) -> Draft:
             shape[a] = max(shape[a], 1)
     x = values(draw, ctx.elem(data.name), shape)
     if ctx.op == "Hardmax":  # an axis holding NaN has no maximum (the spec's rule D1): NaN becomes 0
-        x = np.where(np.isnan(x), np.zeros((), x.dtype), x).astype(x.dtype)
+        x = nan_to_zero(x)
     return Draft({"axis": axis} if attr is not None else {}, {data.name: x})
