@@ -34,7 +34,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
 from opkit.conformance.recall import (FIXED_SETTLEMENTS, audit_judge, findings, first_broken_release,  # noqa: E402
-                                      load_known, match, recall, settle)
+                                      KnownFailureError, load_known, match, recall, settle)
 from opkit.emit.findings import load_audit  # noqa: E402
 
 
@@ -131,27 +131,35 @@ def releases(args) -> str:
         reports = dict(zip(runs, pool.map(lambda r: _run(*r, args.max_examples), runs.values())))
     fixed_python = os.path.join(os.path.dirname(fixed_exe), "python")
     rows, found_n, fixed_n, gone_n = [], 0, 0, 0
+    # a bug the list's own verdict calls undefined by the text is run and shown, never counted:
+    # opkit does not charge a runtime with it (Range's int32 overflow: the formula and ONNX's
+    # function body disagree)
+    charged = [k for k in known if k.extra.get("verdict", "deviates") == "deviates"]
     for k in known:
         broken = first_broken_release(k)
         (old, new), old_path = (reports[r[3]] for r in plan[k.id]), plan[k.id][0][3]
         judge = audit_judge(old, audit)
         before = match(k, old["cases"], judge)
         after = match(k, new["cases"], audit_judge(new, audit))
-        found_n += before.status == "found"
-        fixed_n += before.status == "found" and after.status != "found"
+        counted = k in charged
+        found_n += counted and before.status == "found"
+        fixed_n += counted and before.status == "found" and after.status != "found"
         # the case, not the kind, decides: is a finding of the broken release gone on the fixed one?
         settled = settle([_replay(fixed_python, c, old_path) for c in findings(k, old["cases"], judge)]) \
             if before.status == "found" else ""
-        gone_n += settled in FIXED_SETTLEMENTS
-        rows.append((k.id, k.op, k.cls, broken, before.status, "fixed" if after.status != "found" else "still fails",
-                     settled, before.example[:100]))
-    text = [f"Known since-fixed onnxruntime bugs ({len(known)}): opkit finds **{found_n}** "
-            f"({100.0 * found_n / max(1, len(known)):.0f}%) on a release that has them, by kind of failure; the "
+        gone_n += counted and settled in FIXED_SETTLEMENTS
+        rows.append((k.id, k.op, k.cls, k.extra.get("verdict", "deviates"), broken, before.status,
+                     "fixed" if after.status != "found" else "still fails", settled, before.example[:100]))
+    apart = len(known) - len(charged)
+    text = [f"Known since-fixed onnxruntime bugs ({len(known)}"
+            + (f"; {apart} the list's verdict sets apart as not a deviation from the ONNX text, shown and not "
+               f"counted" if apart else "") + f"): of the {len(charged)} counted, opkit finds **{found_n}** "
+            f"({100.0 * found_n / max(1, len(charged)):.0f}%) on a release that has them, by kind of failure; the "
             f"fixed release's own run shows none of that kind for **{fixed_n}** of those; a finding's repro bundle "
             f"no longer fails as recorded on the fixed release (the bug found is one the fix removed: 'gone', "
             f"or 'changed' when the case now fails another way) for **{gone_n}** "
-            f"({100.0 * gone_n / max(1, len(known)):.0f}% of all).", "",
-            _table(rows, ("bug", "op", "class", "broken release", "opkit on it", "fixed release's run",
+            f"({100.0 * gone_n / max(1, len(charged)):.0f}%).", "",
+            _table(rows, ("bug", "op", "class", "verdict", "broken release", "opkit on it", "fixed release's run",
                           "finding on the fixed release", "message"))]
     return "\n".join(text)
 
@@ -172,7 +180,11 @@ def main(argv=None) -> int:
     for q in (p, r):
         q.add_argument("--markdown", default=None, help="also write the table to this file")
     args = parser.parse_args(argv)
-    text = peer(args) if args.what == "peer" else releases(args)
+    try:
+        text = peer(args) if args.what == "peer" else releases(args)
+    except KnownFailureError as exc:  # a bad list: one line naming file and entry, no traceback
+        print(f"recall: {exc}", file=sys.stderr)
+        return 2
     print(text)
     if args.markdown:
         tmp = args.markdown + ".tmp"

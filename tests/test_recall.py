@@ -46,6 +46,9 @@ def test_bad_lists_fail_with_one_line_naming_file_and_place(tmp_path):
     bad.write_text("failures:\n- {id: a, op: Add, class: sometimes}\n")
     with pytest.raises(KnownFailureError, match="entry 1 .a.: class must be one of"):
         load_known(str(bad))
+    bad.write_text("failures:\n- {id: a, op: Add, verdict: undefind}\n")  # would be set apart, silently
+    with pytest.raises(KnownFailureError, match="entry 1 .a.: verdict must be one of deviates, undefined"):
+        load_known(str(bad))
     bad.write_text("failures:\n- {id: a, op: Add}\n- {id: a, op: Sub}\n")
     with pytest.raises(KnownFailureError, match="id 'a' is used twice"):
         load_known(str(bad))
@@ -87,3 +90,17 @@ def test_a_bug_counts_as_the_fixed_one_only_when_a_finding_is_gone_on_the_fixed_
               "suite": "robustness", "message": "backend worker died: killed by signal SIGFPE"}]
     assert findings(entry, cases) == cases[:1]
     assert findings(entry, cases, own=lambda c: True) == []
+
+
+def test_the_recall_benchmark_says_a_bad_list_in_one_line(tmp_path):
+    import subprocess
+    import sys
+
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("failures:\n- {id: a, op: Add, verdict: undefind}\n")
+    for args in (["releases", str(bad), "--runs", str(tmp_path / "runs")], ["peer", str(bad), str(tmp_path / "r.json")]):
+        done = subprocess.run([sys.executable, os.path.join(ROOT, "benchmarks", "recall.py"), *args],
+                              capture_output=True, text=True, timeout=120)
+        assert done.returncode == 2, done.stderr
+        assert done.stderr.strip().splitlines() == ["recall: bad.yaml: entry 1 (a): verdict must be one of deviates, "
+                                                    "undefined, rounding, fixed"]

@@ -28,6 +28,9 @@ CLASS_OUTCOMES = {
     "crash": (CRASH, TIMEOUT),
     "any": (*FAILING, XFAIL),
 }
+# opkit's verdict on an entry (README of conformance/recall/); the benchmarks count only "deviates",
+# so a misspelt verdict would silently drop an entry from what they count
+VERDICTS = ("deviates", "undefined", "rounding", "fixed")
 # numpy and peer spellings of ONNX element types
 _ALIASES = {"float32": "float", "float64": "double", "<U0": "string", "str": "string", "bool_": "bool"}
 
@@ -71,6 +74,8 @@ def parse_entry(item: dict, where: str) -> KnownFailure:
     versions = item.get("versions") or ()
     if isinstance(versions, int):
         versions = (versions,)
+    if item.get("verdict", "deviates") not in VERDICTS:
+        raise KnownFailureError(f"{where} ({item['id']}): verdict must be one of {', '.join(VERDICTS)}")
     binding = item.get("binding") or {}
     if not isinstance(binding, dict):
         raise KnownFailureError(f"{where} ({item['id']}): binding must map type parameters to types")
