@@ -13,7 +13,8 @@ from opkit.conformance import harness
 from family_cases import kernel_versions, op_cases, assert_mostly_valid
 
 OPS = ["Reshape", "Expand", "Tile", "Pad", "Slice", "Resize", "Upsample", "Range", "ConstantOfShape", "Split",
-       "Squeeze", "Unsqueeze", "CenterCropPad", "Flatten", "SpaceToDepth", "DepthToSpace", "Transpose", "GridSample"]
+       "Squeeze", "Unsqueeze", "CenterCropPad", "Flatten", "SpaceToDepth", "DepthToSpace", "Transpose", "GridSample",
+       "AffineGrid"]
 REDUCE = ["ReduceSum", "ReduceL1", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp", "ReduceMax", "ReduceMean", "ReduceMin",
           "ReduceProd", "ReduceSumSquare"]
 
@@ -247,3 +248,33 @@ def test_split_declares_each_part_as_an_output(since):
         assert len(expected) == case.n_outputs
         built = model.build(case, version)
         assert len(built.model.graph.output) == case.n_outputs and built.inference_error is None
+
+
+def test_affine_grid_draws_the_texts_shapes_and_leaves_one_pixel_corners_out():
+    """theta (N, 2, 3) / (N, 3, 4) with size (N, C, H, W) / (N, C, D, H, W) of theta's N, every
+    extent >= 1, and with align_corners no spatial extent of 1: there the one pixel's centre is both
+    -1 and 1 (the function body gives NaN or -1, PyTorch 0, onnxruntime 1), so opkit asks none."""
+    from opkit.strategies import make_case
+
+    drawn = _drawn("AffineGrid", 20, 80)
+    seen = set()
+    for c in drawn:
+        theta, size, align = _in(c, "theta"), _in(c, "size").tolist(), _attrs(c).get("align_corners", 0)
+        assert theta.shape[1:] in ((2, 3), (3, 4)) and len(size) == theta.shape[1] + 2 and size[0] == theta.shape[0]
+        assert min(size) >= 1 and (not align or min(size[2:]) >= 2)
+        seen.add((theta.shape[1], bool(align), min(size[2:]) == 1))
+    assert {(2, False, True), (2, True, False)} <= seen and any(s[0] == 3 for s in seen), seen
+    spec = harness.load_op("ai.onnx", "AffineGrid")
+    version = spec.version(20)
+
+    def outputs(size, align):
+        case = make_case(spec, version, {"T1": "tensor(float)", "T2": "tensor(int64)"}, {"align_corners": align},
+                         [("theta", np.eye(2, 3, dtype=np.float32)[None]), ("size", np.asarray(size, np.int64))])
+        return harness.expected_outputs(case)[0]
+
+    with pytest.raises(harness.Invalid, match="ONE"):
+        outputs([1, 1, 3, 1], 1)
+    with pytest.raises(harness.Invalid, match="EXTENT"):
+        outputs([1, 1, 0, 2], 0)
+    assert outputs([1, 1, 1, 2], 0).tolist() == [[[[-0.5, 0.0], [0.5, 0.0]]]]
+    assert outputs([1, 1, 2, 2], 1).tolist() == [[[[-1, -1], [1, -1]], [[-1, 1], [1, 1]]]]

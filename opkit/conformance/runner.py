@@ -316,11 +316,11 @@ def check_outputs(version: OpVersion, case: Case, expected: tuple, actual: list,
 
 
 def example_exec(version: OpVersion, case: Case, example, expected: tuple, result: Result) -> Exec:
-    """An example's verdict. A nondeterministic op's example fixes only its outputs' types and
+    """An example's verdict. A random op's example fixes only its outputs' types and
     shapes (Bernoulli's draws, Dropout's mask are the runtime's own), so only those are compared."""
     if result.kind != OK:
         return result_exec(result)
-    if version.determinism == "nondeterministic":
+    if version.draws:
         return check_outputs(version, case, structure(expected), structure(result.outputs))
     return check_outputs(version, case, expected, result.outputs, precision=(example.rtol, example.atol))
 
@@ -735,7 +735,7 @@ class Runner:
     def run_differential(self, spec: OpSpec, version: OpVersion, bindings=None):
         if harness.oracle(spec.domain, spec.name, version.since) is None:
             return
-        if version.determinism == "nondeterministic":  # values cannot be compared; properties still run
+        if version.draws:  # values cannot be compared; properties still run
             return
         if not self.generatable(spec, version, "differential"):
             return

@@ -71,7 +71,7 @@ def _version_context(spec: OpSpec, version: OpVersion) -> dict:
                  for lw in version.lowerings]
     return {"since": version.since, "var": var, "fn": fn, "strategy": f"{fn}_calls", "bindings": bindings,
             "binding_ids": ids, "family": version.family, "examples": examples, "properties": props,
-            "lowerings": lowerings, "differential": version.determinism != "nondeterministic"}
+            "lowerings": lowerings, "differential": not version.draws}
 
 
 def test_path(spec: OpSpec) -> str:

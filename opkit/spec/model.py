@@ -285,11 +285,31 @@ class OpVersion:
     def has_function(self) -> bool:
         return bool(self.function)
 
+    @property
+    def draws(self) -> bool:
+        """Whether the outputs may be a random draw, so only their types and shapes can be checked
+        (see ``draws_random_values``)."""
+        return draws_random_values(self.determinism, (a.name for a in self.attributes),
+                                   (p.name for p in self.inputs))
+
     def attribute(self, name: str) -> Attribute | None:
         return next((a for a in self.attributes if a.name == name), None)
 
     def type_constraint(self, name: str) -> TypeConstraint | None:
         return next((t for t in self.type_constraints if t.name == name), None)
+
+
+# What marks an op that draws random values: a seed, or a switch into training mode (Dropout).
+RANDOM_MARKS = frozenset({"seed", "is_test", "training_mode"})
+
+
+def draws_random_values(determinism: str, attributes, inputs) -> bool:
+    """Whether an op version may draw its outputs at random: OpSchema calls it nondeterministic and
+    it has what a random op has (``RANDOM_MARKS`` among its attribute and input names). The flag
+    alone says too much: If, Loop and Scan carry it for what their bodies may hold, AffineGrid for no
+    reason its text gives (its grid is a formula of theta), Dropout 7 and 10 though they only infer;
+    their values are the op's and are compared."""
+    return determinism == "nondeterministic" and bool(RANDOM_MARKS & {*attributes, *inputs})
 
 
 def _derived_range(params: tuple[FormalParameter, ...]) -> tuple[int, int]:

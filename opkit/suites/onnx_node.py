@@ -139,16 +139,16 @@ def collect() -> tuple[Case, ...]:
 
 
 def _draws(model) -> bool:
-    """Whether a node of ``model`` (or of a subgraph) draws random values: one of an op onnx's schema
-    calls nondeterministic that has a ``seed`` attribute (Bernoulli, the Random ops, Multinomial,
-    Dropout from 12). onnx's expected outputs for those are one draw of NumPy's generator, seeded or
-    not; the text leaves the generator to the runtime, so no runtime, opkit's kernels included, can
-    be held to those values (an unseeded kernel matched them by chance in some runs: a pass count
-    that changed from run to run). The schema's flag alone says too much: If, Loop and Scan carry it
-    for what their bodies may hold, AffineGrid for no reason its text gives, and their values are
-    compared. A Dropout in inference mode is compared by types and shapes only: the suite cannot
-    tell its draw from none without reading the op's inputs."""
+    """Whether a node of ``model`` (or of a subgraph) draws random values
+    (``opkit.spec.model.draws_random_values`` on its onnx schema: Bernoulli, the Random ops,
+    Multinomial, Dropout from 12). onnx's expected outputs for those are one draw of NumPy's
+    generator, seeded or not; the text leaves the generator to the runtime, so no runtime, opkit's
+    kernels included, can be held to those values (an unseeded kernel matched them by chance in some
+    runs: a pass count that changed from run to run). A Dropout in inference mode is compared by
+    types and shapes only: the suite cannot tell its draw from none without reading its inputs."""
     import onnx
+
+    from ..spec.model import draws_random_values
 
     opsets = {o.domain or "ai.onnx": o.version for o in model.opset_import}
 
@@ -167,7 +167,8 @@ def _draws(model) -> bool:
             schema = onnx.defs.get_schema(node.op_type, opsets.get(domain, 1), "" if domain == "ai.onnx" else domain)
         except Exception:  # noqa: BLE001 - a function or unknown op: not a schema's random op
             continue
-        if getattr(schema.node_determinism, "name", "") == "NonDeterministic" and "seed" in schema.attributes:
+        determinism = {"NonDeterministic": "nondeterministic"}.get(getattr(schema.node_determinism, "name", ""), "")
+        if draws_random_values(determinism, schema.attributes, (i.name for i in schema.inputs)):
             return True
     return False
 

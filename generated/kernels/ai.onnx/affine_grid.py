@@ -20,6 +20,16 @@ def affine_grid_20(theta, size, *, align_corners=0):
     """AffineGrid-20 (template call)."""
     theta, _t_T1 = check_type('AffineGrid', 20, 'theta', theta, 'T1', _TYPES_20_T1, None)
     size, _t_T2 = check_type('AffineGrid', 20, 'size', size, 'T2', _TYPES_20_T2, None)
+    if not (theta.ndim == 3 and tuple(theta.shape[1:]) in ((2, 3), (3, 4))):
+        fail('AffineGrid', 20, 'THETA', 'theta is a batch of affine matrices, (N, 2, 3) for 2D or (N, 3, 4) for 3D.')
+    if not (size.ndim == 1 and size.shape[0] == theta.shape[1] + 2):
+        fail('AffineGrid', 20, 'SIZE', 'size is (N, C, H, W) for 2D theta and (N, C, D, H, W) for 3D.')
+    if not (int(size[0]) == theta.shape[0]):
+        fail('AffineGrid', 20, 'BATCH', "size's N is theta's batch.")
+    if not (bool(np.all(size >= 1))):
+        fail('AffineGrid', 20, 'EXTENT', "Every extent is at least 1. The text does not say what an empty grid is; the function body cannot give one (it reshapes the grid to (-1, 4), which an empty tensor leaves ambiguous), and onnxruntime's kernel refuses an extent of 0.")
+    if not (not align_corners or bool(np.all(size[2:] > 1))):
+        fail('AffineGrid', 20, 'ONE', "With align_corners = 1 no spatial extent is 1: the one pixel's centre is both -1 and 1 and the text gives no position for it. The function body gives NaN for H or W (2 / 0 steps) and -1 for D, PyTorch's affine_grid (and opkit's kernel) 0, onnxruntime's kernel 1.")
     try:
         return affine_grid(theta, size, align_corners=align_corners)
     except KernelValidationError:

@@ -32,11 +32,16 @@ V20_TYPE_IDS = ['bfloat16-int64', 'float16-int64', 'float-int64', 'double-int64'
 
 def affine_grid_20_calls(types, initializers=True, siblings=0):
     """Cases of AffineGrid-20 with its type parameters bound by ``types``: built valid by
-    construction by opkit's case generator."""
+    construction by opkit's case generator (family hook: shape)."""
     return cases(SPEC, V20, types=types, initializers=initializers, siblings=siblings)
 
 
-# no differential test: AffineGrid-20 is nondeterministic (values cannot be compared)
+@pytest.mark.opkit(domain='ai.onnx', op='AffineGrid', version=20, suite='differential', example='differential')
+@pytest.mark.parametrize('types', V20_TYPES, ids=V20_TYPE_IDS)
+@given(data=st.data())
+def test_affine_grid_20_differential(opkit_backend, types, data):
+    """Backend == reference kernel for every drawn input of this type binding."""
+    check_differential(opkit_backend, V20, data.draw(affine_grid_20_calls(types, siblings=7), label='case'))
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='AffineGrid', version=20, suite='examples', example='affine_grid_2d', types={'T1': 'tensor(float)', 'T2': 'tensor(int64)'})

@@ -71,7 +71,7 @@ def bernoulli_15_calls(types, initializers=True, siblings=0):
     return cases(SPEC, V15, types=types, initializers=initializers, siblings=siblings)
 
 
-# no differential test: Bernoulli-15 is nondeterministic (values cannot be compared)
+# no differential test: Bernoulli-15 draws random values (they cannot be compared)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -141,7 +141,7 @@ def bernoulli_22_calls(types, initializers=True, siblings=0):
     return cases(SPEC, V22, types=types, initializers=initializers, siblings=siblings)
 
 
-# no differential test: Bernoulli-22 is nondeterministic (values cannot be compared)
+# no differential test: Bernoulli-22 draws random values (they cannot be compared)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='Bernoulli', version=22, suite='examples', example='bernoulli', types={'T1': 'tensor(double)'})

@@ -35,7 +35,7 @@ def dropout_1_calls(types, initializers=True, siblings=0):
     return cases(SPEC, V1, types=types, initializers=initializers, siblings=siblings)
 
 
-# no differential test: Dropout-1 is nondeterministic (values cannot be compared)
+# no differential test: Dropout-1 draws random values (they cannot be compared)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -56,7 +56,7 @@ def dropout_6_calls(types, initializers=True, siblings=0):
     return cases(SPEC, V6, types=types, initializers=initializers, siblings=siblings)
 
 
-# no differential test: Dropout-6 is nondeterministic (values cannot be compared)
+# no differential test: Dropout-6 draws random values (they cannot be compared)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -77,7 +77,12 @@ def dropout_7_calls(types, initializers=True, siblings=0):
     return cases(SPEC, V7, types=types, initializers=initializers, siblings=siblings)
 
 
-# no differential test: Dropout-7 is nondeterministic (values cannot be compared)
+@pytest.mark.opkit(domain='ai.onnx', op='Dropout', version=7, suite='differential', example='differential')
+@pytest.mark.parametrize('types', V7_TYPES, ids=V7_TYPE_IDS)
+@given(data=st.data())
+def test_dropout_7_differential(opkit_backend, types, data):
+    """Backend == reference kernel for every drawn input of this type binding."""
+    check_differential(opkit_backend, V7, data.draw(dropout_7_calls(types, siblings=7), label='case'))
 
 
 # ------------------------------------------------------------------------------------------------
@@ -98,7 +103,12 @@ def dropout_10_calls(types, initializers=True, siblings=0):
     return cases(SPEC, V10, types=types, initializers=initializers, siblings=siblings)
 
 
-# no differential test: Dropout-10 is nondeterministic (values cannot be compared)
+@pytest.mark.opkit(domain='ai.onnx', op='Dropout', version=10, suite='differential', example='differential')
+@pytest.mark.parametrize('types', V10_TYPES, ids=V10_TYPE_IDS)
+@given(data=st.data())
+def test_dropout_10_differential(opkit_backend, types, data):
+    """Backend == reference kernel for every drawn input of this type binding."""
+    check_differential(opkit_backend, V10, data.draw(dropout_10_calls(types, siblings=7), label='case'))
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='Dropout', version=10, suite='examples', example='dropout_default_old', types={'T': 'tensor(float)'})
@@ -135,7 +145,7 @@ def dropout_12_calls(types, initializers=True, siblings=0):
     return cases(SPEC, V12, types=types, initializers=initializers, siblings=siblings)
 
 
-# no differential test: Dropout-12 is nondeterministic (values cannot be compared)
+# no differential test: Dropout-12 draws random values (they cannot be compared)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -165,7 +175,7 @@ def dropout_13_calls(types, initializers=True, siblings=0):
     return cases(SPEC, V13, types=types, initializers=initializers, siblings=siblings)
 
 
-# no differential test: Dropout-13 is nondeterministic (values cannot be compared)
+# no differential test: Dropout-13 draws random values (they cannot be compared)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -247,7 +257,7 @@ def dropout_22_calls(types, initializers=True, siblings=0):
     return cases(SPEC, V22, types=types, initializers=initializers, siblings=siblings)
 
 
-# no differential test: Dropout-22 is nondeterministic (values cannot be compared)
+# no differential test: Dropout-22 draws random values (they cannot be compared)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='Dropout', version=22, suite='examples', example='dropout_default', types={'T': 'tensor(float)'})

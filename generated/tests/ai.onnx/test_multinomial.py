@@ -38,7 +38,7 @@ def multinomial_7_calls(types, initializers=True, siblings=0):
     return cases(SPEC, V7, types=types, initializers=initializers, siblings=siblings)
 
 
-# no differential test: Multinomial-7 is nondeterministic (values cannot be compared)
+# no differential test: Multinomial-7 draws random values (they cannot be compared)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -64,7 +64,7 @@ def multinomial_22_calls(types, initializers=True, siblings=0):
     return cases(SPEC, V22, types=types, initializers=initializers, siblings=siblings)
 
 
-# no differential test: Multinomial-22 is nondeterministic (values cannot be compared)
+# no differential test: Multinomial-22 draws random values (they cannot be compared)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='Multinomial', version=22, suite='examples', example='multinomial', types={'T1': 'tensor(float)'})

@@ -35,7 +35,7 @@ def random_normal_1_calls(types, initializers=True, siblings=0):
     return cases(SPEC, V1, types=types, initializers=initializers, siblings=siblings)
 
 
-# no differential test: RandomNormal-1 is nondeterministic (values cannot be compared)
+# no differential test: RandomNormal-1 draws random values (they cannot be compared)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -57,7 +57,7 @@ def random_normal_22_calls(types, initializers=True, siblings=0):
     return cases(SPEC, V22, types=types, initializers=initializers, siblings=siblings)
 
 
-# no differential test: RandomNormal-22 is nondeterministic (values cannot be compared)
+# no differential test: RandomNormal-22 draws random values (they cannot be compared)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='RandomNormal', version=22, suite='examples', example='random_normal', types={})

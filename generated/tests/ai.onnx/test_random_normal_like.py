@@ -77,7 +77,7 @@ def random_normal_like_1_calls(types, initializers=True, siblings=0):
     return cases(SPEC, V1, types=types, initializers=initializers, siblings=siblings)
 
 
-# no differential test: RandomNormalLike-1 is nondeterministic (values cannot be compared)
+# no differential test: RandomNormalLike-1 draws random values (they cannot be compared)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -159,7 +159,7 @@ def random_normal_like_22_calls(types, initializers=True, siblings=0):
     return cases(SPEC, V22, types=types, initializers=initializers, siblings=siblings)
 
 
-# no differential test: RandomNormalLike-22 is nondeterministic (values cannot be compared)
+# no differential test: RandomNormalLike-22 draws random values (they cannot be compared)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='RandomNormalLike', version=22, suite='examples', example='random_normal_like', types={'T1': 'tensor(float)'})

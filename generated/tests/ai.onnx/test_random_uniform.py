@@ -35,7 +35,7 @@ def random_uniform_1_calls(types, initializers=True, siblings=0):
     return cases(SPEC, V1, types=types, initializers=initializers, siblings=siblings)
 
 
-# no differential test: RandomUniform-1 is nondeterministic (values cannot be compared)
+# no differential test: RandomUniform-1 draws random values (they cannot be compared)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -57,7 +57,7 @@ def random_uniform_22_calls(types, initializers=True, siblings=0):
     return cases(SPEC, V22, types=types, initializers=initializers, siblings=siblings)
 
 
-# no differential test: RandomUniform-22 is nondeterministic (values cannot be compared)
+# no differential test: RandomUniform-22 draws random values (they cannot be compared)
 
 
 @pytest.mark.opkit(domain='ai.onnx', op='RandomUniform', version=22, suite='examples', example='random_uniform', types={})

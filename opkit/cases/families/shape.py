@@ -692,8 +692,29 @@ def _reduce(draw, ctx: Context) -> Draft:
     return draft
 
 
+# ---------------------------------------------------------------------------------------------
+# AffineGrid
+
+
+def _affine_grid(draw, ctx: Context) -> Draft:
+    """theta (N, 2, 3) or (N, 3, 4) and size (N, C, H, W) or (N, C, D, H, W) with theta's N: the
+    text's shapes. theta's entries are finite quarters in [-4, 4] (exact in every float type, so the
+    grid is a short sum of exact products). Extents are at least 1 (rule EXTENT) and, with
+    align_corners, at least 2 (rule ONE: one pixel's centre is both -1 and 1); an axis of 1
+    without align_corners (the one position at 0) is drawn."""
+    spatial = _one(draw, (2, 2, 3))
+    n = _int(draw, 1, 2)
+    align = _one(draw, (ABSENT, 0, 1))
+    size = [n, _int(draw, 1, 3)] + _dims(draw, spatial, lo=2 if align == 1 else 1, hi=4, zero=False)
+    shape = (n, spatial, spatial + 1)
+    quarters = draw(st.lists(_ints(-16, 16), min_size=math.prod(shape), max_size=math.prod(shape)))
+    theta = (np.asarray(quarters, dtype=np.float64) / 4.0).reshape(shape).astype(np_dtype(ctx.elem("theta")))
+    return Draft(attributes={"align_corners": align},
+                 inputs={"theta": theta, "size": int_tensor(ctx.elem("size"), size, (len(size),))})
+
+
 _BUILDERS = {
-    "Reshape": _reshape, "Expand": _expand, "Tile": _tile, "Pad": _pad, "Slice": _slice,
+    "AffineGrid": _affine_grid, "Reshape": _reshape, "Expand": _expand, "Tile": _tile, "Pad": _pad, "Slice": _slice,
     "Resize": _resize, "Upsample": _resize, "Range": _range, "ConstantOfShape": _constant_of_shape,
     "Split": _split, "Squeeze": _squeeze, "Unsqueeze": _unsqueeze, "Flatten": _flatten,
     "Transpose": _transpose, "CenterCropPad": _center_crop_pad, "SpaceToDepth": _blocks,
