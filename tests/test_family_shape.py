@@ -250,10 +250,11 @@ def test_split_declares_each_part_as_an_output(since):
         assert len(built.model.graph.output) == case.n_outputs and built.inference_error is None
 
 
-def test_affine_grid_draws_the_texts_shapes_and_leaves_one_pixel_corners_out():
+def test_affine_grid_draws_the_texts_shapes_and_leaves_undefined_ones_out():
     """theta (N, 2, 3) / (N, 3, 4) with size (N, C, H, W) / (N, C, D, H, W) of theta's N, every
-    extent >= 1, and with align_corners no spatial extent of 1: there the one pixel's centre is both
-    -1 and 1 (the function body gives NaN or -1, PyTorch 0, onnxruntime 1), so opkit asks none."""
+    extent >= 1; with align_corners no spatial extent of 1 (the one pixel's centre is both -1 and 1:
+    the function body gives NaN or -1, PyTorch 0, onnxruntime 1); no 2-D batch of one (the function
+    body's Squeeze without axes fails on it, where the doc defines a grid)."""
     from opkit.strategies import make_case
 
     drawn = _drawn("AffineGrid", 20, 80)
@@ -261,20 +262,44 @@ def test_affine_grid_draws_the_texts_shapes_and_leaves_one_pixel_corners_out():
     for c in drawn:
         theta, size, align = _in(c, "theta"), _in(c, "size").tolist(), _attrs(c).get("align_corners", 0)
         assert theta.shape[1:] in ((2, 3), (3, 4)) and len(size) == theta.shape[1] + 2 and size[0] == theta.shape[0]
-        assert min(size) >= 1 and (not align or min(size[2:]) >= 2)
+        assert min(size) >= 1 and (not align or min(size[2:]) >= 2) and (theta.shape[1] == 3 or size[0] >= 2)
         seen.add((theta.shape[1], bool(align), min(size[2:]) == 1))
     assert {(2, False, True), (2, True, False)} <= seen and any(s[0] == 3 for s in seen), seen
     spec = harness.load_op("ai.onnx", "AffineGrid")
     version = spec.version(20)
 
-    def outputs(size, align):
+    def outputs(size, align, theta=np.stack([np.eye(2, 3, dtype=np.float32)] * 2)):
         case = make_case(spec, version, {"T1": "tensor(float)", "T2": "tensor(int64)"}, {"align_corners": align},
-                         [("theta", np.eye(2, 3, dtype=np.float32)[None]), ("size", np.asarray(size, np.int64))])
+                         [("theta", theta[:size[0]]), ("size", np.asarray(size, np.int64))])
         return harness.expected_outputs(case)[0]
 
     with pytest.raises(harness.Invalid, match="ONE"):
-        outputs([1, 1, 3, 1], 1)
+        outputs([2, 1, 3, 1], 1)
     with pytest.raises(harness.Invalid, match="EXTENT"):
-        outputs([1, 1, 0, 2], 0)
-    assert outputs([1, 1, 1, 2], 0).tolist() == [[[[-0.5, 0.0], [0.5, 0.0]]]]
-    assert outputs([1, 1, 2, 2], 1).tolist() == [[[[-1, -1], [1, -1]], [[-1, 1], [1, 1]]]]
+        outputs([2, 1, 0, 2], 0)
+    with pytest.raises(harness.Invalid, match="BODY_BATCH"):
+        outputs([1, 1, 2, 2], 0)
+    assert outputs([2, 1, 1, 2], 0)[1].tolist() == [[[-0.5, 0.0], [0.5, 0.0]]]
+    assert outputs([2, 1, 2, 2], 1)[0].tolist() == [[[-1, -1], [1, -1]], [[-1, 1], [1, 1]]]
+    assert outputs([1, 1, 1, 2, 2], 0, np.eye(3, 4, dtype=np.float32)[None]).shape == (1, 1, 2, 2, 3)  # 3-D: N = 1
+
+
+def test_grid_sample_cubic_border_stays_inside_the_grid():
+    """Cubic with border padding outside [-1, 1] is undefined (rule CUBIC_BORDER: the location may
+    be clamped first, -2.0, or the kernel evaluated past the border, PyTorch's and onnxruntime's
+    -2.1318): such grids are clipped to [-1, 1]; other modes still go past the border."""
+    from opkit.strategies import make_case
+
+    outside = {"cubic_border": 0, "other": 0}
+    for since in (16, 20):
+        for c in _drawn("GridSample", since, 120):
+            a, grid = _attrs(c), _in(c, "grid").astype(np.float64)
+            cubic = a.get("mode") in ("cubic", "bicubic") and a.get("padding_mode") == "border"
+            outside["cubic_border" if cubic else "other"] += bool(np.any(np.abs(grid) > 1))
+    assert outside["cubic_border"] == 0 and outside["other"] > 0, outside
+    spec = harness.load_op("ai.onnx", "GridSample")
+    case = make_case(spec, spec.version(20), {"T1": "tensor(float)", "T2": "tensor(float)"},
+                     {"mode": "cubic", "padding_mode": "border"},
+                     [("X", np.array([[[[0.0, -2.0]]]], np.float32)), ("grid", np.array([[[[1.125, 0.0]]]], np.float32))])
+    with pytest.raises(harness.Invalid, match="CUBIC_BORDER"):
+        harness.expected_outputs(case)

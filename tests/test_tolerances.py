@@ -418,3 +418,37 @@ def test_reduce_l2_allows_squares_flushed_below_the_normal_range():
     version, case = _case("ai.onnx", "ReduceSumSquare", 18, {"T": "tensor(float)"}, {"keepdims": 0}, [("data", data)])
     expected = harness.expected_outputs(case)
     assert float(allowance_for(version, case, 0, expected).floor) >= 36 * tiny
+
+
+def test_reduce_prod_partial_products_that_overflow_are_undefined():
+    """float32 [-19.95, 1.064, -1, FLT_MAX, -0.00993]: the exact product -7.17e37 fits, but in
+    element order the fourth partial product overflows (onnxruntime and onnx.reference: -inf); the
+    text fixes neither order nor precision, so rule PRODUCT leaves it out. Small products stay."""
+    import numpy as np
+    import pytest
+
+    from opkit.conformance import harness
+    from opkit.strategies import make_case
+
+    spec = harness.load_op("ai.onnx", "ReduceProd")
+
+    def reduced(since, data):
+        case = make_case(spec, spec.version(since), {"T": f"tensor({np.asarray(data).dtype.name})"}, {},
+                         [("data", np.asarray(data))])
+        return harness.expected_outputs(case)[0]
+
+    for since in (1, 11, 13, 18):
+        with pytest.raises(harness.Invalid, match="PRODUCT"):
+            reduced(since, np.array([-19.94993, 1.064115, -1.0, 3.4028235e38, -0.0099309], np.float32))
+        assert reduced(since, np.array([2.0, 3.0, 0.5], np.float32)).tolist() == [3.0]
+        assert np.isnan(reduced(since, np.array([np.inf, 0.0], np.float32))).all()  # inf * 0 in any order
+        assert reduced(since, np.array([2 ** 40, 2 ** 40], np.int64)).tolist() == [0]  # integers wrap, defined
+
+
+def test_blackman_window_allows_the_float_computation_of_the_body():
+    """The function body computes in float and casts last: a double window may carry float32
+    rounding (0.42f - 0.5 + 0.08f = -1.49e-8 at the ends), as Hann and Hamming already allow."""
+    from opkit.conformance import harness
+
+    version = harness.load_op("ai.onnx", "BlackmanWindow").version(17)
+    assert version.accuracy == "approximate" and version.tolerance.atol == 1e-6

@@ -26,7 +26,7 @@ __all__ = [
     "dynamic_quantize_linear", "window", "max_roi_pool", "rng", "attention", "attention_defined", "causal_conv_with_state",
     "linear_attention", "linear_attention_defined", "reduce_float64", "log_sum_exp", "int_pow", "int_pow_defined", "int_div", "reduce_mean", "stash_dtype",
     "shrink", "shrink_defined", "sigmoid",
-    "conv_in_range", "causal_conv_in_range", "einsum_in_range", "batch_norm_in_range",
+    "conv_in_range", "causal_conv_in_range", "einsum_in_range", "batch_norm_in_range", "prod_in_range",
 ]
 
 REDUCERS = {"add": np.add, "mul": np.multiply, "max": np.maximum, "min": np.minimum}
@@ -2184,3 +2184,18 @@ def linear_attention(query, key, value, past_state=None, decay=None, beta=None, 
         out[:, t] = (s * np.einsum("bhgk,bhkv->bhgv", qt, S)).reshape(B, hq, dv)
     state_t = query.dtype if past_state is None else past_state.dtype  # present_state is of type S
     return out.reshape(B, T, hq * dv).astype(query.dtype), S.astype(state_t)
+
+
+def prod_in_range(data):
+    """Float data whose product no multiplication order can overflow or underflow: over the whole
+    tensor (which bounds every reduced slice), the finite magnitudes above 1 multiply to at most
+    T's max and the nonzero ones below 1 to at least T's smallest normal, so every partial
+    product of every slice lies between the two."""
+    if data.dtype.kind in "iub":
+        return True
+    a = np.abs(np.asarray(data).astype(np.float64)).ravel()
+    a = a[np.isfinite(a)]
+    info = ml_dtypes.finfo(data.dtype)
+    big = float(np.sum(np.log2(a[a > 1])))
+    small = float(np.sum(np.log2(a[(a > 0) & (a < 1)])))
+    return big <= math.log2(float(info.max)) and small >= math.log2(float(info.smallest_normal))

@@ -30,6 +30,8 @@ def affine_grid_20(theta, size, *, align_corners=0):
         fail('AffineGrid', 20, 'EXTENT', "Every extent is at least 1. The text does not say what an empty grid is; the function body cannot give one (it reshapes the grid to (-1, 4), which an empty tensor leaves ambiguous), and onnxruntime's kernel refuses an extent of 0.")
     if not (not align_corners or bool(np.all(size[2:] > 1))):
         fail('AffineGrid', 20, 'ONE', "With align_corners = 1 no spatial extent is 1: the one pixel's centre is both -1 and 1 and the text gives no position for it. The function body gives NaN for H or W (2 / 0 steps) and -1 for D, PyTorch's affine_grid (and opkit's kernel) 0, onnxruntime's kernel 1.")
+    if not (tuple(theta.shape[1:]) != (2, 3) or theta.shape[0] != 1):
+        fail('AffineGrid', 20, 'BODY_BATCH', 'A 2-D theta has a batch of at least 2. The doc defines the grid for N = 1, but the function body cannot compute it: r1_ = Squeeze(r1) has no axes, so the [1, 1, 3] row becomes [3] and the Split on axis 1 that follows has no such axis (onnx.reference running the body raises IndexError; onnxruntime, which runs the body for float16, fails "axis 1 is not in valid range"). Text and body disagree.')
     try:
         return affine_grid(theta, size, align_corners=align_corners)
     except KernelValidationError:

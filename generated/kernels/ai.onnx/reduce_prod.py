@@ -21,6 +21,8 @@ _TYPES_18_T = frozenset(['tensor(uint32)', 'tensor(uint64)', 'tensor(int32)', 't
 def reduce_prod_1(data, *, keepdims=1, axes=None):
     """ReduceProd-1 (same_as 18)."""
     data, _t_T = check_type('ReduceProd', 1, 'data', data, 'T', _TYPES_1_T, None)
+    if not (prod_in_range(data)):
+        fail('ReduceProd', 1, 'PRODUCT', "For float T, no order of the multiplications overflows or underflows T (checked over the whole tensor: the finite magnitudes above 1 multiply to at most T's max, the nonzero ones below 1 to at least T's smallest normal); the result is undefined otherwise: the text fixes neither the order nor the precision of the product, and a partial product that overflows or underflows in T (float32 -19.95 * 1.064 * -1 * FLT_MAX = inf, exact product -7.17e37) changes the result (inf, or inf * 0 = NaN).")
     try:
         return reduce_float64(data, axes, keepdims, 0, np.prod, pre=None, post=None, empty=None)
     except KernelValidationError:
@@ -32,6 +34,8 @@ def reduce_prod_1(data, *, keepdims=1, axes=None):
 def reduce_prod_11(data, *, keepdims=1, axes=None):
     """ReduceProd-11 (same_as 18)."""
     data, _t_T = check_type('ReduceProd', 11, 'data', data, 'T', _TYPES_11_T, None)
+    if not (prod_in_range(data)):
+        fail('ReduceProd', 11, 'PRODUCT', "For float T, no order of the multiplications overflows or underflows T (checked over the whole tensor: the finite magnitudes above 1 multiply to at most T's max, the nonzero ones below 1 to at least T's smallest normal); the result is undefined otherwise: the text fixes neither the order nor the precision of the product, and a partial product that overflows or underflows in T (float32 -19.95 * 1.064 * -1 * FLT_MAX = inf, exact product -7.17e37) changes the result (inf, or inf * 0 = NaN).")
     try:
         return reduce_float64(data, axes, keepdims, 0, np.prod, pre=None, post=None, empty=None)
     except KernelValidationError:
@@ -43,6 +47,8 @@ def reduce_prod_11(data, *, keepdims=1, axes=None):
 def reduce_prod_13(data, *, axes=None, keepdims=1):
     """ReduceProd-13 (same_as 18)."""
     data, _t_T = check_type('ReduceProd', 13, 'data', data, 'T', _TYPES_13_T, None)
+    if not (prod_in_range(data)):
+        fail('ReduceProd', 13, 'PRODUCT', "For float T, no order of the multiplications overflows or underflows T (checked over the whole tensor: the finite magnitudes above 1 multiply to at most T's max, the nonzero ones below 1 to at least T's smallest normal); the result is undefined otherwise: the text fixes neither the order nor the precision of the product, and a partial product that overflows or underflows in T (float32 -19.95 * 1.064 * -1 * FLT_MAX = inf, exact product -7.17e37) changes the result (inf, or inf * 0 = NaN).")
     try:
         return reduce_float64(data, axes, keepdims, 0, np.prod, pre=None, post=None, empty=None)
     except KernelValidationError:
@@ -58,6 +64,8 @@ def reduce_prod_18(data, axes=None, *, noop_with_empty_axes=0, keepdims=1):
         axes, _ = check_type('ReduceProd', 18, 'axes', axes, 'tensor(int64)', frozenset({'tensor(int64)'}), None)
     if not (axes is None or (axes.ndim == 1 and all(-data.ndim <= int(a) < data.ndim for a in np.ravel(axes)))):
         fail('ReduceProd', 18, 'V1', 'axes is 1-D, each axis within [-r, r-1].')
+    if not (prod_in_range(data)):
+        fail('ReduceProd', 18, 'PRODUCT', "For float T, no order of the multiplications overflows or underflows T (checked over the whole tensor: the finite magnitudes above 1 multiply to at most T's max, the nonzero ones below 1 to at least T's smallest normal); the result is undefined otherwise: the text fixes neither the order nor the precision of the product, and a partial product that overflows or underflows in T (float32 -19.95 * 1.064 * -1 * FLT_MAX = inf, exact product -7.17e37) changes the result (inf, or inf * 0 = NaN).")
     try:
         return reduce_float64(data, axes, keepdims, noop_with_empty_axes, np.prod, pre=None, post=None, empty=None)
     except KernelValidationError:

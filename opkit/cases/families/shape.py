@@ -621,7 +621,10 @@ def _grid_sample(draw, ctx: Context) -> Draft:
     # exact in every float type, so the sampling positions are the same everywhere
     gshape = [n] + out_sp + [spatial]
     size = math.prod(gshape)
-    grid = (np.asarray(draw(_lattice(size)), dtype=np.float64) / 8.0).reshape(gshape).astype(np_dtype(gelem))
+    grid = (np.asarray(draw(_lattice(size)), dtype=np.float64) / 8.0).reshape(gshape)
+    if mode in ("cubic", "bicubic") and padding == "border":  # rule CUBIC_BORDER: inside [-1, 1]
+        grid = np.clip(grid, -1.0, 1.0)
+    grid = grid.astype(np_dtype(gelem))
     default_mode = ctx.attribute("mode").default
     return Draft(attributes={"mode": ABSENT if mode == default_mode and draw(_BOOL) else mode,
                              "padding_mode": ABSENT if padding == "zeros" and draw(_BOOL) else padding,
@@ -703,7 +706,7 @@ def _affine_grid(draw, ctx: Context) -> Draft:
     align_corners, at least 2 (rule ONE: one pixel's centre is both -1 and 1); an axis of 1
     without align_corners (the one position at 0) is drawn."""
     spatial = _one(draw, (2, 2, 3))
-    n = _int(draw, 1, 2)
+    n = _int(draw, 2 if spatial == 2 else 1, 3)  # rule BODY_BATCH: no 2-D batch of one
     align = _one(draw, (ABSENT, 0, 1))
     size = [n, _int(draw, 1, 3)] + _dims(draw, spatial, lo=2 if align == 1 else 1, hi=4, zero=False)
     shape = (n, spatial, spatial + 1)
