@@ -355,3 +355,18 @@ def test_sequence_bindings_are_skipped_for_adapters_that_feed_tensors_only(tmp_p
     main(["test", "--backend", "onnxruntime", "--op", "SequenceAt", "--suite", "differential", "--max-examples", "2",
           "--max-bindings", "3", "--probe-limit", "0", "--report", str(path2), "--no-repro", "-q", "--no-second-opinion"])
     assert {c["outcome"] for c in json.loads(path2.read_text())["cases"]} <= {"pass", "unsupported"}
+
+
+def test_an_op_version_newer_than_the_runtimes_onnx_schemas_is_skipped():
+    """onnxruntime 1.31.1 reads opset 26 but was built with an ONNX whose Attention stops at 24: a
+    model of opset 25 runs as Attention-24 and its window attributes are "Unrecognized". Attention-25
+    is skipped with the reason (40 errors were charged to it), Attention-24 still runs."""
+    backend = onnxruntime_backend()
+    known = limits(backend)["known_versions"]
+    assert 14 in known["ai.onnx::Add"] and known["ai.onnx::Attention"]
+    info = {"name": "rt", "max_ir_version": 13, "max_opsets": {"ai.onnx": 26},
+            "known_versions": {"ai.onnx::Attention": [23, 24]}}
+    runner = BackendRunner(worker=RecordingWorker(info), info=info)
+    assert "its schemas know Attention 23, 24, not Attention-25" in runner.cannot_run("ai.onnx", 25, "Attention")
+    assert runner.cannot_run("ai.onnx", 24, "Attention") is None
+    assert runner.cannot_run("ai.onnx", 25, "Add") is None  # an op it has no list for: as before

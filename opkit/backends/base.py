@@ -9,8 +9,9 @@ runner reports the case as *unsupported*, not as an error); ``is_unsupported(exc
 classify its native exceptions (e.g. onnxruntime's NOT_IMPLEMENTED) the same way.
 
 What an engine cannot know is not run at all (``limits``): op versions newer than the opsets it
-declares (``max_opsets``) and domains it cannot run as configured (``unavailable_domains``) are
-*skipped* with the reason, never charged to it.
+declares (``max_opsets``) or than the versions its ONNX schemas know (``known_versions``), and
+domains it cannot run as configured (``unavailable_domains``) are *skipped* with the reason, never
+charged to it.
 """
 
 from __future__ import annotations
@@ -83,6 +84,14 @@ class BackendBase:
     def max_opset(self, domain: str) -> int | None:
         return self.max_opsets().get(spec_domain(domain))
 
+    def known_versions(self) -> dict[str, list[int]]:
+        """The op versions the engine's own ONNX schemas know, as ``{"domain::Op": [since, ...]}``,
+        where it says so: a runtime built with an ONNX older than an op version resolves a model of
+        that opset to the op's last version it knows and refuses the new attributes (onnxruntime
+        1.31.1 runs Attention at opset 25 as Attention-24, "Unrecognized attribute:
+        left_window_size"). Versions newer than all it knows are skipped, not charged."""
+        return {}
+
     def unavailable_domains(self) -> dict[str, str]:
         """Domains whose ops this engine, as configured, cannot run at all, with the reason (ops that
         only exist in an execution provider that is not enabled): skipped, not run."""
@@ -100,10 +109,12 @@ def limits(backend) -> dict:
     min_opsets = getattr(backend, "min_opsets", None)
     unfeedable = getattr(backend, "unfeedable_elements", None)
     unavailable = getattr(backend, "unavailable_domains", None)
+    known = getattr(backend, "known_versions", None)
     return {"max_ir_version": getattr(backend, "max_ir_version", 13),
             "max_opsets": dict(max_opsets()) if callable(max_opsets) else {},
             "min_opsets": dict(min_opsets()) if callable(min_opsets) else {},
             "unfeedable_elements": dict(unfeedable()) if callable(unfeedable) else {},
             "unavailable_domains": dict(unavailable()) if callable(unavailable) else {},
+            "known_versions": dict(known()) if callable(known) else {},
             "needs_output_shapes": bool(getattr(backend, "needs_output_shapes", False)),
             "container_values": bool(getattr(backend, "container_values", False))}

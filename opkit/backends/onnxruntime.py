@@ -188,6 +188,20 @@ class OnnxRuntimeBackend(BackendBase):
     def min_opsets(self) -> dict[str, int]:
         return {"ai.onnx": OLDEST_AI_ONNX_OPSET}
 
+    def known_versions(self) -> dict[str, list[int]]:
+        # the operator schemas of the ONNX this release was built with (its registry may reach a
+        # later opset than some op's newest schema: 1.31.1 knows opset 26 but Attention only to 24)
+        try:
+            from onnxruntime.capi import onnxruntime_pybind11_state as C
+
+            schemas = C.get_all_operator_schema()
+        except Exception:  # noqa: BLE001 - a build without the call: nothing is known, nothing skipped
+            return {}
+        known: dict[str, set[int]] = {}
+        for schema in schemas:
+            known.setdefault(f"{schema.domain or 'ai.onnx'}::{schema.name}", set()).add(int(schema.since_version))
+        return {key: sorted(versions) for key, versions in sorted(known.items())}
+
     def unavailable_domains(self) -> dict[str, str]:
         # DirectML primitives exist only in the DirectML execution provider: the CPU provider (or
         # any other) has no kernel for them, whatever onnxruntime's version

@@ -182,6 +182,7 @@ class BackendRunner:
         self.max_opsets = {k: int(v) for k, v in (self.info.get("max_opsets") or {}).items()}
         self.min_opsets = {k: int(v) for k, v in (self.info.get("min_opsets") or {}).items()}
         self.unavailable_domains = dict(self.info.get("unavailable_domains") or {})
+        self.known_versions = {k: [int(v) for v in vs] for k, vs in (self.info.get("known_versions") or {}).items()}
         # the ai.onnx import beside a custom domain's: no newer than the backend knows
         self.companion_opset = min(DEFAULT_AI_ONNX_OPSET, self.max_opsets.get("ai.onnx", DEFAULT_AI_ONNX_OPSET))
         # Backend-API backends run onnx.checker, which wants a shape on every output (output_shapes)
@@ -241,14 +242,19 @@ class BackendRunner:
     def cannot_run(self, domain: str, since: int, op: str | None = None) -> str | None:
         """Why this backend cannot be asked to run ``domain`` op versions ``since`` (a skip
         reason), or None: the domain needs an execution provider it lacks, the version is newer
-        than the newest opset the backend can know (a runtime cannot know a later opset), or
-        ``op``'s version is no longer in force at the oldest opset the backend supports."""
+        than the newest opset the backend can know (a runtime cannot know a later opset) or than
+        every version of ``op`` its ONNX schemas know, or ``op``'s version is no longer in force at
+        the oldest opset the backend supports."""
         why = self.unavailable_domains.get(domain)
         if why:
             return why
         newest = self.max_opsets.get(domain)
         if newest is not None and since > newest:
             return f"beyond this runtime's opset ({newest})"
+        known = self.known_versions.get(f"{domain}::{op}") if op else None
+        if known and since > max(known):
+            return (f"newer than this runtime's ONNX: its schemas know {op} "
+                    f"{', '.join(map(str, known))}, not {op}-{since}")
         oldest = self.min_opsets.get(domain)
         if op is None or oldest is None or since >= oldest:
             return None

@@ -19,7 +19,7 @@ from . import KernelValidationError
 __all__ = [
     "KernelValidationError", "ONNX_TO_NUMPY", "element_type", "type_string", "check_type",
     "check_rank", "check_domain", "fail", "as_dtype", "legacy_broadcast", "onnx_dtype",
-    "normalize_axes", "reduce_core", "cast_to", "cast_defined", "erf", "round_half_even", "element_name", "CORE_ERRORS",
+    "normalize_axes", "reduce_core", "cast_to", "cast_defined", "e8m0_cast_defined", "erf", "round_half_even", "element_name", "CORE_ERRORS",
     "core_error", "NARROW_FLOATS", "compute_dtype", "widen", "float_attribute",
 ]
 
@@ -337,7 +337,7 @@ def cast_to(x: np.ndarray, target: str, saturate: int = 1, round_mode: str = "up
             fmax = float(ml_dtypes.finfo(dtype).max)
             f = np.where(np.isnan(f), f, np.clip(f, -fmax, fmax))
         if target == "float8e8m0":
-            return _to_e8m0(f.astype(np.float32), saturate, round_mode)
+            return _to_e8m0(f, saturate, round_mode)
         return f.astype(dtype)
     if src in _FLOAT8_LIKE or src in ("bfloat16",):
         if target in ("float", "double", "float16", "bfloat16"):
@@ -361,20 +361,61 @@ def cast_to(x: np.ndarray, target: str, saturate: int = 1, round_mode: str = "up
 
 
 def _to_e8m0(f: np.ndarray, saturate: int, round_mode: str) -> np.ndarray:
-    bits = f.view(np.uint32)
-    exp = ((bits >> 23) & 0xFF).astype(np.int64)
-    mant = (bits & 0x7FFFFF).astype(np.int64)
-    nan = np.isnan(f)
-    inf = np.isinf(f)
+    """float8e8m0 (a power of two 2^-127 .. 2^127, no sign, no zero) of ``f``'s magnitudes, from
+    float64 (exact for every source: a double's low mantissa bits decide "up"). ``up`` takes the
+    power at or above, ``down`` the one at or below, ``nearest`` the nearer with ties up (the text:
+    "round to nearest value and ties round up"). Past the range: the table's E8M0_MIN / E8M0_MAX
+    when saturating, NaN for non-saturate + nearest (0 too); negative values are undefined (rule
+    E8M0) and cast as their magnitude."""
+    a = np.abs(np.asarray(f, dtype=np.float64))
+    finite = np.isfinite(a) & (a > 0)
+    m, e = np.frexp(np.where(finite, a, 1.0))  # a = m * 2**e, m in [0.5, 1)
+    k = e.astype(np.int64) - 1  # the power at or below
     if round_mode == "up":
-        exp = exp + (mant > 0)
+        k = k + (m > 0.5)
     elif round_mode == "nearest":
-        exp = exp + ((mant > 0x400000) | ((mant == 0x400000) & ((exp & 1) == 1)))  # ties to even? (half up)
-    # 'down' truncates
-    e = np.where(exp > 254, 254 if saturate else 255, exp)
-    e = np.where(inf, 254 if saturate else 255, e)
-    e = np.where(nan, 255, e)
-    return e.astype(np.uint8).view(ml_dtypes.float8_e8m0fnu)
+        k = k + (m >= 0.75)
+    biased = k + 127
+    low, high = biased < 0, biased > 254
+    out = np.clip(biased, 0, 254)
+    if not saturate:
+        out = np.where(high, 255, out)
+        if round_mode == "nearest":
+            out = np.where(low | (a == 0), 255, out)
+    out = np.where(a == 0, out if not saturate and round_mode == "nearest" else 0, out)
+    out = np.where(np.isinf(a), 254 if saturate else 255, out)
+    out = np.where(np.isnan(a), 255, out)
+    return out.astype(np.uint8).view(ml_dtypes.float8_e8m0fnu)
+
+
+def e8m0_cast_defined(x, target: str, saturate=None, round_mode=None) -> bool:
+    """Whether Cast's text defines the cast of ``x`` to float8e8m0 (True for other targets):
+    "Casting negative values to FLOAT8E8M0 gives undefined behavior" and -0 is "Unspecified"; the
+    table gives 0, values below E8M0_MIN or above E8M0_MAX and the infinities only for saturate + up
+    and non-saturate + nearest ("the two most common cases"), so non-saturate + up or down leaves
+    them undefined."""
+    if target != "float8e8m0":
+        return True
+    x = np.asarray(x)
+    if x.dtype == object or x.dtype.kind in "US":
+        v = np.array([_text_value(t) for t in x.reshape(-1)], dtype=np.float64)
+    else:
+        v = x.astype(np.float64).reshape(-1)
+    mode = round_mode.decode() if isinstance(round_mode, bytes) else (round_mode or "up")
+    with np.errstate(invalid="ignore"):
+        if np.any((v < 0) | ((v == 0) & np.signbit(v))):
+            return False
+        if not (1 if saturate is None else int(saturate)) and mode != "nearest":
+            return not bool(np.any(~np.isnan(v) & ((v < 2.0 ** -127) | (v > 2.0 ** 127))))
+    return True
+
+
+def _text_value(text) -> float:
+    text = text.decode() if isinstance(text, bytes) else str(text)
+    try:
+        return float(text)
+    except ValueError:  # not a number: cast_defined's rule already leaves it out
+        return float("nan")
 
 
 def element_name(to) -> str:

@@ -171,6 +171,8 @@ def cast_24(input, *, round_mode='up', saturate=1, to=None):
         fail('Cast', 24, 'V1', 'to is the TensorProto DataType code of an element type T2 allows.')
     if not (cast_defined(input, element_name(to))):
         fail('Cast', 24, 'D1', 'A floating-point input cast to an integer type holds integral values in the target\'s range, and a number is not cast to a string; the result is undefined otherwise. Floating point to fixed point is "undefined if OOR" (NaN and the infinities are out of every range) and the text names no rounding for a fractional value (ONNX\'s node tests test_cast_FLOAT_to_INT4 ... do define integral values out of a 4-bit or 2-bit range: they wrap, -9.0 to int4 is 7). For a number to a string the text asks for a "plain floating-point representation (such as "314.15926")" and pins neither the digits, nor a trailing ".0" on integral values, nor the text of integers and booleans (onnxruntime writes "%.8g": 2.0 as "2"). A string input holds numeric text, an integer literal for an integer target: "Converting non-numerical-literal string such as "Hello World!" is an undefined behavior", and so is "2.718" to an integer type.')
+    if not (e8m0_cast_defined(input, element_name(to), saturate, round_mode)):
+        fail('Cast', 24, 'E8M0', '"Casting negative values to FLOAT8E8M0 gives undefined behavior" and -0 is "Unspecified"; the table gives 0, values below E8M0_MIN or above E8M0_MAX and the infinities only for saturate + up and non-saturate + nearest ("the two most common cases"), so with saturate = 0 and round_mode up or down they are undefined (onnxruntime: NaN).')
     try:
         _target = element_name(to)
         return cast_to(input, _target, saturate=saturate, round_mode=round_mode)
@@ -191,6 +193,8 @@ def cast_25(input, *, round_mode='up', saturate=1, to=None):
         fail('Cast', 25, 'V1', 'to is the TensorProto DataType code of an element type T2 allows.')
     if not (cast_defined(input, element_name(to))):
         fail('Cast', 25, 'D1', 'A floating-point input cast to an integer type holds integral values in the target\'s range, and a number is not cast to a string; the result is undefined otherwise. Floating point to fixed point is "undefined if OOR" (NaN and the infinities are out of every range) and the text names no rounding for a fractional value (ONNX\'s node tests test_cast_FLOAT_to_INT4 ... do define integral values out of a 4-bit or 2-bit range: they wrap, -9.0 to int4 is 7). For a number to a string the text asks for a "plain floating-point representation (such as "314.15926")" and pins neither the digits, nor a trailing ".0" on integral values, nor the text of integers and booleans (onnxruntime writes "%.8g": 2.0 as "2"). A string input holds numeric text, an integer literal for an integer target: "Converting non-numerical-literal string such as "Hello World!" is an undefined behavior", and so is "2.718" to an integer type.')
+    if not (e8m0_cast_defined(input, element_name(to), saturate, round_mode)):
+        fail('Cast', 25, 'E8M0', '"Casting negative values to FLOAT8E8M0 gives undefined behavior" and -0 is "Unspecified"; the table gives 0, values below E8M0_MIN or above E8M0_MAX and the infinities only for saturate + up and non-saturate + nearest ("the two most common cases"), so with saturate = 0 and round_mode up or down they are undefined (onnxruntime: NaN).')
     try:
         _target = element_name(to)
         return cast_to(input, _target, saturate=saturate, round_mode=round_mode)
@@ -211,6 +215,8 @@ def cast_28(input, *, round_mode='up', saturate=1, to=None):
         fail('Cast', 28, 'V1', 'to is the TensorProto DataType code of an element type T2 allows.')
     if not (cast_defined(input, element_name(to))):
         fail('Cast', 28, 'D1', 'A floating-point input cast to an integer type holds integral values in the target\'s range, and a number is not cast to a string; the result is undefined otherwise. Floating point to fixed point is "undefined if OOR" (NaN and the infinities are out of every range) and the text names no rounding for a fractional value (ONNX\'s node tests test_cast_FLOAT_to_INT4 ... do define integral values out of a 4-bit or 2-bit range: they wrap, -9.0 to int4 is 7). For a number to a string the text asks for a "plain floating-point representation (such as "314.15926")" and pins neither the digits, nor a trailing ".0" on integral values, nor the text of integers and booleans (onnxruntime writes "%.8g": 2.0 as "2"). A string input holds numeric text, an integer literal for an integer target: "Converting non-numerical-literal string such as "Hello World!" is an undefined behavior", and so is "2.718" to an integer type.')
+    if not (e8m0_cast_defined(input, element_name(to), saturate, round_mode)):
+        fail('Cast', 28, 'E8M0', '"Casting negative values to FLOAT8E8M0 gives undefined behavior" and -0 is "Unspecified"; the table gives 0, values below E8M0_MIN or above E8M0_MAX and the infinities only for saturate + up and non-saturate + nearest ("the two most common cases"), so with saturate = 0 and round_mode up or down they are undefined (onnxruntime: NaN).')
     try:
         _target = element_name(to)
         return cast_to(input, _target, saturate=saturate, round_mode=round_mode)

@@ -104,6 +104,8 @@ def cast_like_24(input, target_type, *, round_mode='up', saturate=1):
         fail('CastLike', 24, 'D1', 'A number is not cast to a string. The text asks for a "plain floating-point representation (such as "314.15926")" and pins neither the digits, nor whether an integral value gets a trailing ".0", nor the text of integers and booleans, so the result is undefined otherwise (onnxruntime writes "%.8g", 2.0 as "2").')
     if not (cast_defined(input, element_type(target_type))):
         fail('CastLike', 24, 'D2', 'A floating-point input cast to an integer type holds integral values in the target\'s range. Casting from floating point to fixed point is "undefined if OOR" (NaN and the infinities are out of every range), and the text names no rounding for a fractional value, so the result is undefined otherwise. (ONNX\'s node tests test_cast_FLOAT_to_INT4 ... do define integral values out of a 4-bit or 2-bit range; they wrap, -9.0 to int4 is 7.) A string input holds numeric text, an integer literal for an integer target: "Converting non-numerical-literal string such as "Hello World!" is an undefined behavior", and so is "2.718" to an integer type.')
+    if not (e8m0_cast_defined(input, element_type(target_type), saturate, round_mode)):
+        fail('CastLike', 24, 'E8M0', '"Casting negative values to FLOAT8E8M0 gives undefined behavior" and -0 is "Unspecified"; the table gives 0, values below E8M0_MIN or above E8M0_MAX and the infinities only for saturate + up and non-saturate + nearest ("the two most common cases"), so with saturate = 0 and round_mode up or down they are undefined (onnxruntime: NaN).')
     try:
         _target = element_type(target_type)
         return cast_to(input, _target, saturate=saturate, round_mode=round_mode)
@@ -123,6 +125,8 @@ def cast_like_25(input, target_type, *, round_mode='up', saturate=1):
         fail('CastLike', 25, 'D1', 'A number is not cast to a string. The text asks for a "plain floating-point representation (such as "314.15926")" and pins neither the digits, nor whether an integral value gets a trailing ".0", nor the text of integers and booleans, so the result is undefined otherwise (onnxruntime writes "%.8g", 2.0 as "2").')
     if not (cast_defined(input, element_type(target_type))):
         fail('CastLike', 25, 'D2', 'A floating-point input cast to an integer type holds integral values in the target\'s range. Casting from floating point to fixed point is "undefined if OOR" (NaN and the infinities are out of every range), and the text names no rounding for a fractional value, so the result is undefined otherwise. (ONNX\'s node tests test_cast_FLOAT_to_INT4 ... do define integral values out of a 4-bit or 2-bit range; they wrap, -9.0 to int4 is 7.) A string input holds numeric text, an integer literal for an integer target: "Converting non-numerical-literal string such as "Hello World!" is an undefined behavior", and so is "2.718" to an integer type.')
+    if not (e8m0_cast_defined(input, element_type(target_type), saturate, round_mode)):
+        fail('CastLike', 25, 'E8M0', '"Casting negative values to FLOAT8E8M0 gives undefined behavior" and -0 is "Unspecified"; the table gives 0, values below E8M0_MIN or above E8M0_MAX and the infinities only for saturate + up and non-saturate + nearest ("the two most common cases"), so with saturate = 0 and round_mode up or down they are undefined (onnxruntime: NaN).')
     try:
         _target = element_type(target_type)
         return cast_to(input, _target, saturate=saturate, round_mode=round_mode)
