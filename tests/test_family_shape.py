@@ -303,3 +303,24 @@ def test_grid_sample_cubic_border_stays_inside_the_grid():
                      [("X", np.array([[[[0.0, -2.0]]]], np.float32)), ("grid", np.array([[[[1.125, 0.0]]]], np.float32))])
     with pytest.raises(harness.Invalid, match="CUBIC_BORDER"):
         harness.expected_outputs(case)
+
+
+def test_grid_sample_nearest_near_a_tie_is_undefined():
+    """Nearest mode rounds the location ((g + 1) * s - 1) / 2: a grid of 1.65e-5 on an axis of 2 is
+    0.50000825 (pixel 1) exactly, but a tie in float32 arithmetic for 5.96e-8 (onnxruntime took
+    pixel 0 where opkit took 1, 19 of 54 elements): locations within float32 rounding of a tie are
+    left out (rule NEAR_TIE); exact ties and clear locations stay."""
+    from opkit.strategies import make_case
+
+    spec = harness.load_op("ai.onnx", "GridSample")
+
+    def sample(g):
+        case = make_case(spec, spec.version(20), {"T1": "tensor(float)", "T2": "tensor(float)"}, {"mode": "nearest"},
+                         [("X", np.array([[[[1.0, 2.0]]]], np.float32)), ("grid", np.array([[[[g, 0.0]]]], np.float32))])
+        return harness.expected_outputs(case)[0].ravel().tolist()
+
+    with pytest.raises(harness.Invalid, match="NEAR_TIE"):
+        sample(5.96e-8)
+    assert sample(0.25) == [2.0] and sample(-0.25) == [1.0]
+    assert len(sample(0.0)) == 1  # an exact tie: whatever the tie rule, computed exactly everywhere
+    assert_mostly_valid(spec, spec.version(20), 3, 10)

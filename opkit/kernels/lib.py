@@ -27,6 +27,7 @@ __all__ = [
     "linear_attention", "linear_attention_defined", "reduce_float64", "log_sum_exp", "int_pow", "int_pow_defined", "int_div", "reduce_mean", "stash_dtype",
     "shrink", "shrink_defined", "sigmoid",
     "conv_in_range", "causal_conv_in_range", "einsum_in_range", "batch_norm_in_range", "prod_in_range",
+    "nearest_ties_clear",
 ]
 
 REDUCERS = {"add": np.add, "mul": np.multiply, "max": np.maximum, "min": np.minimum}
@@ -2199,3 +2200,23 @@ def prod_in_range(data):
     big = float(np.sum(np.log2(a[a > 1])))
     small = float(np.sum(np.log2(a[(a > 0) & (a < 1)])))
     return big <= math.log2(float(info.max)) and small >= math.log2(float(info.smallest_normal))
+
+
+def nearest_ties_clear(X, grid, align_corners=0) -> bool:
+    """GridSample's nearest mode: every sampling location is exactly on a tie between two pixels
+    or clearly off it. The location ((g + 1) * s - 1) / 2 (align_corners: (g + 1) / 2 * (s - 1)) is
+    rounded to a pixel; within a few float32 roundings of a half-integer the pixel depends on the
+    precision the location is computed in, which the text does not fix (grid 1.65e-5 on an axis of
+    2 is 0.50000825: pixel 1 exactly, but 1 + 5.96e-8 is 1.0 in float32, a tie). Reflection about
+    the border keeps a location's distance to the half-integers, so the unreflected one is checked."""
+    g = np.asarray(grid).astype(np.float64)
+    n = np.ndim(X) - 2
+    for i in range(n):
+        s = X.shape[2 + i]
+        u = (g[..., n - 1 - i] + 1) / 2 * (s - 1) if align_corners else ((g[..., n - 1 - i] + 1) * s - 1) / 2
+        u = u[np.isfinite(u)]
+        off = np.abs((u - 0.5) - np.round(u - 0.5))
+        if np.any((off > 0) & (off <= 2.0 ** -16 * (s + 1 + np.abs(u)))):
+            return False
+    return True
+
