@@ -39,7 +39,9 @@ def test_what_the_text_leaves_undefined():
     assert not e8m0_cast_defined(np.float32([-0.0]), "float8e8m0")  # "-0 | Unspecified"
     assert not e8m0_cast_defined(np.int32([0]), "float8e8m0", 0, "up")  # not tabled: non-saturate + up
     assert e8m0_cast_defined(np.int32([0]), "float8e8m0", 0, "nearest")
-    assert e8m0_cast_defined(np.int32([0]), "float8e8m0", 1, "down")
+    assert not e8m0_cast_defined(np.int32([0]), "float8e8m0", 1, "down")  # saturate + down: not tabled either
+    assert not e8m0_cast_defined(np.float32([np.inf]), "float8e8m0", 1, "nearest")
+    assert e8m0_cast_defined(np.float32([3.0, 2.0 ** 100]), "float8e8m0", 1, "down")  # in range: every mode
     assert e8m0_cast_defined(np.float32([-1.5]), "float8e4m3fn")  # other targets: not this rule
     spec = harness.load_op("ai.onnx", "CastLike")
     from opkit.strategies import make_case

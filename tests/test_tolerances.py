@@ -452,3 +452,35 @@ def test_blackman_window_allows_the_float_computation_of_the_body():
 
     version = harness.load_op("ai.onnx", "BlackmanWindow").version(17)
     assert version.accuracy == "approximate" and version.tolerance.atol == 1e-6
+
+
+def test_a_recurrence_carries_each_steps_rounding():
+    """GRU-7, activations [Relu, Tanh], inputs up to 80.9, three steps: the update gate z reaches
+    about 8000, so Ht = (1 - z) ht + z Ht-1 carries a tanh 4 ULPs off (within the elementary class)
+    to 35 ULPs (onnxruntime 31942344 where the exact recurrence gives 31942274). The allowance
+    follows the recurrence's response to each activation's rounding; an ordinary GRU keeps a tight
+    one."""
+    W = np.array([[[2.0, 1.0, 0.0, -2.0], [-1.0, -3.0, -3.0, -3.0], [-2.0, 2.0, 1.0, 3.0], [0.0, 1.0, 3.0, 2.0],
+                   [1.0, 0.0, 0.0, 3.0], [-2.0, 2.0, 1.0, -3.0], [-1.0, 3.0, 0.0, -3.0], [2.0, 2.0, 2.0, -2.0],
+                   [-3.0, 3.0, -3.0, 0.0], [-3.0, -1.0, 0.0, -1.0], [-1.0, -3.0, -3.0, -3.0], [-3.0, 1.0, 0.0, 1.0]]],
+                 np.float32)
+    X = np.array([[[17.533367, -0.000210103, 15.28971386, 0.001187708]], [[-80.904068, 0.64119452, 0.0819500014, 0.325469613]],
+                  [[-0.0010407042, -0.0070458739, -6.5830297, 0.31576225]]], np.float32)
+    spec = harness.load_op("ai.onnx", "GRU")
+    version = spec.version(7)
+
+    from opkit.conformance.accumulation import coarse
+
+    def allowed(x, w, acts):
+        case = make_case(spec, version, {"T": "tensor(float)", "T1": "tensor(int32)"},
+                         {"hidden_size": 4, "activations": acts}, [("X", x), ("W", w), ("R", w)])
+        expected = harness.expected_outputs(case)
+        extra = np.asarray(allowance_for(version, case, 0, expected).floor) - \
+            coarse(case, version, 0, expected, "float").floor  # what the recurrence adds
+        return expected[0], extra
+
+    y, extra = allowed(X, W, ["Relu", "Tanh"])
+    assert abs(float(y[2, 0, 0, 3]) - 31942274.0) < 4
+    assert extra[2, 0, 0, 3] >= 70  # onnxruntime's 35 ULPs of 2
+    small_y, small_extra = allowed((X / 100).astype(np.float32), (W / 10).astype(np.float32), ["Sigmoid", "Tanh"])
+    assert float(np.max(np.abs(small_y))) < 1 and float(np.max(small_extra)) < 1e-5

@@ -30,7 +30,10 @@ version, index, expected, elem)`` gives the ULPs of the result and the absolute 
   |mean|) / sqrt(var + epsilon); in the stash type where the function body normalises there) and
   ``eps (|z scale| + |bias|)`` for applying scale and bias in the output type. A one-pass variance
   is not allowed for: the ONNX function bodies subtract the mean before squaring.
-- any other accumulating op (RNN, attention, DFT, ... and unclassified ops): a coarse floor of
+- RNN, GRU, LSTM: the coarse floor below, plus 4 times how far the outputs move when the reference
+  runs again with every activation's output moved by 8 eps relative (up, then down): the
+  recurrence's own amplification of each step's rounding (an update gate of 8000 multiplies it).
+- any other accumulating op (attention, DFT, ... and unclassified ops): a coarse floor of
   ``2 n ulp(n max(1, M)^2)``, n the largest float input's size and M its largest magnitude, as if
   every output summed n products of two inputs. Wide on purpose until the op has a model of its own.
 """
@@ -438,6 +441,38 @@ def coarse(case, version, index, expected, elem):
                   f"coarse: n={n} terms of up to {big:.3g}^2 (no error model for this op yet)")
 
 
+# each activation within the elementary class's 4 ULPs, in either implementation
+RECURRENCE_STEP_ULPS = 8
+RECURRENCE_SAFETY = 4  # one direction for every step is a probe of the response, not its worst case
+
+
+def _recurrent(case, version, index, expected, elem):
+    """RNN, GRU, LSTM: the coarse bound, plus how far the recurrence carries each step's rounding.
+    Nothing fixes the accuracy of tanh or sigmoid or the order of a step's sums, and a step's error
+    enters the next through the state: an update gate z of 8000 amplifies it (Ht = (1 - z) ht + z
+    Ht-1), so onnxruntime's GRU, 4 ULPs off in one tanh, was 35 ULPs off three steps later. The
+    reference runs again with every activation's output moved by 8 eps relative, up and down
+    (``RECURRENCE_PERTURBATION``); 4 times the larger response is added to the floor."""
+    from ..kernels.lib import RECURRENCE_PERTURBATION
+    from .harness import expected_outputs
+
+    base = coarse(case, version, index, expected, elem)
+    delta = RECURRENCE_STEP_ULPS * _eps(elem)
+    exact = np.asarray(wide(np.asarray(expected[index])), np.float64)
+    spread = np.zeros(exact.shape)
+    for sign in (1.0, -1.0):
+        token = RECURRENCE_PERTURBATION.set(sign * delta)
+        try:
+            moved = np.asarray(wide(np.asarray(expected_outputs(case)[index])), np.float64)
+        finally:
+            RECURRENCE_PERTURBATION.reset(token)
+        with np.errstate(invalid="ignore"):
+            step = np.abs(moved - exact)
+        spread = np.maximum(spread, np.where(np.isfinite(step), step, 0.0))
+    return _Parts(base.ulps, base.floor + RECURRENCE_SAFETY * spread,
+                  base.basis + f"; recurrence: {RECURRENCE_SAFETY} x its response to {delta:.2g} relative per activation")
+
+
 def _linear_attention(case, version, index, expected, elem):
     """LinearAttention: the gated rules scale the state by exp(decay) at every token, so its terms
     outgrow the inputs' squares (inputs of 3 give outputs near 4e4); the coarse bound taken at the
@@ -484,4 +519,5 @@ MODELS: dict[str, Callable] = {
     "GroupNormalization": _group_norm, "MeanVarianceNormalization": _mean_variance_norm,
     "RMSNormalization": _rms_norm, "LpNormalization": _lp_norm, "BatchNormalization": _batch_norm,
     "LinearAttention": _linear_attention,
+    "RNN": _recurrent, "GRU": _recurrent, "LSTM": _recurrent,
 }

@@ -392,8 +392,9 @@ def e8m0_cast_defined(x, target: str, saturate=None, round_mode=None) -> bool:
     """Whether Cast's text defines the cast of ``x`` to float8e8m0 (True for other targets):
     "Casting negative values to FLOAT8E8M0 gives undefined behavior" and -0 is "Unspecified"; the
     table gives 0, values below E8M0_MIN or above E8M0_MAX and the infinities only for saturate + up
-    and non-saturate + nearest ("the two most common cases"), so non-saturate + up or down leaves
-    them undefined."""
+    and non-saturate + nearest ("the two most common cases"); every other combination leaves them
+    undefined (onnxruntime: NaN for non-saturate + up, onnx.reference NaN for Inf with saturate +
+    nearest, where a saturating reading gives E8M0_MAX)."""
     if target != "float8e8m0":
         return True
     x = np.asarray(x)
@@ -405,7 +406,8 @@ def e8m0_cast_defined(x, target: str, saturate=None, round_mode=None) -> bool:
     with np.errstate(invalid="ignore"):
         if np.any((v < 0) | ((v == 0) & np.signbit(v))):
             return False
-        if not (1 if saturate is None else int(saturate)) and mode != "nearest":
+        sat = bool(1 if saturate is None else int(saturate))
+        if (sat, mode) not in ((True, "up"), (False, "nearest")):  # the two tabled combinations
             return not bool(np.any(~np.isnan(v) & ((v < 2.0 ** -127) | (v > 2.0 ** 127))))
     return True
 
