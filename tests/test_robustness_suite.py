@@ -168,3 +168,19 @@ def test_recast_carries_values_to_another_binding_or_says_it_cannot():
     nan = Case("ai.onnx", "Div", 14, (("T", "tensor(float)"),), (),
                (("A", np.array([np.nan], np.float32)), ("B", np.array([1.0], np.float32))))
     assert recast(nan, DIV, {"T": "tensor(int32)"}) is None  # NaN has no integer value
+
+
+def test_opkit_test_help_names_the_robustness_suite(capsys):
+    # `opkit test` replaced the suite help to add onnx-node and had dropped robustness from it
+    import pytest
+
+    from opkit import cli
+    from opkit.conformance.cli import SUITE_CHOICES
+
+    with pytest.raises(SystemExit):
+        cli.main(["test", "--help"])
+    out = " ".join(capsys.readouterr().out.split())
+    suite_help = out.split("--suite SUITE ", 1)[1].split("--max-examples", 1)[0]
+    for suite in SUITE_CHOICES + ("onnx-node",):
+        assert suite in suite_help, (suite, suite_help)
+    assert "'all' means examples, properties, differential, robustness and lowerings" in out

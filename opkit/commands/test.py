@@ -26,7 +26,7 @@ def _suite_onnx_node(args: argparse.Namespace) -> int:
             return 2
     if _cluster_named(args):  # said, not silently ignored: the user asked for a cluster
         print("opkit test: the onnx-node suite runs on this machine; --scheduler sends the spec suites (examples, "
-              "properties, differential, lowerings) to the cluster", file=sys.stderr)
+              "properties, differential, robustness, lowerings) to the cluster", file=sys.stderr)
     failed = 0
     backends = args.backend or ["reference"]
     for backend in backends:
@@ -86,17 +86,17 @@ def register(subparsers) -> None:
     p = subparsers.add_parser(
         "test", help="run conformance suites against one or more backends",
         description="Run spec-driven conformance suites (examples, properties, differential against the "
-                    "reference kernels, lowerings) or onnx's node test cases (onnx-node) against backends, "
+                    "reference kernels, robustness on hostile inputs, lowerings) or onnx's node test cases (onnx-node) against backends, "
                     "with a terminal summary, a JSON report and repro bundles. Exit 0 when every case "
                     "passes or fails as expected (xfail), 1 otherwise, 2 on usage errors, 130 when "
                     "interrupted (Ctrl-C or SIGTERM; the report still holds the cases that finished).",
-        epilog="'all' means examples, properties, differential and lowerings; add --suite onnx-node for "
+        epilog="'all' means examples, properties, differential, robustness and lowerings; add --suite onnx-node for "
                "onnx's node tests (needs a backend with onnx's Backend API, e.g. reference or "
                "onnxruntime-backend-api).")
     add_test_arguments(p)
     for action in p._actions:  # the node suite is one more --suite choice
         if action.dest == "suite":
             action.choices = tuple(SUITE_CHOICES) + ("onnx-node",)
-            action.help = "examples, properties, differential, lowerings, all or onnx-node (default: all; repeatable)"
+            action.help = action.help.replace(" or all (default", ", all or onnx-node (default")
     p.add_argument("-v", "--verbose", action="store_true", help="onnx-node: print every failing case")
     p.set_defaults(func=cmd_test)

@@ -1,6 +1,6 @@
 """The case record: one test item's result, as every producer writes it and every reader reads it.
 
-Producers: the runner (``opkit test``: examples, properties, differential, lowerings), the pytest
+Producers: the runner (``opkit test``: examples, properties, differential, robustness, lowerings), the pytest
 plugin (generated tests) and the onnx-node suite. Readers: the report, ``opkit compare``, the
 scoreboard and the docs' conformance cells. The JSON form (``to_json``) is what a report's
 ``cases`` hold (schema: ``report.schema.json``); ``from_json`` reads it back, refusing a case that
