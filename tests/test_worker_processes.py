@@ -352,3 +352,49 @@ def test_onnxruntime_backend_api_class_runs_under_the_default_memory_limit():
         result = worker.run(built.key, built.model.SerializeToString(), built.feeds)
     assert result.kind == OK, result.message
     np.testing.assert_array_equal(result.outputs[0], np.triu(x))
+
+
+# -- 5. what a backend writes is kept apart from the terminal, and a crash keeps its last words
+
+def _output_files(name: str) -> list[str]:
+    import glob
+    import tempfile
+
+    return glob.glob(os.path.join(tempfile.gettempdir(), f"opkit-*{name}*.out"))
+
+
+def test_a_crash_keeps_the_runtimes_last_words_and_the_terminal_stays_clean(tag, capfd):
+    value, groups = tag
+    with Worker(resolve(f"{FAKES}:Talks"), timeout=10) as worker:
+        worker.describe()
+        groups.append(worker.pid)
+        assert not _output_files("Talks")  # unlinked once the worker has it open: kill -9 leaves nothing
+        ok = worker.run("k", b"model", FEEDS)
+        assert ok.kind == OK and ok.output == ""
+        crash = worker.run("k", b"model", {"x": np.ones(2, np.float32)})
+        assert crash.kind == CRASH and "SIGABRT" in crash.message, crash
+        # the case's own words, without the earlier case's, without control characters
+        assert crash.output.endswith("terminate called without an active exception"), crash.output
+        assert "Assertion '_M_a <= _M_b' failed." in crash.output
+        assert crash.output.count("ordinary warning") == 2  # this case's two, not the first case's
+        assert "\x1b" not in crash.output and "\r" not in crash.output
+        assert "terminate called" not in crash.message  # the cause's signature stays the signal
+        assert worker.run("k", b"model", FEEDS).kind == OK  # a fresh worker, its output captured too
+    err = capfd.readouterr()
+    assert "ordinary warning" not in err.err + err.out and "terminate called" not in err.err
+
+
+def test_the_runtimes_last_words_reach_the_report_and_the_terminal():
+    from opkit.conformance.causes import causes, causes_text
+    from opkit.conformance.runner import result_exec
+    from opkit.conformance.worker import Result
+
+    ex = result_exec(Result(CRASH, None, "backend worker died: killed by signal SIGABRT",
+                            output="terminate called without an active exception"))
+    assert ex.message == "backend worker died: killed by signal SIGABRT"
+    assert ex.details == {"runtime_output": "terminate called without an active exception"}
+    case = {"backend": "fake", "domain": "ai.onnx", "op": "Trilu", "version": 14, "types": {"T": "tensor(float)"},
+            "outcome": CRASH, "message": ex.message, "details": ex.details, "minimal_example": "x=float32[2, 3]"}
+    found = causes([case, {**case, "details": {"runtime_output": "another run's words"}}])
+    assert len(found) == 1  # the words never split one bug into two causes
+    assert "runtime wrote: terminate called without an active exception" in causes_text(found)

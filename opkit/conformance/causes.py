@@ -137,19 +137,32 @@ def causes(cases: list[dict], outcomes=FAILING) -> list[Cause]:
                    if smallest.get(k) is not None}
         if smallest.get("second_opinion"):
             example["second_opinion"] = smallest["second_opinion"]
+        if runtime_output(smallest):
+            example["runtime_output"] = runtime_output(smallest)
         out.append(Cause(backend, domain, op, outcome, signature, feature,
                          tuple(sorted({c["version"] for c in items})), tuple(sorted({_types(c) for c in items})),
                          len(items), example, any(needs_review(c.get("second_opinion")) for c in items)))
     return sorted(out, key=lambda c: (-c.cases, c.backend, c.domain, c.op, c.outcome, c.signature))
 
 
+def runtime_output(case: dict) -> str:
+    """What the runtime wrote as the case crashed or hung (a report case or a cause's example)."""
+    return case.get("runtime_output") or (case.get("details") or {}).get("runtime_output") or ""
+
+
+def runtime_output_lines(case: dict) -> list[str]:
+    said = runtime_output(case)
+    return [f"runtime wrote: {said if len(said) <= 200 else '... ' + said[-196:]}"] if said else []
+
+
 def causes_text(found: list[Cause], limit: int = 40) -> str:
     lines = [c.line() + (f"\n            repro: {c.example['repro']}" if c.example.get("repro") else "")
-             + "".join(f"\n            {line}" for line in opinion_lines(c.example))
+             + "".join(f"\n            {line}" for line in runtime_output_lines(c.example) + opinion_lines(c.example))
              for c in found[:limit]]
     if len(found) > limit:
         lines.append(f"... and {len(found) - limit} more causes (see the JSON report's 'causes')")
     return "\n".join(lines)
 
 
-__all__ = ["Cause", "causes", "causes_text", "input_feature", "message_class"]
+__all__ = ["Cause", "causes", "causes_text", "input_feature", "message_class", "runtime_output",
+           "runtime_output_lines"]

@@ -24,7 +24,7 @@ import time
 from collections import Counter, defaultdict
 
 from .outcomes import FAILING, LETTERS, OUTCOMES, SUCCESS, SUITES, UNTESTED, run_ok
-from .causes import causes
+from .causes import causes, runtime_output_lines
 from .second_opinion import VERDICTS, needs_review, opinion_lines
 
 SCHEMA_ID = "https://opkit.dev/schemas/conformance-report-1.json"
@@ -552,7 +552,7 @@ def failures_text(cases: list[dict], limit: int = 40) -> str:
         name = op if domain == "ai.onnx" else f"{domain}::{op}"
         lines.append(f"{outcome.upper():<11} {backend} {name}-{version} {types} [{where}] {first['message'][:240]}"
                      + (f"\n            repro: {first['repro']}" if first.get("repro") else "")
-                     + "".join(f"\n            {line}" for line in opinion_lines(first)))
+                     + "".join(f"\n            {line}" for line in runtime_output_lines(first) + opinion_lines(first)))
     if len(groups) > limit:
         lines.append(f"... and {len(groups) - limit} more groups (see the JSON report)")
     return "\n".join(lines)

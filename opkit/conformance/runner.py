@@ -334,7 +334,10 @@ def example_exec(version: OpVersion, case: Case, example, expected: tuple, resul
 
 
 def result_exec(result: Result) -> Exec:
-    return Exec(result.kind, result.message, {"stage": result.stage} if result.stage else {})
+    details = {"stage": result.stage} if result.stage else {}
+    if result.output:  # what the runtime wrote as it crashed or hung: its own words
+        details["runtime_output"] = result.output
+    return Exec(result.kind, result.message, details)
 
 
 class Runner:

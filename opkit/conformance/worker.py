@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .limits import DEFAULT_MEMORY_LIMIT_GB, ResidentWatch, format_gb, limit_bytes, lift_memory_limit
+from .worker_output import WorkerOutput, redirect_output
 
 OK, UNSUPPORTED, ERROR, CRASH, TIMEOUT = "ok", "unsupported", "error", "crash", "timeout"
 MAX_SESSIONS = 512
@@ -49,6 +50,7 @@ class Result:
     outputs: list | None = None
     message: str = ""
     stage: str = ""  # load | run
+    output: str = ""  # a crash, hang or memory kill: the last lines the worker wrote (worker_output)
 
 
 def _short(exc: BaseException) -> str:
@@ -159,7 +161,7 @@ def _start_guardian(lifeline) -> int | None:
     return pid
 
 
-def _main(conn, spec, memory_gb=None, lifeline=None, parent_pid=None, deathsig=False):
+def _main(conn, spec, memory_gb=None, lifeline=None, parent_pid=None, deathsig=False, output_path=None):
     import warnings
 
     # own session and process group first, before anything can start a child
@@ -168,6 +170,8 @@ def _main(conn, spec, memory_gb=None, lifeline=None, parent_pid=None, deathsig=F
             os.setsid()
         except OSError:  # already a group leader (a fork-context worker of a group leader?)
             pass
+    if output_path:  # the runtime's own stdout/stderr: to a file the parent reads after a crash
+        redirect_output(output_path)
     if deathsig and _set_parent_death_signal() and parent_pid is not None and os.getppid() != parent_pid:
         os._exit(1)  # the parent died before the death signal was armed
     guardian = _start_guardian(lifeline)
@@ -332,6 +336,7 @@ class Worker:
         self._conn = None
         self._lifeline = None
         self._guardian: int | None = None
+        self._output: WorkerOutput | None = None
         self._info: dict | None = None
         self._keys: set[str] = set()
         self.restarts = 0
@@ -343,19 +348,28 @@ class Worker:
         life_r, life_w = self._ctx.Pipe(duplex=False)  # the lifeline: this process is its only writer
         # PR_SET_PDEATHSIG fires when the starting *thread* exits: only arm it from the main thread
         deathsig = threading.current_thread() is threading.main_thread()
-        proc = self._ctx.Process(target=_main, args=(child, self.spec, self.memory_gb, life_r, os.getpid(), deathsig),
+        output = WorkerOutput(self.spec.name)
+        proc = self._ctx.Process(target=_main, args=(child, self.spec, self.memory_gb, life_r, os.getpid(), deathsig,
+                                                     output.path),
                                  daemon=True, name=f"opkit-{self.spec.name}")
-        proc.start()
+        try:
+            proc.start()
+        except BaseException:
+            output.close()
+            raise
         child.close()
         life_r.close()
         self._proc, self._conn, self._lifeline, self._guardian = proc, parent, life_w, None
+        self._output = output
         _watch_at_exit(self)
         msg = self._wait(STARTUP_TIMEOUT, startup=True)
         if isinstance(msg, Result):
             self._terminate()
+            said = f" (it wrote: {msg.output})" if msg.output else ""
             if msg.kind == TIMEOUT:
-                raise WorkerStartError(f"backend {self.spec.name} did not start within {STARTUP_TIMEOUT:.0f} s")
-            raise WorkerStartError(f"backend {self.spec.name} could not start: {msg.message}")
+                raise WorkerStartError(f"backend {self.spec.name} did not start within {STARTUP_TIMEOUT:.0f} s{said}")
+            raise WorkerStartError(f"backend {self.spec.name} could not start: {msg.message}{said}")
+        output.opened()  # the worker has its descriptors: the file needs no name any more
         if msg[0] != "hello":
             self._terminate()
             raise WorkerStartError(f"backend {self.spec.name} failed to start: {msg[1]}")
@@ -398,7 +412,9 @@ class Worker:
                     end.close()
                 except OSError:
                     pass
-        self._proc = self._conn = self._lifeline = self._guardian = None
+        if self._output is not None:
+            self._output.close()
+        self._proc = self._conn = self._lifeline = self._guardian = self._output = None
         _LIVE.discard(self)
 
     def _kill(self):
@@ -489,6 +505,8 @@ class Worker:
 
     def _send(self, message) -> Result | None:
         """Send a request; a crash Result when the worker is gone, else None."""
+        if self._output is not None:
+            self._output.clear()  # what the worker writes from here on is this request's
         try:
             self._conn.send(message)
         except (BrokenPipeError, OSError) as exc:
@@ -521,8 +539,9 @@ class Worker:
         while True:
             now = time.perf_counter()
             if now >= deadline:
+                said = self._said()
                 end()
-                return Result(TIMEOUT, None, f"no answer within {limit:g} s (worker killed and restarted)")
+                return Result(TIMEOUT, None, f"no answer within {limit:g} s (worker killed and restarted)", output=said)
             try:
                 if conn.poll(min(POLL_INTERVAL, deadline - now)):
                     return conn.recv()
@@ -540,21 +559,28 @@ class Worker:
                     watch = ResidentWatch(proc.pid, exclude=(self._guardian,) if self._guardian else ())
                 over, rss, count = watch.over(cap, time.perf_counter())
                 if over:
+                    said = self._said()
                     end()
                     during = " while starting" if startup else ""
                     return Result(CRASH, None, f"killed: resident memory over {format_gb(self.memory_gb)} GB{during} "
                                                f"({rss / (1 << 30):.2f} GB in {count} process{'es' * (count != 1)} "
                                                f"after {time.perf_counter() - start:.2f} s; --memory-limit)",
-                                  "memory")
+                                  "memory", said)
+
+    def _said(self) -> str:
+        """The last lines the worker wrote since the request was sent (worker_output)."""
+        return self._output.tail() if self._output is not None else ""
 
     def _crashed(self, end) -> Result:
         proc = self._proc
         _await_exit(proc, 5)
+        said = self._said()
         end()  # kills what the worker left in its group, then reaps it (its exit status is kept)
         code = proc.exitcode
         # no elapsed time in the message: it is the case's verdict, the same on every run of a seed
-        # (the record's duration_s says how long the case took)
-        return Result(CRASH, None, f"backend worker died: {_exit_text(code)}")
+        # (the record's duration_s says how long the case took); what the runtime wrote as it died
+        # is kept apart, so that it never splits one bug into two causes
+        return Result(CRASH, None, f"backend worker died: {_exit_text(code)}", output=said)
 
 
 # An engine that has created many compiled models can run out of threads or address space inside
