@@ -380,6 +380,8 @@ def test_a_crash_keeps_the_runtimes_last_words_and_the_terminal_stays_clean(tag,
         assert "\x1b" not in crash.output and "\r" not in crash.output
         assert "terminate called" not in crash.message  # the cause's signature stays the signal
         assert worker.run("k", b"model", FEEDS).kind == OK  # a fresh worker, its output captured too
+        hang = worker.run("k", b"model", {"x": np.full(2, 2, np.float32)}, timeout=1.5)
+        assert hang.kind == TIMEOUT and hang.output.endswith("waiting for a lock that never comes"), hang
     err = capfd.readouterr()
     assert "ordinary warning" not in err.err + err.out and "terminate called" not in err.err
 
@@ -398,3 +400,14 @@ def test_the_runtimes_last_words_reach_the_report_and_the_terminal():
     found = causes([case, {**case, "details": {"runtime_output": "another run's words"}}])
     assert len(found) == 1  # the words never split one bug into two causes
     assert "runtime wrote: terminate called without an active exception" in causes_text(found)
+
+
+def test_the_runtimes_last_words_are_bounded_plain_text():
+    from opkit.conformance.worker_output import TAIL_CHARS, tail_text
+
+    assert tail_text(b"") == ""
+    assert tail_text(b"a\r\n\n  b \x1b[31mred\x1b[0m\x07\n") == "a | b red"
+    long = tail_text(b"".join(b"line %d " % i + b"x" * 200 + b"\n" for i in range(50)))
+    assert len(long) <= TAIL_CHARS and long.startswith("... ") and long.endswith("x")
+    assert "line 49" in long and "line 40" not in long
+    assert tail_text(b"\xff\xfe broken utf-8") == "\ufffd\ufffd broken utf-8"

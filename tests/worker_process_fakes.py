@@ -191,12 +191,17 @@ class ForksSharingMemory(_Fake):
 
 class Talks(_Fake):
     """Writes to its stdout and stderr as runtimes do: a warning on every case, and, when the first
-    input value is not 0, a C++ runtime's last words (with a terminal colour code) before it aborts."""
+    input value is 1, a C++ runtime's last words (with a terminal colour code) before it aborts; 2 or
+    more: a line, then a hang."""
 
     def act(self, feeds):
         os.write(1, b"ordinary warning on stdout\n")
         os.write(2, b"\x1b[0;93m2026 [W:fake] an ordinary warning\x1b[m\n")
-        if float(next(iter(feeds.values())).flat[0]):
+        value = float(next(iter(feeds.values())).flat[0])
+        if value >= 2:
+            os.write(2, b"waiting for a lock that never comes\n")
+            time.sleep(1000)
+        if value:
             os.write(2, b"random.h:1901: Assertion '_M_a <= _M_b' failed.\r\n"
                         b"terminate called without an active exception\n")
             os.abort()
