@@ -411,3 +411,22 @@ def test_the_runtimes_last_words_are_bounded_plain_text():
     assert len(long) <= TAIL_CHARS and long.startswith("... ") and long.endswith("x")
     assert "line 49" in long and "line 40" not in long
     assert tail_text(b"\xff\xfe broken utf-8") == "\ufffd\ufffd broken utf-8"
+
+
+def test_the_output_file_never_has_a_name():
+    # a named file, unlinked only once the worker had started, was left in /tmp when opkit was
+    # killed while a worker started (seen after the kill -9 tests)
+    from opkit.conformance.worker_output import WorkerOutput
+
+    out = WorkerOutput("NeverNamed")
+    try:
+        assert not _output_files("NeverNamed")
+        fd = os.open(out.path, os.O_WRONLY | os.O_APPEND)  # as the worker opens it
+        os.write(fd, b"first case\n")
+        out.clear()
+        os.write(fd, b"second case\n")
+        os.close(fd)
+        assert out.tail() == "second case"
+    finally:
+        out.close()
+    assert out.tail() == ""

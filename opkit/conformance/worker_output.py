@@ -7,9 +7,12 @@ nothing of which case they belong to. So each worker's descriptors 1 and 2 go to
 own, emptied before every request; when the worker crashes, hangs or is killed for memory, the
 file's last lines are the runtime's own account of that case, kept with the finding.
 
-The file is unlinked as soon as the worker has opened it (the parent keeps a descriptor), so a
-run killed with SIGKILL leaves nothing behind in the temporary folder. The text is foreign data:
-it is decoded leniently and stripped of control characters, never interpreted.
+The file never has a name where /proc is (Linux): the parent makes an unnamed temporary file and
+the worker opens it through ``/proc/<parent>/fd/<n>``, as the -j pool's partial results do, so no
+kill -9 of either process, at any moment, leaves anything in the temporary folder. Elsewhere it is
+a named file, unlinked once the worker has said it started. A worker that cannot open it keeps the
+descriptors it had. The text is foreign data: it is decoded leniently and stripped of control
+characters, never interpreted.
 """
 
 from __future__ import annotations
@@ -27,7 +30,10 @@ _CONTROL = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|[\x00-\x08\x0b-\x1f\x7f]")  # ANS
 def redirect_output(path: str) -> None:
     """In the worker: send descriptors 1 and 2 to ``path`` (appending, so the parent's truncation
     between requests moves the writes back to the start)."""
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND)
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND)
+    except OSError:  # /proc of the parent not readable here: the output stays where it was
+        return
     try:
         for target in (1, 2):
             os.dup2(fd, target)
@@ -48,11 +54,20 @@ class WorkerOutput:
 
     def __init__(self, name: str):
         safe = re.sub(r"[^A-Za-z0-9_.-]", "_", name)[:40]
-        fd, self.path = tempfile.mkstemp(prefix=f"opkit-{safe}-", suffix=".out")
-        self._fd: int | None = fd
+        proc_fds = f"/proc/{os.getpid()}/fd"
+        self._file = None
+        if os.path.isdir(proc_fds):
+            self._file = tempfile.TemporaryFile(prefix=f"opkit-{safe}-", suffix=".out", buffering=0)
+            self._fd: int | None = self._file.fileno()
+            self.path = f"{proc_fds}/{self._fd}"  # what the worker opens
+            self._named = False
+        else:
+            self._fd, self.path = tempfile.mkstemp(prefix=f"opkit-{safe}-", suffix=".out")
+            self._named = True
 
     def opened(self) -> None:
-        """The worker has opened the file: take its name away (the descriptors stay valid)."""
+        """The worker has opened the file: take its name away, where it has one (the descriptors
+        stay valid)."""
         self._unlink()
 
     def clear(self) -> None:
@@ -77,15 +92,17 @@ class WorkerOutput:
 
     def close(self) -> None:
         self._unlink()
-        if self._fd is not None:
+        if self._file is not None:
+            self._file.close()
+        elif self._fd is not None:
             try:
                 os.close(self._fd)
             except OSError:
                 pass
-            self._fd = None
+        self._file = self._fd = None
 
     def _unlink(self) -> None:
-        if self.path:
+        if self.path and self._named:
             try:
                 os.unlink(self.path)
             except OSError:
