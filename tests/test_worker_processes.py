@@ -430,3 +430,18 @@ def test_the_output_file_never_has_a_name():
     finally:
         out.close()
     assert out.tail() == ""
+
+
+def test_without_proc_the_output_file_is_named_until_the_worker_opened_it(monkeypatch):
+    from opkit.conformance import shared_file
+    from opkit.conformance.worker_output import WorkerOutput
+
+    monkeypatch.setattr(shared_file.os.path, "exists", lambda path: False)  # no /proc/<pid>/fd
+    out = WorkerOutput("Named")
+    try:
+        assert _output_files("Named") == [out.path]
+        out.opened()
+        assert not _output_files("Named")
+        assert out.tail() == ""  # the descriptor stays valid
+    finally:
+        out.close()

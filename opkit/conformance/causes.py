@@ -137,8 +137,9 @@ def causes(cases: list[dict], outcomes=FAILING) -> list[Cause]:
                    if smallest.get(k) is not None}
         if smallest.get("second_opinion"):
             example["second_opinion"] = smallest["second_opinion"]
-        if runtime_output(smallest):
-            example["runtime_output"] = runtime_output(smallest)
+        said = runtime_output(smallest)
+        if said:
+            example["runtime_output"] = said
         out.append(Cause(backend, domain, op, outcome, signature, feature,
                          tuple(sorted({c["version"] for c in items})), tuple(sorted({_types(c) for c in items})),
                          len(items), example, any(needs_review(c.get("second_opinion")) for c in items)))

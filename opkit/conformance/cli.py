@@ -518,29 +518,19 @@ def _pool_unit(job):
 
 class _PoolStreams:
     """The parent's side of -j: per op, the records of a finished task, or the partial-results
-    file its pool process appends to. Files are unlinked temporary files (the pool process opens
-    them through /proc/<parent>/fd/N), so nothing is left on disk whatever kills the run; where
-    /proc is missing, named files in a temporary folder removed at the end."""
+    file its pool process appends to (``shared_file``: no name on disk where /proc is, so nothing
+    is left whatever kills the run; elsewhere named files, removed as each op ends)."""
 
     def __init__(self):
         self.done: dict[int, list[dict]] = {}
-        self.files: dict[int, tuple] = {}  # op index -> (file object, path for the pool process)
-        self.folder = None
+        self.files: dict[int, tuple] = {}  # op index -> (file object, path for the pool process, named)
 
     def open(self, i: int) -> str:
-        import tempfile
+        from .shared_file import shared_temp_file
 
         self.discard(i)
-        f = tempfile.TemporaryFile(prefix="opkit-partial-")
-        path = f"/proc/{os.getpid()}/fd/{f.fileno()}"
-        if not os.path.exists(path):
-            f.close()
-            if self.folder is None:
-                self.folder = tempfile.mkdtemp(prefix="opkit-partial-")
-            path = os.path.join(self.folder, f"{i}.jsonl")
-            f = open(path, "w+b")
-        self.files[i] = (f, path)
-        return path
+        self.files[i] = shared_temp_file("opkit-partial-", ".jsonl")
+        return self.files[i][1]
 
     def finish(self, i: int, records: list[dict]) -> None:
         self.done[i] = records
@@ -550,7 +540,7 @@ class _PoolStreams:
         entry = self.files.pop(i, None)
         if entry is not None:
             entry[0].close()
-            if self.folder and entry[1].startswith(self.folder):
+            if entry[2]:
                 try:
                     os.unlink(entry[1])
                 except OSError:
@@ -601,11 +591,6 @@ class _PoolStreams:
     def close(self) -> None:
         for i in list(self.files):
             self.discard(i)
-        if self.folder:
-            import shutil
-
-            shutil.rmtree(self.folder, ignore_errors=True)
-            self.folder = None
 
 
 class _terminating:

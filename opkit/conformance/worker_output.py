@@ -7,11 +7,9 @@ nothing of which case they belong to. So each worker's descriptors 1 and 2 go to
 own, emptied before every request; when the worker crashes, hangs or is killed for memory, the
 file's last lines are the runtime's own account of that case, kept with the finding.
 
-The file never has a name where /proc is (Linux): the parent makes an unnamed temporary file and
-the worker opens it through ``/proc/<parent>/fd/<n>``, as the -j pool's partial results do, so no
-kill -9 of either process, at any moment, leaves anything in the temporary folder. Elsewhere it is
-a named file, unlinked once the worker has said it started. A worker that cannot open it keeps the
-descriptors it had. The text is foreign data: it is decoded leniently and stripped of control
+The file never has a name where /proc is (Linux: ``shared_file``), so no kill -9 of either process
+leaves anything in the temporary folder; elsewhere it is a named file, unlinked once the worker has
+said it started. A worker that cannot open it keeps the descriptors it had. The text is foreign data: it is decoded leniently and stripped of control
 characters, never interpreted.
 """
 
@@ -19,7 +17,8 @@ from __future__ import annotations
 
 import os
 import re
-import tempfile
+
+from .shared_file import shared_temp_file
 
 TAIL_BYTES = 8192  # read at most this much of the end of the file
 TAIL_CHARS = 600  # keep at most this many characters of it
@@ -54,16 +53,7 @@ class WorkerOutput:
 
     def __init__(self, name: str):
         safe = re.sub(r"[^A-Za-z0-9_.-]", "_", name)[:40]
-        proc_fds = f"/proc/{os.getpid()}/fd"
-        self._file = None
-        if os.path.isdir(proc_fds):
-            self._file = tempfile.TemporaryFile(prefix=f"opkit-{safe}-", suffix=".out", buffering=0)
-            self._fd: int | None = self._file.fileno()
-            self.path = f"{proc_fds}/{self._fd}"  # what the worker opens
-            self._named = False
-        else:
-            self._fd, self.path = tempfile.mkstemp(prefix=f"opkit-{safe}-", suffix=".out")
-            self._named = True
+        self._file, self.path, self._named = shared_temp_file(f"opkit-{safe}-", ".out")
 
     def opened(self) -> None:
         """The worker has opened the file: take its name away, where it has one (the descriptors
@@ -72,20 +62,21 @@ class WorkerOutput:
 
     def clear(self) -> None:
         """Forget what earlier requests wrote: what the file holds next is the next case's."""
-        if self._fd is not None:
+        if self._file is not None:
             try:
-                os.ftruncate(self._fd, 0)
+                os.ftruncate(self._file.fileno(), 0)
             except OSError:
                 pass
 
     def tail(self) -> str:
         """The last lines written since ``clear``, as one line ("" when nothing was written)."""
-        if self._fd is None:
+        if self._file is None:
             return ""
         try:
-            size = os.fstat(self._fd).st_size
+            fd = self._file.fileno()
+            size = os.fstat(fd).st_size
             start = max(0, size - TAIL_BYTES)
-            data = os.pread(self._fd, size - start, start)
+            data = os.pread(fd, size - start, start)
         except OSError:
             return ""
         return tail_text(data)
@@ -94,20 +85,15 @@ class WorkerOutput:
         self._unlink()
         if self._file is not None:
             self._file.close()
-        elif self._fd is not None:
-            try:
-                os.close(self._fd)
-            except OSError:
-                pass
-        self._file = self._fd = None
+            self._file = None
 
     def _unlink(self) -> None:
-        if self.path and self._named:
+        if self._named:
             try:
                 os.unlink(self.path)
             except OSError:
                 pass
-            self.path = ""
+            self._named = False
 
 
 __all__ = ["WorkerOutput", "redirect_output", "tail_text"]
