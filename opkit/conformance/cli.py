@@ -175,8 +175,9 @@ def _select_specs(ops: list[str] | None, opsets: dict[str, int] | None = None):
             raise TestUsageError(f"no spec for op {selector.text!r}" + (suggest(selector.text, names) or ""))
         problems = []
         for path in hits:  # without a domain, a version need only exist in one of the op's domains
-            try:
-                wanted.setdefault(path, set()).update(selected_versions(selector, load(path)))
+            try:  # (the versions first: a domain without them must not be entered with none)
+                versions = selected_versions(selector, load(path))
+                wanted.setdefault(path, set()).update(versions)
             except SelectionError as exc:
                 problems.append(str(exc))
         if len(problems) == len(hits):
