@@ -66,7 +66,7 @@ class _TimedBackend:
 def bench(name: str, op: str, max_examples: int, seed: int = 0) -> dict:
     from opkit.backends import _runtime_common as common
     from opkit.backends.registry import BackendUnavailable, resolve
-    from opkit.conformance.cli import _select_specs
+    from opkit.run.session import _select_specs
     from opkit.conformance.runner import BackendRunner, Runner
     from opkit.conformance.worker import InProcess
 

@@ -20,7 +20,7 @@ import time
 
 
 def _versions(ops):
-    from opkit import catalog
+    from opkit.spec import catalog
     from opkit.conformance import harness
 
     out = []
@@ -44,16 +44,16 @@ def _limit_memory():
 def _measure(job):
     domain, op, since, per_binding, max_bindings = job
     from opkit.cases.generator import generatable
-    from opkit.cases.validity import Validity, measure, spread
+    from opkit.conformance.validity import Validity, measure, spread
     from opkit.conformance import harness
-    from opkit.strategies import covering_bindings
+    from opkit.cases.strategies import covering_bindings
 
     spec = harness.load_op(domain, op)
     version = spec.version(since)
     why = generatable(spec, version)
     if why is not None:
         return Validity(domain, op, since, 0, 0, error=f"not generatable: {why}")
-    from opkit.conformance.ranks import rank_plan
+    from opkit.cases.ranks import rank_plan
 
     # as `opkit test` does: a binding ONNX inference rejects at every rank is not an input the op
     # takes (BitCast between widths); the run skips it, so it is not measured either
@@ -73,7 +73,7 @@ def main(argv=None) -> int:
     parser.add_argument("--json", help="write every op version's numbers here")
     parser.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 1)
     args = parser.parse_args(argv)
-    from opkit.cases.validity import Validity
+    from opkit.conformance.validity import Validity
 
     jobs = [(*v, args.per_binding, args.bindings) for v in _versions(set(args.op))]
     start = time.perf_counter()

@@ -20,7 +20,7 @@ injects one fault:
   (os.fsync raises ENOSPC, through a sitecustomize on PYTHONPATH).
 
 After each run it checks that the report is absent (a kill -9 before writing) or complete, valid
-JSON that passes opkit/conformance/report.schema.json (for interrupts: settings.interrupted true,
+JSON that passes opkit/results/report.schema.json (for interrupts: settings.interrupted true,
 summary.ok false, exit code 130, stopped within --stop-limit seconds), that no temporary file is
 left beside it, and that no process of the run (its pool processes, backend workers: found by an
 environment variable they inherit, wherever they were reparented) is still alive a few seconds
@@ -172,11 +172,11 @@ def _fill(folder: str) -> int:
 
 def _schema():
     here = os.path.dirname(os.path.abspath(__file__))
-    for path in (os.path.join(here, "..", "opkit", "conformance", "report.schema.json"),):
+    for path in (os.path.join(here, "..", "opkit", "results", "report.schema.json"),):
         if os.path.exists(path):
             with open(path, encoding="utf-8") as f:
                 return json.load(f)
-    from opkit.conformance.report import REPORT_SCHEMA
+    from opkit.results.report import REPORT_SCHEMA
 
     return REPORT_SCHEMA
 
@@ -185,7 +185,7 @@ def schema_problems(report: dict) -> list[str]:
     try:
         import jsonschema
     except ImportError:
-        from opkit.conformance.report import validate_report
+        from opkit.results.report import validate_report
 
         return validate_report(report)
     validator = jsonschema.Draft202012Validator(_schema())

@@ -33,8 +33,17 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from opkit.conformance.recall import (FIXED_SETTLEMENTS, audit_judge, findings, first_broken_release,  # noqa: E402
-                                      KnownFailureError, load_known, match, recall, settle)
+from opkit.results.recall import (
+    FIXED_SETTLEMENTS,
+    audit_judge,
+    findings,
+    first_broken_release,
+    KnownFailureError,
+    load_known,
+    match,
+    recall,
+    settle,
+)
 from opkit.emit.findings import load_audit  # noqa: E402
 
 

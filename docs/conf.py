@@ -34,8 +34,8 @@ except Exception:  # pragma: no cover - the site can be built without opkit inst
 version = release
 
 sys.path.insert(0, str(DOCS / "_ext"))
-# opkit.sphinx_safe: spec text is data, so no directive may read local files into the site
-extensions = ["myst_parser", "opkit_site", "opkit.sphinx_safe"]
+# opkit.core.sphinx_safe: spec text is data, so no directive may read local files into the site
+extensions = ["myst_parser", "opkit_site", "opkit.core.sphinx_safe"]
 source_suffix = {".md": "markdown"}
 root_doc = "index"
 exclude_patterns = ["_build", "generated", "Thumbs.db", ".DS_Store"]

@@ -15,14 +15,14 @@ import os
 import sys
 import time
 
-from .errors import UsageError
+from .core.errors import UsageError
 
 EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE = 0, 1, 2
 
 
 def _project(args: argparse.Namespace | None = None):
     """The project this command works on (activated in ``main``)."""
-    from .project import active
+    from .core.project import active
 
     return getattr(args, "project", None) or active()
 
@@ -42,14 +42,14 @@ def _specs_dir(args: argparse.Namespace) -> str:
 
 def _own_spec_dirs(args: argparse.Namespace) -> list[str]:
     """What validate checks by default: the project's spec folders, else opkit's built-in ones."""
-    from .project import builtin_tree
+    from .core.project import builtin_tree
 
     project = _project(args)
     return [t.specs for t in project.trees] or [builtin_tree().specs]
 
 
 def _conflict_lines() -> list[str]:
-    from . import catalog
+    from .spec import catalog
 
     return [str(c) for c in catalog.conflicts()]
 
@@ -72,7 +72,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
     start = time.perf_counter()
     files = spec_files(paths)
     specs, diags = load_specs(paths)
-    from . import catalog
+    from .spec import catalog
 
     diags = list(diags) + catalog.unresolved_lowerings(specs)
     for diag in sorted(diags, key=lambda d: (d.location.file, d.location.line, d.location.col)):
@@ -111,7 +111,7 @@ def _relative(diag) -> str:  # a Diagnostic or a line that starts with a path
 
 
 def cmd_import(args: argparse.Namespace) -> int:
-    from .importing import IMPORTERS, import_specs, load_importer
+    from .commands.import_specs import IMPORTERS, import_specs, load_importer
 
     if args.source == "onnx-examples":
         return _import_examples(args)
@@ -146,7 +146,7 @@ def cmd_import(args: argparse.Namespace) -> int:
 
 
 def _import_examples(args: argparse.Namespace) -> int:
-    from .importing import import_examples
+    from .commands.import_specs import import_examples
 
     if args.max_elements is not None and args.max_elements < 1:
         raise UsageError("--max-elements must be at least 1")
@@ -178,7 +178,7 @@ def _import_examples(args: argparse.Namespace) -> int:
 def _print_import_news(args: argparse.Namespace, specs: list, only: set[str] | None, broken: set[str]) -> None:
     """What the installed registry adds, changes or removes, before the per-file lines."""
     from .importers.news import import_news, load_on_disk, render_news
-    from .importing import spec_path
+    from .commands.import_specs import spec_path
 
     specs_dir = _specs_dir(args)
     # a spec whose file does not load is neither new nor changed: it is reported above
@@ -198,7 +198,7 @@ def _print_import_news(args: argparse.Namespace, specs: list, only: set[str] | N
 
 
 def cmd_gen(args: argparse.Namespace) -> int:
-    from .generate import generate
+    from .emit.write_generated import generate
 
     project = _project(args)
     require_own_specs(project, "generate")
@@ -301,8 +301,8 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return EXIT_USAGE
-    from .project import ConfigError, discover, using
-    from .writer import WriteError
+    from .core.project import ConfigError, discover, using
+    from .core.atomic_files import WriteError
 
     try:
         with using(discover(specs=args.specs or ())) as project:

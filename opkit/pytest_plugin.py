@@ -96,7 +96,7 @@ def pytest_collection_modifyitems(config, items):
 
 def _make_handle(name: str, config):
     from opkit.backends.registry import BackendNotFound, resolve
-    from opkit.conformance.outcomes import Expectations, default_expectation_files, load_expectations
+    from opkit.results.outcomes import Expectations, default_expectation_files, load_expectations
     from opkit.conformance.runner import BackendRunner, Runner
     from opkit.conformance.worker import Worker
 
@@ -145,7 +145,7 @@ def _record_for(item, call_report, excinfo):
     backend = params.get("opkit_backend", "spec") if kw.get("suite") != "lowerings" else "spec"
     state: _State = getattr(item.config, _STATE_KEY)
     handle = state.handles.get(backend)
-    from opkit.conformance.record import CaseRecord
+    from opkit.results.record import CaseRecord
 
     outcome, message, minimal = "pass", "", None
     if excinfo is not None:
@@ -200,7 +200,7 @@ def pytest_sessionfinish(session, exitstatus):
         return
     path = session.config.getoption("opkit_report")
     if path:
-        from opkit.conformance.report import build_report, environment, write_report
+        from opkit.results.report import build_report, environment, write_report
 
         infos = [{k: v for k, v in h.info.items()} for h in state.handles.values()]
         target = environment(infos, session.config.getoption("opkit_seed") or 0)

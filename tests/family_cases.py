@@ -6,9 +6,9 @@ import pytest
 from hypothesis import HealthCheck, Phase, given, seed, settings
 
 from opkit.cases import cases
-from opkit.cases.validity import measure, spread
+from opkit.conformance.validity import measure, spread
 from opkit.conformance import harness
-from opkit.strategies import covering_bindings
+from opkit.cases.strategies import covering_bindings
 
 
 def kernel_versions(ops, keep=lambda spec, version: True, domain: str = "ai.onnx") -> list:

@@ -24,11 +24,11 @@ from opkit.backends.base import limits
 from opkit.backends.onnx_bytes import from_raw_bytes, packed_size, raw_bytes
 from opkit.backends.registry import create, resolve
 from opkit.conformance import harness
-from opkit.conformance.model import build
-from opkit.conformance.report import skipped_text
+from opkit.cases.onnx_model import build
+from opkit.results.report import skipped_text
 from opkit.conformance.runner import BackendRunner, Runner
 from opkit.conformance.worker import OK, InProcess, Result
-from opkit.strategies import make_case
+from opkit.cases.strategies import make_case
 
 ort = pytest.importorskip("onnxruntime")
 
@@ -139,10 +139,10 @@ def test_skips_are_listed_apart_by_reason():
 
 
 def test_opkit_test_reports_skips_and_does_not_charge_them(tmp_path):
-    from opkit.conformance import cli
+    from opkit.run import session
 
     path = tmp_path / "r.json"
-    code = cli.main(["--backend", "onnxruntime", "--op", "Celu", "--max-examples", "3", "--no-repro",
+    code = session.main(["--backend", "onnxruntime", "--op", "Celu", "--max-examples", "3", "--no-repro",
                      "--no-expectations", "-q", "--report", str(path)])
     report = json.loads(path.read_text())
     assert code == 0 and report["summary"]["ok"]  # Celu-12 passes; Celu-28 is not a failure

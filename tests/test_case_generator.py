@@ -9,9 +9,9 @@ from hypothesis import HealthCheck, given, settings
 
 from opkit.cases import cases, generatable
 from opkit.cases.generator import clear_caches
-from opkit.cases.validity import measure
+from opkit.conformance.validity import measure
 from opkit.conformance import harness
-from opkit.strategies import NotGeneratable
+from opkit.cases.strategies import NotGeneratable
 
 
 def collect(strategy, n=40):
@@ -69,8 +69,8 @@ def test_shape_tensors_fed_as_graph_inputs_pass_onnx_inference():
     """Resize's ``sizes`` as a graph input: a symbolic length made ONNX inference reject every case."""
     import numpy as np
 
-    from opkit.conformance.model import build
-    from opkit.strategies import make_case
+    from opkit.cases.onnx_model import build
+    from opkit.cases.strategies import make_case
 
     spec = harness.load_op("ai.onnx", "Resize")
     version = spec.version(19)
@@ -82,7 +82,7 @@ def test_shape_tensors_fed_as_graph_inputs_pass_onnx_inference():
 
 def test_every_family_name_has_a_hook():
     from opkit.cases.families import FAMILIES, hook_for
-    from opkit.spec.types import FAMILIES as SPEC_FAMILIES
+    from opkit.core.onnx_types import FAMILIES as SPEC_FAMILIES
 
     assert set(FAMILIES) == set(SPEC_FAMILIES)  # the spec vocabulary and the registry agree
     for family in SPEC_FAMILIES:

@@ -1,9 +1,9 @@
-"""Failures grouped by root cause (opkit.conformance.causes)."""
+"""Failures grouped by root cause (opkit.results.causes)."""
 
 from __future__ import annotations
 
-from opkit.conformance.causes import causes, causes_text, input_feature, message_class
-from opkit.conformance.report import build_report, validate_report
+from opkit.results.causes import causes, causes_text, input_feature, message_class
+from opkit.results.report import build_report, validate_report
 
 
 def _case(op="Pad", version=13, types=None, outcome="error", message="", minimal="data=float32[2, 3]", **extra):

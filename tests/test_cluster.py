@@ -1,4 +1,4 @@
-"""``opkit test --scheduler``: the sweep on a Dask cluster (opkit.conformance.cluster).
+"""``opkit test --scheduler``: the sweep on a Dask cluster (opkit.run.cluster).
 
 One ``distributed.LocalCluster`` (2 worker processes with a nanny each, 1 thread each) serves the
 module; the scheduler gives up on a task after 2 worker deaths (``allowed-failures`` 1), so the test
@@ -26,7 +26,7 @@ import dask  # noqa: E402
 
 from opkit.cli import main  # noqa: E402
 from opkit.conformance import runner  # noqa: E402
-from opkit.conformance.report import validate_report  # noqa: E402
+from opkit.results.report import validate_report  # noqa: E402
 
 # four cheap ops, every type binding each (passes, refusals and load errors among them)
 SWEEP = ["test", "--backend", "onnxruntime", "--op", "Relu", "--op", "Neg", "--op", "Abs", "--op", "Sign",
@@ -207,8 +207,8 @@ def test_a_killed_worker_with_the_backend_isolated_is_charged_to_opkit_not_the_b
     died is opkit's runner (or the machine), so the op version is 'untested', as a -j pool's is."""
     from distributed import KilledWorker
 
-    from opkit.conformance.cluster import Cluster, Unit
-    from opkit.project import active
+    from opkit.run.cluster import Cluster, Unit
+    from opkit.core.project import active
 
     class Dead:
         address = "tcp://10.0.0.7:4321"
@@ -227,7 +227,7 @@ def test_a_killed_worker_with_the_backend_isolated_is_charged_to_opkit_not_the_b
 def test_an_op_is_split_by_version_with_its_lowerings_in_the_last_task():
     from types import SimpleNamespace as NS
 
-    from opkit.conformance.cluster import Unit, units
+    from opkit.run.cluster import Unit, units
 
     def version(since, types=2, properties=0, examples=0):
         return NS(since=since, type_constraints=(NS(types=("t",) * types),), properties=("p",) * properties,

@@ -9,9 +9,9 @@ from onnx import TensorProto, helper
 
 from opkit.backends.registry import BackendNotFound, create, resolve
 from opkit.conformance import harness
-from opkit.conformance.model import build, signature_key
+from opkit.cases.onnx_model import build, signature_key
 from opkit.conformance.worker import InProcess, Worker
-from opkit.strategies import make_case
+from opkit.cases.strategies import make_case
 
 SPEC = harness.load_op("ai.onnx", "Trilu")
 MS = harness.load_op("com.microsoft", "Trilu")
@@ -128,8 +128,8 @@ def test_onnxruntime_keeps_0d_ml_dtypes_inputs_0d():
 
     from opkit.backends.onnxruntime import OnnxRuntimeBackend
     from opkit.conformance import harness
-    from opkit.conformance.model import build
-    from opkit.strategies import cast, make_case
+    from opkit.cases.onnx_model import build
+    from opkit.cases.strategies import cast, make_case
 
     spec = harness.load_op("ai.onnx", "Identity")
     version = spec.version(13)

@@ -61,7 +61,7 @@ def test_generated_tests_run_under_pytest(tmp_path):
     assert "xfailed" in proc.stdout  # the 10 unsupported types, via conformance/expectations/onnxruntime.yaml
     import json
 
-    from opkit.conformance.report import validate_report
+    from opkit.results.report import validate_report
 
     data = json.loads(report.read_text())
     assert validate_report(data) == []

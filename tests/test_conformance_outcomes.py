@@ -7,8 +7,8 @@ import pytest
 
 from opkit.backends.registry import resolve
 from opkit.conformance import harness
-from opkit.conformance.compare import Mismatch, compare, equal
-from opkit.conformance.outcomes import ExpectationsError, Expectations, load_expectations
+from opkit.conformance.output_compare import Mismatch, compare, equal
+from opkit.results.outcomes import ExpectationsError, Expectations, load_expectations
 from opkit.conformance.runner import BackendRunner, Runner
 from opkit.conformance.worker import Worker
 

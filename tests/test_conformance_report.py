@@ -6,12 +6,12 @@ import json
 
 import pytest
 
-from opkit.conformance import cli
-from opkit.conformance.report import REPORT_SCHEMA, summary_table, validate_report
+from opkit.run import session
+from opkit.results.report import REPORT_SCHEMA, summary_table, validate_report
 
 
 def run(*argv):
-    return cli.main(list(argv))
+    return session.main(list(argv))
 
 
 @pytest.fixture(scope="module")
@@ -46,7 +46,7 @@ def test_report_validates_against_its_schema(report):
 def test_shipped_schema_matches(report):
     import os
 
-    from opkit.conformance import report as mod
+    from opkit.results import report as mod
 
     path = os.path.join(os.path.dirname(mod.__file__), "report.schema.json")
     assert json.load(open(path)) == json.loads(json.dumps(REPORT_SCHEMA))

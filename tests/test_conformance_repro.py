@@ -64,9 +64,9 @@ def test_unsupported_bundle_reports_the_refusal(tmp_path):
 
 
 def test_onnxruntime_bundle_reruns(tmp_path):
-    from opkit.conformance import cli
+    from opkit.run import session
 
-    code = cli.main(["--backend", "onnxruntime", "--op", "ai.onnx::Trilu", "--suite", "differential",
+    code = session.main(["--backend", "onnxruntime", "--op", "ai.onnx::Trilu", "--suite", "differential",
                      "--max-examples", "3", "--repro-dir", str(tmp_path), "--no-expectations", "-q",
                      "--report", str(tmp_path / "r.json")])
     assert code == 1

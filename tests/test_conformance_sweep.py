@@ -11,13 +11,13 @@ from hypothesis import HealthCheck, given, settings
 
 from opkit.backends.registry import resolve
 from opkit.conformance import harness
-from opkit.conformance.model import build
-from opkit.conformance.ranks import ABSENT, rank_plan
-from opkit.conformance.report import validate_report
+from opkit.cases.onnx_model import build
+from opkit.cases.ranks import ABSENT, rank_plan
+from opkit.results.report import validate_report
 from opkit.conformance.runner import BackendRunner, Runner
 from opkit.conformance.worker import InProcess, Worker
 from opkit.cases import cases
-from opkit.strategies import make_case
+from opkit.cases.strategies import make_case
 
 from test_conformance_outcomes import FAKES, TYPES
 
@@ -118,7 +118,7 @@ def test_unsupported_is_not_shrunk():
 
 
 def test_skipped_bindings_reach_the_report(tmp_path):
-    from opkit.conformance.cli import main
+    from opkit.run.session import main
 
     path = tmp_path / "r.json"
     code = main(["--backend", "reference", "--op", "BitCast", "--suite", "differential", "--max-examples", "2",

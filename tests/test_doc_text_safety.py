@@ -1,6 +1,6 @@
 """Spec ``doc`` text on the docs pages is foreign text (imported from onnx / onnxruntime, or written
 by whoever wrote a project's specs): it must not reach Sphinx as MyST that runs directives, reads
-files or emits raw HTML (opkit/markdown.py: safe_markdown, safe_plain, safe_inline).
+files or emits raw HTML (opkit/core/markdown.py: safe_markdown, safe_plain, safe_inline).
 
 The checks parse what opkit writes with MyST's own markdown parser (markdown-it with MyST's
 plugins) and look at the tokens it makes: no directive fence, no raw HTML but a few attribute-free
@@ -23,7 +23,7 @@ from jinja2.filters import do_indent
 
 from opkit.emit import GenContext
 from opkit.emit import docs_pages as dp
-from opkit.markdown import SAFE_ROLES, good_destination, safe_inline, safe_markdown, safe_plain
+from opkit.core.markdown import SAFE_ROLES, good_destination, safe_inline, safe_markdown, safe_plain
 from opkit.spec.model import (
     Attribute, Example, FormalParameter, Kernel, Lowering, OpSpec, OpVersion, Property, Rule, TensorValue, Tolerance,
     TypeConstraint, ValueDomain,

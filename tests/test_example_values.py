@@ -121,7 +121,7 @@ def test_onnx_reference_optionals_are_read_as_opkit_holds_them():
     """onnx.reference's Optional returns [x] (or [] when empty); its adapter gives x (or None), as
     onnxruntime does, so the Optional example passes there instead of reading as a sequence."""
     from opkit.backends.onnx_reference import OnnxReferenceBackend
-    from opkit.conformance.model import build
+    from opkit.cases.onnx_model import build
 
     spec, _ = load_spec_file("specs/ai.onnx/Optional.yaml")
     version = spec.versions[-1]

@@ -13,7 +13,7 @@ from opkit.conformance import harness
 from opkit.conformance.runner import BackendRunner, Runner, valid_case
 from opkit.conformance.triggers import NON_FINITE, VALID, broken_rule, masked_by, regime, trigger
 from opkit.conformance.worker import Worker
-from opkit.strategies import edge_cases, make_case
+from opkit.cases.strategies import edge_cases, make_case
 
 FAKES = "test_conformance_fakes"
 TRILU = harness.load_op("ai.onnx", "Trilu")
@@ -157,7 +157,7 @@ def test_an_absent_list_attribute_gets_the_length_the_reference_accepts():
     """pads hold two values per axis, strides one: asked at both lengths, half the batch went to
     lists of the wrong length, and the round-robin cut at 32 never reached strides = [0, 0]."""
     from opkit.cases.hostile import attribute_variants
-    from opkit.strategies import with_attribute
+    from opkit.cases.strategies import with_attribute
     from opkit.conformance.runner import _valid
 
     pool = harness.load_op("ai.onnx", "MaxPool")

@@ -6,9 +6,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 from opkit.cases import cases
-from opkit.cases.validity import measure
+from opkit.conformance.validity import measure
 from opkit.conformance import harness
-from opkit.strategies import covering_bindings
+from opkit.cases.strategies import covering_bindings
 
 
 @pytest.mark.parametrize("op", ["Constant", "NonMaxSuppression", "Hardmax"])

@@ -9,9 +9,9 @@ import onnx
 import pytest
 from onnx import helper
 
-from opkit.cases.validity import measure, spread
+from opkit.conformance.validity import measure, spread
 from opkit.conformance import harness
-from opkit.strategies import covering_bindings
+from opkit.cases.strategies import covering_bindings
 
 from family_cases import draw_cases
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from opkit.cases.validity import rejection
+from opkit.conformance.validity import rejection
 from opkit.conformance import harness
 
 from family_cases import kernel_versions, op_cases, assert_mostly_valid

@@ -6,9 +6,10 @@ import pytest
 
 import onnx
 
-from opkit.cases.validity import measure, spread
-from opkit.conformance import harness, model
-from opkit.strategies import covering_bindings
+from opkit.conformance.validity import measure, spread
+from opkit.conformance import harness
+from opkit.cases import onnx_model as model
+from opkit.cases.strategies import covering_bindings
 
 from family_cases import kernel_versions, op_cases
 

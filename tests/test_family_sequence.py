@@ -16,13 +16,13 @@ from family_cases import assert_mostly_valid, draw_cases, kernel_versions, op_ca
 from opkit.backends.registry import resolve
 from opkit.cases import generatable
 from opkit.conformance import harness
-from opkit.conformance.compare import Mismatch, compare_value
-from opkit.conformance.model import build
+from opkit.conformance.output_compare import Mismatch, compare_value
+from opkit.cases.onnx_model import build
 from opkit.conformance.repro import ReproWriter
 from opkit.conformance.runner import BackendRunner, Runner
 from opkit.conformance.worker import InProcess
-from opkit.strategies import all_bindings, covering_bindings, make_case, type_links
-from opkit.values import EMPTY_OPTIONAL
+from opkit.cases.strategies import all_bindings, covering_bindings, make_case, type_links
+from opkit.core.values import EMPTY_OPTIONAL
 
 OPS = ("ConcatFromSequence", "Optional", "OptionalGetElement", "OptionalHasElement", "SequenceAt",
        "SequenceConstruct", "SequenceEmpty", "SequenceErase", "SequenceInsert", "SequenceLength", "SplitToSequence")

@@ -50,7 +50,7 @@ def test_comment_position_ignores_hashes_inside_scalars():
 
 
 def test_the_built_in_specs_are_canonical():
-    from opkit.project import builtin_tree
+    from opkit.core.project import builtin_tree
     from opkit.spec.load import spec_files
 
     files = spec_files([builtin_tree().specs])[:40]

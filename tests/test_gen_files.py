@@ -20,9 +20,9 @@ import time
 
 import pytest
 
-from opkit import generate as gen_module
+from opkit.emit import write_generated as gen_module
 from opkit.emit import coverage, docs_pages, scoreboard
-from opkit.project import discover, using
+from opkit.core.project import discover, using
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 NO_SPACE = os.strerror(errno.ENOSPC)
@@ -118,7 +118,7 @@ def test_a_corrupt_report_is_one_line_naming_file_line_and_column(builtin_projec
 
 
 def test_read_json_errors(tmp_path):
-    from opkit.jsonfiles import JSONFileError, read_json
+    from opkit.core.jsonfiles import JSONFileError, read_json
 
     with pytest.raises(JSONFileError, match=r"nope\.json: cannot read: No such file or directory$"):
         read_json(str(tmp_path / "nope.json"))
@@ -129,7 +129,7 @@ def test_read_json_errors(tmp_path):
 
 
 def test_not_utf8_and_wrong_documents_are_located(tmp_path):
-    from opkit.jsonfiles import JSONFileError
+    from opkit.core.jsonfiles import JSONFileError
 
     results = tmp_path / coverage.RESULTS
     results.parent.mkdir(parents=True)
@@ -160,7 +160,7 @@ def test_valid_json_that_is_not_a_report_is_still_ignored(tmp_path):
 
 
 def test_write_files_refuses_paths_outside_the_roots(tmp_path):
-    from opkit.writer import WriteError, write_files
+    from opkit.core.atomic_files import WriteError, write_files
 
     root = tmp_path / "generated"
     root.mkdir()
@@ -319,7 +319,7 @@ def _fail_replace(code):
 
 @pytest.mark.parametrize("code", [errno.ENOSPC, errno.EROFS, errno.EACCES])
 def test_write_files_names_the_file_and_removes_its_temp_file(tmp_path, monkeypatch, code):
-    from opkit.writer import WriteError, write_files
+    from opkit.core.atomic_files import WriteError, write_files
 
     target = tmp_path / "out" / "a.md"
     monkeypatch.setattr(os, "replace", _fail_replace(code))
@@ -331,8 +331,8 @@ def test_write_files_names_the_file_and_removes_its_temp_file(tmp_path, monkeypa
 
 
 def test_a_failing_write_leaves_no_temp_file(tmp_path, monkeypatch):
-    from opkit import writer
-    from opkit.writer import WriteError, write_files
+    from opkit.core import atomic_files as writer
+    from opkit.core.atomic_files import WriteError, write_files
 
     real_open = open
 
@@ -451,7 +451,7 @@ def test_pages_do_not_carry_machine_paths_from_reports(tmp_path):
 
 
 def test_portable_paths_depend_on_the_text_only():
-    from opkit.jsonfiles import portable_text
+    from opkit.core.jsonfiles import portable_text
 
     assert portable_text("/work/main/conformance/expectations/ort.yaml") == "conformance/expectations/ort.yaml"
     assert portable_text("/anywhere/else/conformance/expectations/ort.yaml") == "conformance/expectations/ort.yaml"

@@ -14,7 +14,7 @@ import sys
 
 import pytest
 
-from opkit.project import KEYS
+from opkit.core.project import KEYS
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

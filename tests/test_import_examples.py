@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from opkit.importers import onnx_examples as ox
-from opkit.importing import import_examples
+from opkit.commands.import_specs import import_examples
 from opkit.spec.load import load_spec_file, load_specs
 from opkit.spec.model import ContainerValue, TensorValue
 

@@ -10,7 +10,7 @@ import os
 import shutil
 from dataclasses import replace
 
-import opkit.importing
+import opkit.commands.import_specs
 from opkit.cli import main
 from opkit.importers.news import Changed, VersionRef, import_news, render_news
 from opkit.spec.load import load_spec_file
@@ -125,7 +125,7 @@ def test_cli_check_prints_the_news_first_and_exits_1(tmp_path, monkeypatch, caps
     on_disk["Attention"] = replace(attention, versions=(replace(v, attributes=v.attributes + (x,)),)
                                    + attention.versions[1:])
     registry = [_bumped(s) for s in on_disk.values()] + [_bumped(replace(gelu, name="Newcomer"))]
-    monkeypatch.setattr(opkit.importing, "load_importer", lambda name: lambda: registry)
+    monkeypatch.setattr(opkit.commands.import_specs, "load_importer", lambda name: lambda: registry)
 
     code = main(["--specs", str(tree), "import", "onnxruntime", "--check"])
     out = capsys.readouterr().out.splitlines()
@@ -149,7 +149,7 @@ def test_cli_check_up_to_date_says_so_on_stderr_only(tmp_path, monkeypatch, caps
     (tree / "com.microsoft").mkdir(parents=True)
     shutil.copy(os.path.join(MS, "Attention.yaml"), tree / "com.microsoft")
     registry = [load_spec_file(str(tree / "com.microsoft" / "Attention.yaml"))[0]]
-    monkeypatch.setattr(opkit.importing, "load_importer", lambda name: lambda: registry)
+    monkeypatch.setattr(opkit.commands.import_specs, "load_importer", lambda name: lambda: registry)
 
     code = main(["--specs", str(tree), "import", "onnxruntime", "--check"])
     out, err = capsys.readouterr()

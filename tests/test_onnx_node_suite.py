@@ -57,8 +57,8 @@ def test_report_is_deterministic(tmp_path):
     passed, total = onnx_node.per_op_counts(data)["Split"]
     assert passed == total > 0
     # the same case records every other suite writes, so compare and the scoreboard read it
-    from opkit.conformance.record import records
-    from opkit.conformance.report import validate_report
+    from opkit.results.record import records
+    from opkit.results.report import validate_report
 
     assert validate_report(data) == []
     assert {r.suite for r in records(data["cases"])} == {"onnx-node"}

@@ -13,8 +13,8 @@ import textwrap
 
 import pytest
 
-from opkit import catalog
-from opkit.project import ConfigError, activate, discover
+from opkit.spec import catalog
+from opkit.core.project import ConfigError, activate, discover
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DIAG = os.path.join(ROOT, "specs", "directml", "DiagonalMatrix1.yaml")
@@ -296,7 +296,7 @@ def test_validate_resolves_lowering_targets_across_project_and_builtin(tmp_path,
 def test_init_on_a_full_disk_is_one_line_and_exit_1(tmp_path, monkeypatch, capsys, restore_project):
     import errno
 
-    from opkit import writer
+    from opkit.core import atomic_files as writer
     from opkit.cli import main
 
     def full(src, dst):
@@ -310,8 +310,8 @@ def test_init_on_a_full_disk_is_one_line_and_exit_1(tmp_path, monkeypatch, capsy
 
 
 def test_reports_name_expectation_files_without_machine_paths(tmp_path, restore_project):
-    from opkit.conformance.report import build_report
-    from opkit.project import builtin_expectations
+    from opkit.results.report import build_report
+    from opkit.core.project import builtin_expectations
 
     make_project(tmp_path)
     activate(discover(str(tmp_path)))
@@ -329,7 +329,7 @@ def test_a_site_never_includes_local_files_even_if_a_directive_slips_through(tmp
     make_project(tmp_path)
     assert opkit(tmp_path, "gen", "-q")[0] == 0
     page = tmp_path / "generated" / "docs" / "operators" / "my.domain" / "MyDiag.md"
-    page.write_text(page.read_text() + f"\n```{{include}} {secret}\n```\n")  # past opkit.markdown's escaping
+    page.write_text(page.read_text() + f"\n```{{include}} {secret}\n```\n")  # past opkit.core.markdown's escaping
     code, out, err = opkit(tmp_path, "docs", "--no-gen", "-q")
     assert code == 1 and 'Directive "include" disabled' in err
     assert not any("secret-7f3a" in p.read_text(errors="ignore") for p in (tmp_path / "build").rglob("*.html"))

@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from opkit.conformance.recall import KnownFailureError, load_known, match, parse_entry, recall
+from opkit.results.recall import KnownFailureError, load_known, match, parse_entry, recall
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -66,7 +66,7 @@ def test_the_committed_lists_load_and_say_where_they_come_from():
 
 
 def test_the_broken_release_is_read_without_its_note():
-    from opkit.conformance.recall import first_broken_release, parse_entry
+    from opkit.results.recall import first_broken_release, parse_entry
 
     entry = parse_entry({"id": "ReduceMax-keepdims", "op": "ReduceMax", "versions": [13], "class": "wrong-value",
                          "broken": ["1.16.3 (keepdims=0 only)", "1.17.3"]}, "known.yaml:1")
@@ -76,7 +76,7 @@ def test_the_broken_release_is_read_without_its_note():
 
 
 def test_a_bug_counts_as_the_fixed_one_only_when_a_finding_is_gone_on_the_fixed_release():
-    from opkit.conformance.recall import findings, parse_entry, settle
+    from opkit.results.recall import findings, parse_entry, settle
 
     assert settle([1, 0]) == "gone"  # one finding gone: the other may be a second, still-open bug
     assert settle([1, 1]) == "reproduces"

@@ -88,9 +88,9 @@ def test_linear_attention_allowance_covers_a_float32_recurrence():
     float32 result; the text fixes no internal precision."""
     from opkit.conformance import harness
     from opkit.conformance.allowance import allowance_for
-    from opkit.conformance.outcomes import PASS
+    from opkit.results.outcomes import PASS
     from opkit.conformance.runner import check_outputs
-    from opkit.strategies import make_case
+    from opkit.cases.strategies import make_case
 
     v = [2.0, 1.0, 0.0, -2.0, -1.0, -3.0, -3.0, -3.0, -2.0, 2.0, 1.0, 3.0, 0.0, 1.0, 3.0, 2.0, 1.0, 0.0]
     q = np.array(v, np.float32).reshape(1, 3, 6)
@@ -119,9 +119,9 @@ def test_hardswish_double_accepts_the_bodys_float_alpha(version):
     ONNX, so both results pass (x = 2: 1.6666666666666665 and 1.6666666865348816), and a result
     further off than the alpha rounding explains still fails."""
     from opkit.conformance import harness
-    from opkit.conformance.outcomes import MISMATCH, PASS
+    from opkit.results.outcomes import MISMATCH, PASS
     from opkit.conformance.runner import check_outputs
-    from opkit.strategies import make_case
+    from opkit.cases.strategies import make_case
 
     spec = harness.load_op("ai.onnx", "HardSwish")
     ver = spec.version(version)

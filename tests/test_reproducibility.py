@@ -139,7 +139,7 @@ def test_draws_ignore_constants_in_loaded_modules(monkeypatch):
 
 
 def _oracle_case():
-    from opkit.strategies import make_case
+    from opkit.cases.strategies import make_case
 
     spec = harness.load_op("ai.onnx", "Relu")
     version = spec.version(14)
@@ -213,11 +213,11 @@ def _records(report: str) -> dict:
 
 
 def _run_here(tmp_path, name: str, *extra: str) -> dict:
-    from opkit.conformance import cli
+    from opkit.run import session
 
     report = str(tmp_path / f"{name}.json")
     args = list(RUN) + [a for op in OPS for a in ("--op", op)] + ["--report", report, *extra]
-    assert cli.main(args) in (0, 1)
+    assert session.main(args) in (0, 1)
     return _records(report)
 
 

@@ -72,7 +72,7 @@ def _crashes(dims, greedy, monkeypatch):
     """ConstantOfShape's robustness batch with one hostile variant of output shape ``dims``."""
     from opkit.cases.hostile import Hostile
     from opkit.conformance import runner as runner_module
-    from opkit.strategies import make_case
+    from opkit.cases.strategies import make_case
 
     spec = harness.load_op("ai.onnx", "ConstantOfShape")
     version = spec.version(9)

@@ -7,11 +7,11 @@ import numpy as np
 from opkit.backends.registry import resolve
 from opkit.cases.hostile import hostile_variants
 from opkit.conformance import harness
-from opkit.conformance.causes import input_feature
+from opkit.results.causes import input_feature
 from opkit.conformance.runner import BackendRunner, Runner
 from opkit.conformance.worker import Worker
 from opkit.emit.findings import judged
-from opkit.strategies import Case
+from opkit.cases.strategies import Case
 
 FAKES = "test_conformance_fakes"
 DIV = harness.load_op("ai.onnx", "Div").version(14)
@@ -158,7 +158,7 @@ def test_a_crash_of_one_binding_is_replayed_on_the_others_after_the_search():
 
 
 def test_recast_carries_values_to_another_binding_or_says_it_cannot():
-    from opkit.strategies import recast
+    from opkit.cases.strategies import recast
 
     case = _div_case(np.uint8)
     as_int32 = recast(case, DIV, {"T": "tensor(int32)"})
@@ -175,7 +175,7 @@ def test_opkit_test_help_names_the_robustness_suite(capsys):
     import pytest
 
     from opkit import cli
-    from opkit.conformance.cli import SUITE_CHOICES
+    from opkit.run.session import SUITE_CHOICES
 
     with pytest.raises(SystemExit):
         cli.main(["test", "--help"])

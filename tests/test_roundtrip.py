@@ -22,7 +22,7 @@ from opkit.spec.model import (
     Attribute, Example, FormalParameter, FunctionBody, Kernel, OpSpec, OpVersion, Property, RankRule, Rule,
     TensorValue, Tolerance, TypeConstraint, ValueDomain,
 )
-from opkit.spec.types import INT_RANGES
+from opkit.core.onnx_types import INT_RANGES
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SPEC_FILES = sorted(glob.glob(os.path.join(ROOT, "specs", "*", "*.yaml")))

@@ -16,8 +16,8 @@ import time
 
 import pytest
 
-from opkit.conformance import cli
-from opkit.conformance.report import build_report, read_report, validate_report, write_report
+from opkit.run import session
+from opkit.results.report import build_report, read_report, validate_report, write_report
 
 TESTS = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(TESTS)
@@ -112,7 +112,7 @@ def test_a_full_disk_leaves_the_previous_report_and_no_temporary_file(tiny_disk)
 
 _WRITER = """
 import sys
-from opkit.conformance.report import write_report
+from opkit.results.report import write_report
 report = {"format": "x", "cases": [{"n": i, "message": "m" * 300} for i in range(6000)]}
 open(sys.argv[2], "w").write("go")
 while True:
@@ -196,11 +196,11 @@ def test_a_signal_landing_where_python_swallows_exceptions_does_not_raise_there(
 
     def callback(phase, info):
         if phase == "start" and not seen:
-            seen.append(cli._swallowed_here(sys._getframe()))
+            seen.append(session._swallowed_here(sys._getframe()))
 
     class Finalized:
         def __del__(self):
-            seen.append(cli._swallowed_here(sys._getframe()))
+            seen.append(session._swallowed_here(sys._getframe()))
 
     gc.callbacks.append(callback)
     try:
@@ -209,7 +209,7 @@ def test_a_signal_landing_where_python_swallows_exceptions_does_not_raise_there(
         gc.callbacks.remove(callback)
     Finalized()
     assert seen == [True, True]
-    assert cli._swallowed_here(sys._getframe()) is False
+    assert session._swallowed_here(sys._getframe()) is False
 
 
 def _start(tmp_path, *args, backend="reliability_fakes:Slow", delay=0.05, ops=("Trilu",), **env):
@@ -340,7 +340,7 @@ def test_the_watchdog_ends_a_run_that_will_not_stop(tmp_path):
 
 
 def _run(*argv):
-    return cli.main(list(argv))
+    return session.main(list(argv))
 
 
 ABS = ("--backend", "reference", "--op", "Abs", "--suite", "differential", "--max-examples", "2", "-q")
@@ -456,7 +456,7 @@ def test_an_op_without_cases_next_to_one_with_cases_is_a_warning(tmp_path, capsy
 
 def test_the_help_documents_the_exit_codes(capsys):
     with pytest.raises(SystemExit):
-        cli.main(["--help"])
+        session.main(["--help"])
     out = " ".join(capsys.readouterr().out.split())
     assert "no case ran" in out and "130" in out
 

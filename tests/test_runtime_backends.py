@@ -52,7 +52,7 @@ def test_missing_engine_is_a_usage_error_naming_the_extra(name):
     if _installed(modules):
         pytest.skip(f"{name}'s engine is installed here")
     backend = name if _registered(name) else target
-    proc = subprocess.run([sys.executable, "-m", "opkit.conformance.cli", "--backend", backend, "--op", "Trilu",
+    proc = subprocess.run([sys.executable, "-m", "opkit.run.session", "--backend", backend, "--op", "Trilu",
                            "--suite", "examples", "--no-repro", "-q"],
                           cwd=ROOT, capture_output=True, text=True, timeout=120, check=False)
     assert proc.returncode == 2, proc.stderr
@@ -87,7 +87,7 @@ def test_one_trilu_case_runs_and_is_recorded(name):
     if not _installed(modules):
         pytest.skip(f"{name}'s engine is not installed (pip install 'opkit[{extra}]')")
     from opkit.backends.registry import BackendSpec
-    from opkit.conformance.outcomes import OUTCOMES
+    from opkit.results.outcomes import OUTCOMES
     from opkit.conformance.runner import BackendRunner, Runner
     from opkit.conformance.worker import InProcess
     from opkit.spec.load import load_spec_file

@@ -7,8 +7,8 @@ import json
 
 import numpy as np
 
-from opkit.conformance import cli
-from opkit.conformance.report import failures_text, validate_report
+from opkit.run import session
+from opkit.results.report import failures_text, validate_report
 from opkit.conformance.second_opinion import (AGREES_WITH_OPKIT, AGREES_WITH_RUNTIME, ALSO_FAILS, CANNOT_RUN,
                                               DIFFERS_FROM_BOTH, judge, needs_review)
 from opkit.conformance.worker import Result

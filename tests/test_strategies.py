@@ -6,10 +6,10 @@ import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from opkit import strategies as S
+from opkit.cases import strategies as S
 from opkit.cases import cases as case_strategy
 from opkit.conformance import harness
-from opkit.conformance.dtypes import np_dtype
+from opkit.core.dtypes import np_dtype
 
 SPEC = harness.load_op("ai.onnx", "Trilu")
 V14 = SPEC.version(14)

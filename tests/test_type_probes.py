@@ -10,7 +10,14 @@ from opkit.backends.registry import resolve
 from opkit.conformance import harness
 from opkit.conformance.runner import PROBE_EXAMPLES, BackendRunner, Runner
 from opkit.conformance.worker import Worker
-from opkit.strategies import PROBE_LIMIT, _free_pools, all_bindings, covering_bindings, pairwise_bindings, probe_bindings
+from opkit.cases.strategies import (
+    PROBE_LIMIT,
+    _free_pools,
+    all_bindings,
+    covering_bindings,
+    pairwise_bindings,
+    probe_bindings,
+)
 
 FAKES = "test_conformance_fakes"
 CAST = harness.load_op("ai.onnx", "Cast")
@@ -96,7 +103,7 @@ def test_a_probe_refused_at_load_for_an_attribute_asks_its_values_with_the_defau
     from opkit.conformance import harness
     from opkit.conformance.runner import BackendRunner, Exec, Runner
     from opkit.conformance.worker import Worker
-    from opkit.strategies import Case
+    from opkit.cases.strategies import Case
 
     cast = harness.load_op("ai.onnx", "Cast")
     binding = {"T1": "tensor(string)", "T2": "tensor(double)"}

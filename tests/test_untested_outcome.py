@@ -8,8 +8,8 @@ import pytest
 
 from opkit.backends.registry import resolve
 from opkit.conformance import harness
-from opkit.conformance.record import CaseRecord, RecordError, records
-from opkit.conformance.report import build_report, validate_report
+from opkit.results.record import CaseRecord, RecordError, records
+from opkit.results.report import build_report, validate_report
 from opkit.conformance.runner import BackendRunner, Runner
 from opkit.conformance.worker import InProcess
 
@@ -57,7 +57,7 @@ def test_untested_does_not_fail_a_run_but_a_run_with_nothing_tested_does():
 
 
 def test_cli_exit_code_ignores_untested_cases(tmp_path, oracle_rejecting_relu, capsys):
-    from opkit.conformance.cli import main
+    from opkit.run.session import main
 
     path = tmp_path / "r.json"
     # Relu-14's oracle rejects everything (untested); Relu-13 and the examples still test the backend

@@ -149,7 +149,7 @@ def test_shrink_rule_leaves_out_the_readings_that_differ():
 
 
 def test_shrink_draws_integer_cases_the_rule_accepts():
-    from opkit.cases.validity import measure
+    from opkit.conformance.validity import measure
 
     spec = harness.load_op("ai.onnx", "Shrink")
     version = spec.version(9)

@@ -9,7 +9,8 @@ import numpy as np
 import onnx
 import pytest
 
-from opkit.conformance import harness, model
+from opkit.conformance import harness
+from opkit.cases import onnx_model as model
 
 from family_cases import op_cases
 

@@ -339,8 +339,8 @@ def test_onnxruntime_backend_api_class_runs_under_the_default_memory_limit():
     backend) in a worker with the default limit."""
     pytest.importorskip("onnxruntime")
     from opkit.conformance import harness
-    from opkit.conformance.model import build
-    from opkit.strategies import make_case
+    from opkit.cases.onnx_model import build
+    from opkit.cases.strategies import make_case
 
     spec = harness.load_op("ai.onnx", "Trilu")
     version = spec.version(14)
@@ -387,7 +387,7 @@ def test_a_crash_keeps_the_runtimes_last_words_and_the_terminal_stays_clean(tag,
 
 
 def test_the_runtimes_last_words_reach_the_report_and_the_terminal():
-    from opkit.conformance.causes import causes, causes_text
+    from opkit.results.causes import causes, causes_text
     from opkit.conformance.runner import result_exec
     from opkit.conformance.worker import Result
 

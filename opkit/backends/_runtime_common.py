@@ -24,8 +24,8 @@ from typing import Any
 
 import numpy as np
 
-from ..conformance.dtypes import NUMPY_DTYPES, elem_of
-from ..spec.types import ELEMENT_TYPE_CODES
+from ..core.dtypes import NUMPY_DTYPES, elem_of
+from ..core.onnx_types import ELEMENT_TYPE_CODES
 
 _CODE_TO_ELEM = {code: name for name, code in ELEMENT_TYPE_CODES.items()}
 

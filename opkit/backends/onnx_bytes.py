@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..conformance.dtypes import elem_of, np_dtype
+from ..core.dtypes import elem_of, np_dtype
 
 BITS = {"int4": 4, "uint4": 4, "float4e2m1": 4, "int2": 2, "uint2": 2}  # elements narrower than a byte
 

@@ -25,7 +25,7 @@ class _Session:
 
 def _wraps_optionals(model) -> bool:
     """onnx.reference's Optional op returns its optional as a one-element list (empty when it holds
-    nothing), where opkit's values (opkit.values) and onnxruntime give the element or None. Only
+    nothing), where opkit's values (opkit.core.values) and onnxruntime give the element or None. Only
     that op wraps: an optional fed to Identity comes back as it went in."""
     return any(node.op_type == "Optional" and node.domain in ("", "ai.onnx") for node in model.graph.node)
 

@@ -17,8 +17,8 @@ import re
 
 import numpy as np
 
-from ..conformance.dtypes import elem_of, onnx_code
-from ..values import element_of, is_container_type
+from ..core.dtypes import elem_of, onnx_code
+from ..core.values import element_of, is_container_type
 from ._runtime_common import contiguous  # np.ascontiguousarray would turn 0-d inputs into 1-d
 from .onnx_bytes import from_raw_bytes, is_packed, raw_bytes
 from .onnxruntime_versions import OLDEST_AI_ONNX_OPSET, for_version

@@ -55,13 +55,13 @@ def attribute_value(attr: onnx.AttributeProto) -> Any:
 
 
 def clear_caches() -> None:
-    """Forget specs looked up for the previous project (opkit.project.activate calls this)."""
+    """Forget specs looked up for the previous project (opkit.core.project.activate calls this)."""
     _spec.cache_clear()
 
 
 @functools.lru_cache(maxsize=None)
 def _spec(domain: str, op: str):
-    from .. import catalog
+    from ..spec import catalog
     from ..spec.load import load_specs
 
     entry = catalog.find(domain, op)

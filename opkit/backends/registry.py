@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..spec.types import suggest
+from ..core.onnx_types import suggest
 
 
 class BackendNotFound(LookupError):

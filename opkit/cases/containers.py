@@ -1,4 +1,4 @@
-"""Drawing sequence and optional values (``opkit.values`` says how they are held).
+"""Drawing sequence and optional values (``opkit.core.values`` says how they are held).
 
 ``draw_value`` turns a bound type string into a value: an optional is empty or holds a value of
 its inner type, a sequence holds 0 to ``MAX_SEQUENCE`` tensors. How the tensors themselves are
@@ -12,8 +12,8 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from ..spec.model import RankRule
-from ..strategies import _BOOL, NotGeneratable, _draw_tensor, _ints, rank_range
-from ..values import EMPTY_OPTIONAL, element_of, inner_type, is_optional_type, is_sequence_type
+from .strategies import _BOOL, NotGeneratable, _draw_tensor, _ints, rank_range
+from ..core.values import EMPTY_OPTIONAL, element_of, inner_type, is_optional_type, is_sequence_type
 
 MAX_SEQUENCE = 4  # tensors in a drawn sequence: 0 (empty) to this
 

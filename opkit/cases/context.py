@@ -15,7 +15,7 @@ import numpy as np
 from hypothesis import strategies as st
 
 from ..spec.model import Attribute, FormalParameter, OpSpec, OpVersion
-from ..strategies import _KIND, _SEED, ABSENT, cast, fill, param_elem
+from .strategies import _KIND, _SEED, ABSENT, cast, fill, param_elem
 
 
 @dataclass(frozen=True)
@@ -164,7 +164,7 @@ def by_op(family: str, builders: dict):
     def hook(draw, ctx: Context) -> Draft:
         builder = builders.get(ctx.op)
         if builder is None:
-            from ..strategies import NotGeneratable
+            from .strategies import NotGeneratable
 
             raise NotGeneratable(f"the {family} family has no builder for {ctx.op}")
         return builder(draw, ctx)

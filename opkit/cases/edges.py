@@ -25,8 +25,17 @@ from typing import Callable
 
 import numpy as np
 
-from ..strategies import (FLOATS, INT_RANGES, TYPE_ATTRIBUTES, Case, NotGeneratable, cast, input_parameter, param_elem,
-                          with_attribute)
+from .strategies import (
+    FLOATS,
+    INT_RANGES,
+    TYPE_ATTRIBUTES,
+    Case,
+    NotGeneratable,
+    cast,
+    input_parameter,
+    param_elem,
+    with_attribute,
+)
 
 EDGE_SHARE = 4  # about one case in this many gets an edge strategy ...
 # ... for which a drawn seed must pick one with this chance: hypothesis draws seed 0 and other
@@ -128,7 +137,7 @@ def _subnormals(case, version, rng, frozen=frozenset()):
     if picked is None:
         return None
     i, elem, arr = picked
-    from ..strategies import np_dtype
+    from .strategies import np_dtype
 
     dt = np_dtype(elem)
     try:
@@ -179,7 +188,7 @@ def _saturation_edge(case, version, rng, frozen=frozenset()):
     if picked is None:
         return None
     i, elem, arr = picked
-    from ..strategies import np_dtype
+    from .strategies import np_dtype
 
     if out in INT_RANGES:
         lo, hi = INT_RANGES[out]

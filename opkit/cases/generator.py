@@ -7,7 +7,7 @@ Order of the steps, each constrained by what came before:
 2. the family hook named by the spec's ``family:`` (``opkit.cases.families``), which builds the
    attributes and inputs its family knows how to make valid;
 3. ranks and shapes of the remaining inputs, from the rank plan ONNX inference accepts for the
-   binding (``opkit.conformance.ranks``) and the spec's ``rank:`` rules;
+   binding (``opkit.cases.ranks``) and the spec's ``rank:`` rules;
 4. the remaining attributes, with ``axis``/``axes`` drawn within the rank of the data input;
 5. tensor values (small integers, random values, edge values).
 
@@ -26,10 +26,28 @@ from typing import Any
 from hypothesis import strategies as st
 
 from ..spec.model import OpSpec, OpVersion, RankRule
-from ..strategies import (_BOOL, _DIMS, _FEED, _SEED, ABSENT, TYPE_ATTRIBUTES, Case, NotGeneratable, _draw_tensor,
-                          _ints, _pick, attribute, bind_type_attributes, bindable_types, cache_by_identity,
-                          input_parameter, param_elem, type_binding, variadic_arguments)
-from ..values import is_container_type
+from .strategies import (
+    _BOOL,
+    _DIMS,
+    _FEED,
+    _SEED,
+    ABSENT,
+    TYPE_ATTRIBUTES,
+    Case,
+    NotGeneratable,
+    _draw_tensor,
+    _ints,
+    _pick,
+    attribute,
+    bind_type_attributes,
+    bindable_types,
+    cache_by_identity,
+    input_parameter,
+    param_elem,
+    type_binding,
+    variadic_arguments,
+)
+from ..core.values import is_container_type
 from .containers import draw_value, generic_tensors
 from .context import Context, Draft, distinct_axes
 from .edges import EDGE_CHANCE, applicable, apply_edge
@@ -82,7 +100,7 @@ def _rank_dependent(attr) -> bool:
 
 def _rank_plan(spec: OpSpec, version: OpVersion, binding: dict):
     try:
-        from ..conformance.ranks import rank_plan
+        from .ranks import rank_plan
     except ImportError:  # onnx is not installed: independent draws
         return None
     return rank_plan(spec.name, spec.domain, version, tuple(sorted(binding.items())))

@@ -26,8 +26,17 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..strategies import (INT_RANGES, TYPE_ATTRIBUTES, Case, NotGeneratable, cast, edge_values, input_parameter,
-                          param_elem, with_attribute)
+from .strategies import (
+    INT_RANGES,
+    TYPE_ATTRIBUTES,
+    Case,
+    NotGeneratable,
+    cast,
+    edge_values,
+    input_parameter,
+    param_elem,
+    with_attribute,
+)
 
 LARGE = 64  # out of any drawn extent (at most 5), small enough that a size of it asks for little memory
 # Integer values are zeros alone this often: 0 is one value of ten in the extremes' pool, so a

@@ -83,7 +83,7 @@ def load_reports(paths: list[str]) -> list[dict]:
     """The reports at ``paths``; a file that is not one (broken JSON, a truncated file, not a
     report) raises ``ReportError`` (a ValueError) with a one-line message naming the file and, for
     broken JSON, the position."""
-    from ..conformance.report import read_report
+    from ..results.report import read_report
 
     reports = []
     for path in paths:
@@ -111,7 +111,7 @@ def build_matrix(reports: list[dict], ops: list[str] | None = None) -> Matrix:
     versions: dict[str, dict] = {}
     sources: dict[str, str] = {}
     cells: dict = defaultdict(lambda: defaultdict(dict))
-    from ..conformance.record import records
+    from ..results.record import records
 
     for report in reports:
         infos = {b.get("name"): b for b in report.get("target", {}).get("backends", [])}

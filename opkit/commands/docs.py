@@ -29,7 +29,7 @@ def missing_packages() -> list[str]:
 
 def cmd_docs(args: argparse.Namespace) -> int:
     from ..cli import _project, require_own_specs
-    from ..errors import UsageError
+    from ..core.errors import UsageError
 
     missing = missing_packages()
     if missing:
@@ -49,13 +49,13 @@ def cmd_docs(args: argparse.Namespace) -> int:
         source = os.path.join(project.generated, "docs")
         title = f"{os.path.basename(project.root)} operators"
         config = ["-C", "-d", os.path.join(project.root, ".opkit", "doctrees"),
-                  "-D", "extensions=myst_parser,opkit.sphinx_safe", "-D", "html_theme=furo", "-D", "root_doc=index",
+                  "-D", "extensions=myst_parser,opkit.core.sphinx_safe", "-D", "html_theme=furo", "-D", "root_doc=index",
                   "-D", f"project={title}", "-D", f"html_title={title}", "-D", "smartquotes=0",
                   "-D", "suppress_warnings=myst.header", "-D", "html_copy_source=0", "-D", "html_show_sourcelink=0"]
         output = os.path.abspath(args.output or project.docs)
 
     if not args.no_gen:
-        from ..generate import emitters_for, generate
+        from ..emit.write_generated import emitters_for, generate
 
         known = {name for name, _, _ in emitters_for(project)}
         only = [name for name in DOCS_EMITTERS if name in known]

@@ -92,9 +92,9 @@ def format_file(path: str) -> Formatted:
 
 def cmd_fmt(args: argparse.Namespace) -> int:
     from ..cli import _own_spec_dirs, _relative
-    from ..errors import UsageError
+    from ..core.errors import UsageError
     from ..spec.load import spec_files
-    from ..writer import write_files
+    from ..core.atomic_files import write_files
 
     paths = args.paths or _own_spec_dirs(args)
     for path in paths:

@@ -36,10 +36,10 @@ def render_example_spec(domain: str, op: str) -> str:
 
 
 def cmd_init(args: argparse.Namespace) -> int:
-    from .. import catalog
-    from ..errors import UsageError
-    from ..project import read_config
-    from ..writer import write_files
+    from ..spec import catalog
+    from ..core.errors import UsageError
+    from ..core.project import read_config
+    from ..core.atomic_files import write_files
 
     if not IDENTIFIER.match(args.op):
         raise UsageError(f"--op {args.op!r}: an op name is an identifier (letters, digits, _), e.g. ScaledTanh")

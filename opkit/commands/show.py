@@ -15,21 +15,21 @@ import textwrap
 from typing import Any
 
 from ..spec.model import Attribute, FormalParameter, OpSpec, OpVersion
-from ..spec.types import DEFAULT_DOMAIN, INFINITE_ARITY, suggest
+from ..core.onnx_types import DEFAULT_DOMAIN, INFINITE_ARITY, suggest
 
 WIDTH = 100
 EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE = 0, 1, 2
 
 
 def _usage_error(message: str) -> Exception:
-    from ..errors import UsageError
+    from ..core.errors import UsageError
 
     return UsageError(message)
 
 
 def _visible_spec_files() -> list[str]:
     """Every spec the project sees: its own, then opkit's built-in ones."""
-    from .. import catalog
+    from ..spec import catalog
 
     return [entry.path for entry in catalog.entries()]
 

@@ -45,7 +45,7 @@ def _suite_onnx_node(args: argparse.Namespace) -> int:
 
 
 def _cluster_named(args: argparse.Namespace) -> bool:
-    from ..conformance.cluster import ClusterUsageError, scheduler_address
+    from ..run.cluster import ClusterUsageError, scheduler_address
 
     try:
         return scheduler_address(args) is not None
@@ -67,7 +67,7 @@ def _node_report_path(args: argparse.Namespace, backend: str, n_backends: int) -
 
 def cmd_test(args: argparse.Namespace) -> int:
     """onnx-node runs onnx's fixed node cases; every other suite is the spec-driven harness."""
-    from ..conformance.cli import run_test
+    from ..run.session import run_test
 
     chosen = args.suite or ["all"]
     codes = []
@@ -81,7 +81,7 @@ def cmd_test(args: argparse.Namespace) -> int:
 
 
 def register(subparsers) -> None:
-    from ..conformance.cli import SUITE_CHOICES, add_test_arguments
+    from ..run.session import SUITE_CHOICES, add_test_arguments
 
     p = subparsers.add_parser(
         "test", help="run conformance suites against one or more backends",

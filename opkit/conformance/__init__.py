@@ -2,7 +2,7 @@
 
 - ``model``: one-node ONNX models per case signature (IR version / opset a backend accepts)
 - ``worker``: a long-lived process per backend, sessions cached per signature, crash/timeout isolation
-- ``runner``: the suites (examples, properties, differential) driving hypothesis over ``opkit.strategies``
+- ``runner``: the suites (examples, properties, differential) driving hypothesis over ``opkit.cases.strategies``
 - ``lowerings``: spec lowerings checked against the reference kernel
 - ``compare``: value comparison, NaN- and infinity-aware, floats held to an allowance
 - ``allowance``: per output, the allowance from the op's accuracy class (``opkit.spec.accuracy``)

@@ -47,7 +47,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..spec.types import ELEMENT_TYPES
+from ..core.onnx_types import ELEMENT_TYPES
 from .ulp import float_elem, float_format, ulp, wide
 
 

@@ -14,10 +14,10 @@ import numpy as np
 
 from ..spec import scopes
 from ..spec.model import ContainerValue, Example, OpSpec, OpVersion, TensorValue
-from ..strategies import Case, make_case, variadic_arguments
-from ..values import EMPTY_OPTIONAL
-from .compare import equal
-from .dtypes import elem_from_dtype, np_dtype
+from ..cases.strategies import Case, make_case, variadic_arguments
+from ..core.values import EMPTY_OPTIONAL
+from .output_compare import equal
+from ..core.dtypes import elem_from_dtype, np_dtype
 
 
 
@@ -33,7 +33,7 @@ class OracleTooSlow(Invalid):
 def load_op(domain: str, op: str, specs_dir: str | None = None) -> OpSpec:
     """The spec of ``domain::op``: from ``specs_dir`` when given, else wherever the active project
     sees it (its own spec trees, then opkit's built-in one)."""
-    from .. import catalog
+    from ..spec import catalog
     from ..spec.load import load_spec_file
 
     if specs_dir:
@@ -154,7 +154,7 @@ def tensor_array(tv: TensorValue) -> np.ndarray:
         flat = np.asarray(tv.value, dtype=object).ravel().tolist() if tv.shape else [tv.value]
         arr.ravel()[:] = flat
         return arr
-    from ..strategies import cast
+    from ..cases.strategies import cast
 
     value = tv.value
     if tv.dtype in ("complex64", "complex128"):
@@ -165,7 +165,7 @@ def tensor_array(tv: TensorValue) -> np.ndarray:
 
 
 def example_value(value, *, empty_optional=None):
-    """An example argument as opkit holds values (``opkit.values``): a tensor as an array, a
+    """An example argument as opkit holds values (``opkit.core.values``): a tensor as an array, a
     sequence as a list, an optional as its element or ``empty_optional``."""
     if isinstance(value, ContainerValue):
         if value.type.startswith("seq("):

@@ -6,11 +6,11 @@ from __future__ import annotations
 import time
 
 from ..cases import cases
-from ..strategies import covering_bindings, edge_cases
+from ..cases.strategies import covering_bindings, edge_cases
 from . import harness
 from .allowance import allowance_for
-from .compare import Mismatch, compare
-from .outcomes import ERROR, MISMATCH, PASS
+from .output_compare import Mismatch, compare
+from ..results.outcomes import ERROR, MISMATCH, PASS
 
 
 def execute_lowering(version, fn, case):

@@ -17,8 +17,8 @@ from __future__ import annotations
 import inspect
 from dataclasses import dataclass
 
-from ..strategies import Case
-from .model import BuiltModel
+from ..cases.strategies import Case
+from ..cases.onnx_model import BuiltModel
 
 BACKEND, REFERENCE = "backend", "reference"  # who answered the call when it was recorded
 

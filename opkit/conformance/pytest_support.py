@@ -5,9 +5,9 @@ report it (and apply expectations)."""
 from __future__ import annotations
 
 from ..spec.model import OpSpec, OpVersion
-from ..strategies import Case
+from ..cases.strategies import Case
 from . import harness
-from .outcomes import PASS
+from ..results.outcomes import PASS
 
 
 class ConformanceFailure(AssertionError):

@@ -26,11 +26,11 @@ import re
 import numpy as np
 
 from ..spec.model import OpVersion
-from ..strategies import Case
-from ..values import EMPTY_OPTIONAL, is_optional_type
-from .dtypes import elem_from_dtype
-from .model import DEFAULT_AI_ONNX_OPSET, build, model_opset
-from .output_shapes import with_output_ranks
+from ..cases.strategies import Case
+from ..core.values import EMPTY_OPTIONAL, is_optional_type
+from ..core.dtypes import elem_from_dtype
+from ..cases.onnx_model import DEFAULT_AI_ONNX_OPSET, build, model_opset
+from ..cases.output_shapes import with_output_ranks
 
 _RAW = {"bfloat16", "float8e4m3fn", "float8e4m3fnuz", "float8e5m2", "float8e5m2fnuz", "uint4", "int4",
         "float4e2m1", "float8e8m0", "uint2", "int2", "float6e2m3", "float6e3m2"}

@@ -31,24 +31,34 @@ from ..spec.model import OpSpec, OpVersion
 from ..cases import cases, generatable
 from ..cases.edges import sweep as edge_sweep
 from ..cases.hostile import Hostile, attribute_candidates, attribute_variants, hostile_variants, max_rank
-from ..strategies import (PROBE_LIMIT, Case, NotGeneratable, covering_bindings, edge_cases, expand, probe_bindings,
-                          recast, with_attribute, with_default_attributes)
+from ..cases.strategies import (
+    PROBE_LIMIT,
+    Case,
+    NotGeneratable,
+    covering_bindings,
+    edge_cases,
+    expand,
+    probe_bindings,
+    recast,
+    with_attribute,
+    with_default_attributes,
+)
 from . import harness
-from ..values import is_container_type, is_optional_type, runtime_value, structure
+from ..core.values import is_container_type, is_optional_type, runtime_value, structure
 from .allowance import allowance_for
-from .compare import Mismatch, compare_value
-from .dtypes import elem_of, in_class
+from .output_compare import Mismatch, compare_value
+from ..core.dtypes import elem_of, in_class
 from .determinism import local_constants_off
 from .limits import limit_bytes
 from .requested import asks_at_least
 from .property_calls import BACKEND, REFERENCE, PropertyCall, call_key
-from .model import DEFAULT_AI_ONNX_OPSET, BuiltModel, build, model_opset, signature_key
-from .output_shapes import unshaped_outputs, with_output_ranks
-from .record import CaseRecord
+from ..cases.onnx_model import DEFAULT_AI_ONNX_OPSET, BuiltModel, build, model_opset, signature_key
+from ..cases.output_shapes import unshaped_outputs, with_output_ranks
+from ..results.record import CaseRecord
 from .triggers import VALID_INPUT, broken_rule, masked_by, trigger
 from .second_opinion import ASKED_ABOUT
 from .second_opinion import SUITES as SECOND_OPINION_SUITES
-from .outcomes import CRASH, ERROR, FAILING, MISMATCH, PASS, TIMEOUT, UNSUPPORTED, UNTESTED, Expectations
+from ..results.outcomes import CRASH, ERROR, FAILING, MISMATCH, PASS, TIMEOUT, UNSUPPORTED, UNTESTED, Expectations
 from .worker import OK, Result
 
 EXPENSIVE = (CRASH, TIMEOUT)
@@ -497,7 +507,7 @@ class Runner:
     @staticmethod
     def _call_case(spec: OpSpec, version: OpVersion, inputs: tuple, attributes: dict) -> Case:
         """The case of a property's ``op(*inputs, **attributes)`` call."""
-        from ..strategies import make_case
+        from ..cases.strategies import make_case
 
         items = list(zip([p.name for p in version.inputs], inputs))
         return make_case(spec, version, harness.infer_binding(version, list(inputs), attributes), attributes, items)
@@ -707,7 +717,7 @@ class Runner:
         """The rank combinations ONNX inference accepts for this binding (see ``ranks``); ()
         when it accepts none: the binding itself is invalid (BitCast between widths, say), which
         is noted once in ``skipped`` and not run."""
-        from .ranks import rank_plan
+        from ..cases.ranks import rank_plan
 
         if version.family:  # the probe sets no attributes, a family hook does (MeanVarianceNormalization's
             return None     # axes): its verdict on the binding does not hold for the hook's cases
@@ -1119,7 +1129,7 @@ def failure_class(ex: Exec, case: Case | None = None) -> tuple:
     differ" on ordinary values is the same bug reached by other values; a NaN position, an error,
     a crash, or the same message met with a NaN or infinity, or another broken rule is another
     one. ``case``: the case that failed, when ``ex`` does not name it."""
-    from .causes import message_class
+    from ..results.causes import message_class
 
     details = ex.details or {}
     return (ex.outcome, message_class({"outcome": ex.outcome, "message": ex.message, "details": details}),

@@ -21,7 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-from .outcomes import CRASH, ERROR, MISMATCH, TIMEOUT
+from ..results.outcomes import CRASH, ERROR, MISMATCH, TIMEOUT
 from .worker import OK, UNSUPPORTED
 
 AGREES_WITH_OPKIT = "agrees with opkit"

@@ -15,7 +15,7 @@ import re
 
 import numpy as np
 
-from .outcomes import MISMATCH, UNSUPPORTED
+from ..results.outcomes import MISMATCH, UNSUPPORTED
 
 NON_FINITE = "NaN or infinity in an input"
 VALID = "valid input"

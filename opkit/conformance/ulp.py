@@ -17,8 +17,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..numpy_types import NUMPY_DTYPES
-from .dtypes import COMPLEX, FLOATS, elem_from_dtype
+from ..core.numpy_types import NUMPY_DTYPES
+from ..core.dtypes import COMPLEX, FLOATS, elem_from_dtype
 
 # complex types: each component is the float of the same width
 _COMPONENT = {"complex64": "float", "complex128": "double"}

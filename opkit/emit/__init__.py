@@ -1,7 +1,7 @@
 """Emitters: pure functions from the loaded specs to ``{path: text}``.
 
 Each emitter takes a ``GenContext`` and returns the files it owns, with paths relative to the
-project root. ``opkit gen`` runs them all and hands the result to ``opkit.writer`` (the only code
+project root. ``opkit gen`` runs them all and hands the result to ``opkit.core.atomic_files`` (the only code
 that touches the disk), which also implements ``--check``.
 """
 

@@ -24,9 +24,9 @@ from typing import Any
 import numpy as np
 
 from ..spec.model import Attribute, FormalParameter, OpSpec, OpVersion
-from ..spec.types import INFINITE_ARITY
+from ..core.onnx_types import INFINITE_ARITY
 from . import GenContext, header
-from .templating import environment
+from ..core.templating import environment
 
 NAME = "changelog"
 OWNED_DIRS: tuple[str, ...] = ()  # generated/docs is shared with the other docs emitters

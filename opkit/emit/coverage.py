@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 
-from ..jsonfiles import invalid, read_report
+from ..core.jsonfiles import invalid, read_report
 from ..spec.model import OpSpec
 from . import GenContext, header
 
@@ -34,7 +34,7 @@ def _results(root: str) -> dict:
     if not isinstance(cases, list) or any(not isinstance(c, dict) or c.get("suite") != "onnx-node" for c in cases):
         raise invalid(path, "not an onnx-node suite report (expected a conformance report of suite 'onnx-node')",
                       rebuild=REBUILD)
-    from ..conformance.record import RecordError, records
+    from ..results.record import RecordError, records
 
     try:
         records(cases, path)

@@ -32,13 +32,13 @@ from typing import Any
 import jinja2
 
 from ..spec.model import Attribute, ContainerValue, Example, FormalParameter, OpSpec, OpVersion, TensorValue
-from ..spec.types import INFINITE_ARITY
-from ..markdown import fence, fence_ticks, longest_backtick_run, safe_inline, safe_markdown, safe_plain
-from ..conformance.model import DEFAULT_AI_ONNX_OPSET as COMPANION_OPSET
+from ..core.onnx_types import INFINITE_ARITY
+from ..core.markdown import fence, fence_ticks, longest_backtick_run, safe_inline, safe_markdown, safe_plain
+from ..cases.onnx_model import DEFAULT_AI_ONNX_OPSET as COMPANION_OPSET
 from ..cases.edges import EDGE_SHARE
 from ..cases.edges import applicable as applicable_edges
 from . import GenContext, header
-from .templating import environment
+from ..core.templating import environment
 
 NAME = "docs_pages"
 OWNED_DIRS = ("generated/docs/operators",)
@@ -149,7 +149,7 @@ def plain(text: str, inline: bool = False, continues: bool = False) -> str:
     """Prose from opkit's extension fields (change notes, rule, property, lowering and example
     docs) is text that quotes Python (``2**31``, ``x_i``, ``a < b``): escape what markdown would
     read as emphasis, HTML or links, outside backtick code spans and fenced code blocks; MyST
-    directives, roles, targets ... are shown as text too (:func:`opkit.markdown.safe_plain`).
+    directives, roles, targets ... are shown as text too (:func:`opkit.core.markdown.safe_plain`).
 
     ``inline``: the text goes on one line of the page (a table cell, a list item's line): its
     lines are joined and nothing in it starts a block. ``continues``: its first line goes on after
@@ -160,7 +160,7 @@ def plain(text: str, inline: bool = False, continues: bool = False) -> str:
 def doc_markdown(text: str) -> str:
     """A spec's ``doc`` (ONNX's markdown, or whatever a project's specs hold) as it goes on a
     page: the markdown ONNX's docs use is kept, MyST directives, raw HTML, file-reading roles and
-    links to local files are shown as text (:func:`opkit.markdown.safe_markdown`)."""
+    links to local files are shown as text (:func:`opkit.core.markdown.safe_markdown`)."""
     return safe_markdown(text)
 
 
@@ -695,7 +695,7 @@ def load_reports(root: str) -> list[dict[str, Any]]:
 def _scoreboard_built() -> bool:
     """Whether this ``opkit gen`` writes the scoreboard (opkit's own checkout): a project's site has
     no scoreboard pages for the section to link."""
-    from ..project import active
+    from ..core.project import active
 
     try:
         return active().builtin

@@ -24,9 +24,9 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from ..conformance.causes import Cause, causes
+from ..results.causes import Cause, causes
 from ..conformance.second_opinion import AGREES_WITH_OPKIT, needs_review
-from ..jsonfiles import JSONFileError
+from ..core.jsonfiles import JSONFileError
 from . import GenContext
 from .scoreboard import _esc, _short, _slug, load
 
@@ -182,7 +182,7 @@ def _key(cause: Cause) -> tuple:
 
 def cause_members(cases: list[dict], backend: str) -> dict[tuple, list[dict]]:
     """The charged cases of ``backend`` under each cause key (as ``causes`` groups them)."""
-    from ..conformance.causes import input_feature, message_class
+    from ..results.causes import input_feature, message_class
 
     out: dict[tuple, list[dict]] = {}
     for c in cases:

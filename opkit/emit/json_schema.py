@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from ..spec.fields import OBJECTS, Field
-from ..spec.types import ATTRIBUTE_TYPES, ELEMENT_TYPES
+from ..core.onnx_types import ATTRIBUTE_TYPES, ELEMENT_TYPES
 from . import GenContext
 
 NAME = "json-schema"

@@ -18,7 +18,8 @@ import jinja2
 from ..spec.model import Kernel, OpSpec, OpVersion
 from ..spec.scopes import pyname  # the validator checks rules and kernel bodies against these names
 from . import GenContext, header
-from .templating import environment, snake, template_dir
+from ..core.naming import function_name, module_path, snake
+from ..core.templating import environment, template_dir
 
 NAME = "kernels"
 OWNED_DIRS = ("generated/kernels",)
@@ -32,14 +33,6 @@ class KernelSpecError(ValueError):
 
 def _env() -> jinja2.Environment:
     return environment("kernels")
-
-
-def module_path(spec: OpSpec) -> str:
-    return f"generated/kernels/{spec.domain}/{snake(spec.name)}.py"
-
-
-def function_name(spec: OpSpec, since: int) -> str:
-    return f"{snake(spec.name)}_{since}"
 
 
 def resolve_kernel(spec: OpSpec, version: OpVersion) -> tuple[Kernel, OpVersion]:

@@ -4,7 +4,7 @@ Inputs are what the scoreboard reads (``conformance/reports/*.json``, loaded onc
 :func:`opkit.emit.scoreboard.load`) folded into runtime x type cells by
 :func:`opkit.commands.compare.build_matrix`, and the root causes the findings pages show
 (:func:`opkit.emit.findings.backend_causes`, recomputed per op version with
-:func:`opkit.conformance.causes.causes`). Per op version: one row per runtime with the types that
+:func:`opkit.results.causes.causes`). Per op version: one row per runtime with the types that
 pass, fail and are unsupported (types with the same outcome grouped, with case counts), then the
 root causes of its failures, and links to the scoreboard's op page (every binding, message and
 repro) and the runtime's findings page. The section stays short: details live on the scoreboard.
@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ..markdown import safe_inline
+from ..core.markdown import safe_inline
 from .bundles import bundle_link
 
 FAILING_SHOWN = 3  # root causes listed per runtime and version; the findings page has the rest
@@ -153,7 +153,7 @@ class OpConformance:
         return VersionConformance(tuple(rows), tuple(lines), tuple(more))
 
     def _causes(self, runtime: str, key: tuple) -> list:
-        from ..conformance.causes import causes
+        from ..results.causes import causes
 
         domain, op, since = key
         cases = self._cases.get((runtime, domain, op, since), [])

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..spec.model import OpSpec
-from ..spec.types import DEFAULT_DOMAIN
+from ..core.onnx_types import DEFAULT_DOMAIN
 from . import GenContext, header
 from .changelog import docs_template
 

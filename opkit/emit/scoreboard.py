@@ -21,8 +21,8 @@ import os
 import re
 from collections import Counter
 
-from ..conformance.outcomes import OUTCOMES
-from ..jsonfiles import portable_text, read_report
+from ..results.outcomes import OUTCOMES
+from ..core.jsonfiles import portable_text, read_report
 from . import GenContext
 
 NAME = "scoreboard"

@@ -15,7 +15,8 @@ import jinja2
 
 from ..spec.model import ContainerValue, OpSpec, OpVersion
 from . import GenContext, header
-from .templating import environment, snake
+from ..core.naming import snake
+from ..core.templating import environment
 
 NAME = "tests"
 OWNED_DIRS = ("generated/tests",)
@@ -36,7 +37,7 @@ def _one_line(text: str, limit: int = 300) -> str:
 
 
 def _bindings(version: OpVersion):
-    from ..strategies import covering_bindings
+    from ..cases.strategies import covering_bindings
 
     bindings = covering_bindings(version)  # every type of every parameter; at most 64 combinations
     ids = ["-".join(t[7:-1] if t.startswith("tensor(") else t for _, t in sorted(b.items())) or "none"
@@ -45,7 +46,7 @@ def _bindings(version: OpVersion):
 
 
 def _version_context(spec: OpSpec, version: OpVersion) -> dict:
-    from ..conformance.dtypes import in_class
+    from ..core.dtypes import in_class
 
     var = f"V{version.since}"
     fn = f"{snake(spec.name)}_{version.since}"
@@ -107,14 +108,14 @@ markers =
 """
 
 
-REPORT_SCHEMA_PATH = "opkit/conformance/report.schema.json"
+REPORT_SCHEMA_PATH = "opkit/results/report.schema.json"
 
 
 def report_schema_text() -> str:
-    """The conformance report's JSON Schema (opkit.conformance.report.REPORT_SCHEMA), published."""
+    """The conformance report's JSON Schema (opkit.results.report.REPORT_SCHEMA), published."""
     import json
 
-    from ..conformance.report import REPORT_SCHEMA
+    from ..results.report import REPORT_SCHEMA
 
     return json.dumps(REPORT_SCHEMA, indent=2) + "\n"
 

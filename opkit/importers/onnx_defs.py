@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from ..spec.model import Attribute, FormalParameter, FunctionBody, OpSpec, OpVersion, TypeConstraint, derived_range
-from ..spec.types import DEFAULT_DOMAIN
+from ..core.onnx_types import DEFAULT_DOMAIN
 
 
 def float32_literal(value: float) -> float:

@@ -23,9 +23,9 @@ from typing import Any
 
 import numpy as np
 
-from ..numpy_types import elem_from_dtype
+from ..core.numpy_types import elem_from_dtype
 from ..spec.model import ContainerValue, Example, OpSpec, TensorValue
-from ..spec.types import DEFAULT_DOMAIN, ELEMENT_TYPES
+from ..core.onnx_types import DEFAULT_DOMAIN, ELEMENT_TYPES
 
 SOURCE_PREFIX = "onnx node test "
 DEFAULT_MAX_ELEMENTS = 1024

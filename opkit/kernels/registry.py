@@ -1,7 +1,7 @@
 """Find and call generated kernels.
 
 Generated modules live at ``<generated>/kernels/<domain>/<op>.py`` of the spec tree that defines
-the op (the project's or opkit's built-in one; ``opkit.catalog`` says which). Domains have dots, so
+the op (the project's or opkit's built-in one; ``opkit.spec.catalog`` says which). Domains have dots, so
 they are loaded by file path, not imported as packages, and are cached after the first load.
 
 ``get_kernel(domain, op, since)`` returns a callable ``fn(*inputs, **attributes)`` that always
@@ -22,9 +22,9 @@ from collections.abc import Callable
 
 import numpy as np
 
-from .. import catalog
-from ..emit.kernels import module_path, snake
-from ..spec.types import DEFAULT_DOMAIN
+from ..spec import catalog
+from ..core.naming import module_path, snake
+from ..core.onnx_types import DEFAULT_DOMAIN
 
 
 

@@ -12,8 +12,8 @@ import re
 import ml_dtypes
 import numpy as np
 
-from ..numpy_types import NUMPY_DTYPES
-from ..spec.types import ELEMENT_TYPES
+from ..core.numpy_types import NUMPY_DTYPES
+from ..core.onnx_types import ELEMENT_TYPES
 from . import KernelValidationError
 
 __all__ = [

@@ -47,7 +47,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .model import OpVersion
-from .types import ACCURACY_CLASSES, tensor_element
+from ..core.onnx_types import ACCURACY_CLASSES, tensor_element
 
 # One line per class, for messages and docs pages.
 CLASS_SUMMARY: dict[str, str] = {

@@ -12,10 +12,10 @@ import difflib
 from dataclasses import dataclass
 from typing import Any
 
-from ..markdown import fence
+from ..core.markdown import fence
 
 from .model import Attribute, FormalParameter, OpVersion, TypeConstraint
-from .types import INFINITE_ARITY
+from ..core.onnx_types import INFINITE_ARITY
 
 
 @dataclass(frozen=True, slots=True)

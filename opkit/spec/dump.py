@@ -12,7 +12,7 @@ import yaml
 
 from .fields import OBJECTS
 from .model import Attribute, ContainerValue, Example, FormalParameter, OpSpec, OpVersion, RankRule, TensorValue
-from .types import INFINITE_ARITY
+from ..core.onnx_types import INFINITE_ARITY
 
 
 class _Flow(list):

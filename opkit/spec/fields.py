@@ -13,7 +13,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .types import ACCURACY_CLASSES, ATTRIBUTE_TYPES, DETERMINISM, ELEMENT_TYPES, FAMILIES, OPTIONS, SUPPORT_LEVELS
+from ..core.onnx_types import (
+    ACCURACY_CLASSES,
+    ATTRIBUTE_TYPES,
+    DETERMINISM,
+    ELEMENT_TYPES,
+    FAMILIES,
+    OPTIONS,
+    SUPPORT_LEVELS,
+)
 
 
 @dataclass(frozen=True, slots=True)

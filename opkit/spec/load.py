@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import scopes
-from . import types as T
+from ..core import onnx_types as T
 from .diagnostics import Diagnostic, SpecError
 from .fields import OBJECTS, Field
 from .model import (
@@ -1122,7 +1122,7 @@ def _file_keys(spec: OpSpec) -> tuple[tuple[str, ...], ...]:
     """What two ops of one project must not share: their spec file names ignoring case (macOS and
     Windows file systems ignore it), and the snake_case name of their generated modules
     (generated/kernels/<domain>/<snake>.py, generated/tests/...: 'GatherND' and 'Gather_ND' meet)."""
-    from ..emit.templating import snake  # the emitters' own rule; jinja2 is loaded by then anyway
+    from ..core.naming import snake  # the emitters' own rule
 
     domain = spec.domain.lower()
     return ("file", domain, spec.name.lower()), ("module", domain, snake(spec.name))

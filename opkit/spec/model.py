@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from .types import INFINITE_ARITY, proto_domain
+from ..core.onnx_types import INFINITE_ARITY, proto_domain
 
 
 @dataclass(frozen=True, slots=True)

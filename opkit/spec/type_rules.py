@@ -84,8 +84,8 @@ def binding_violation(version: OpVersion, binding: dict[str, str]) -> Rule | Non
         return None
     import numpy as np
 
-    from ..numpy_types import NUMPY_DTYPES
-    from .types import tensor_element
+    from ..core.numpy_types import NUMPY_DTYPES
+    from ..core.onnx_types import tensor_element
 
     scope: dict[str, object] = {"np": np}
     for p in version.inputs:

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from ..values import structure
+from ..core.values import structure
 
 SUITE = "onnx-node"
 _EXPANDED = re.compile(r"_expanded(_ver\d+)?$")
@@ -72,8 +72,8 @@ class SuiteResult:
         return {op: (p, t) for op, (p, t) in sorted(out.items())}
 
     def records(self) -> list:
-        """The cases as conformance records (``opkit.conformance.record.CaseRecord``), by name."""
-        from ..conformance.record import CaseRecord
+        """The cases as conformance records (``opkit.results.record.CaseRecord``), by name."""
+        from ..results.record import CaseRecord
 
         out = []
         for c in sorted(self.cases, key=lambda c: c.name):
@@ -87,7 +87,7 @@ class SuiteResult:
         """The conformance report (deterministic: no timings, no machine facts beyond the platform)."""
         import onnx
 
-        from ..conformance.report import build_report, environment
+        from ..results.report import build_report, environment
 
         target = environment([{"name": self.backend, "version": "onnx " + onnx.__version__}], 0)
         import platform
@@ -311,7 +311,7 @@ def run(backend: Any, ops: list[str] | None = None, report_path: str | None = No
               f"{sum(p == t for p, t in result.per_op().values())}/{len(result.per_op())} ops fully "
               f"({result.seconds:.1f} s)", file=sys.stderr)
     if report_path:
-        from ..conformance.report import write_report
+        from ..results.report import write_report
 
         write_report(result.to_json(ops), report_path)
     return result

@@ -9,8 +9,8 @@ from __future__ import annotations
 import numpy as np
 from hypothesis import strategies as st
 
-from ...numpy_types import NUMPY_DTYPES
-from ...spec.types import INT_RANGES
+from ...core.numpy_types import NUMPY_DTYPES
+from ...core.onnx_types import INT_RANGES
 from ..context import Context, Draft, dims
 
 _FLOATING = {"float16", "float", "double", "bfloat16", "float8e4m3fn", "float8e4m3fnuz", "float8e5m2",

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
-from ...spec.types import ELEMENT_TYPE_CODES
+from ...core.onnx_types import ELEMENT_TYPE_CODES
 from ..context import ABSENT, Context, Draft, by_op, clip_finite, distinct_axes, finite_values, nan_to_zero, values
 
 _EPSILON = st.sampled_from([ABSENT, 1e-5, 1e-3, 0.1, 0.0])

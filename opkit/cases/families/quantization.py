@@ -27,8 +27,8 @@ import math
 import numpy as np
 from hypothesis import strategies as st
 
-from ...spec.types import ELEMENT_TYPE_CODES, INT_RANGES
-from ...strategies import cast
+from ...core.onnx_types import ELEMENT_TYPE_CODES, INT_RANGES
+from ..strategies import cast
 from ..context import ABSENT, Context, Draft, axis_in, by_op, nan_to_zero, values
 
 _SEED = st.integers(0, 2**32 - 1)

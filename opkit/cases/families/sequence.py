@@ -1,6 +1,6 @@
 """Family ``sequence``: the ops whose inputs or outputs are sequences or optionals.
 
-Values are held as ``opkit.values`` says: a sequence is a list of arrays of the element type its
+Values are held as ``opkit.core.values`` says: a sequence is a list of arrays of the element type its
 type parameter is bound to (0 to 4 of them), an empty optional is ``EMPTY_OPTIONAL``. Per op:
 
 - SequenceLength, SequenceConstruct: tensors of any shapes (a sequence need not be homogeneous
@@ -26,8 +26,8 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
-from ...strategies import ABSENT, NotGeneratable
-from ...values import element_of
+from ..strategies import ABSENT, NotGeneratable
+from ...core.values import element_of
 from ..containers import MAX_SEQUENCE, draw_value
 from ..context import Context, Draft, axis_in, by_op, dims, int_tensor, values
 

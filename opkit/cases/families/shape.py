@@ -18,9 +18,9 @@ import ml_dtypes
 import numpy as np
 from hypothesis import strategies as st
 
-from ...conformance.dtypes import FLOATS, np_dtype
-from ...spec.types import INT_RANGES
-from ...strategies import NotGeneratable
+from ...core.dtypes import FLOATS, np_dtype
+from ...core.onnx_types import INT_RANGES
+from ..strategies import NotGeneratable
 from ..context import ABSENT, Context, Draft, distinct_axes, int_tensor, values
 
 _BOOL = st.booleans()

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
-from ...strategies import ABSENT, NotGeneratable, cast
+from ..strategies import ABSENT, NotGeneratable, cast
 from ..context import Context, Draft, int_tensor, values
 
 _BOOL = st.booleans()

@@ -24,8 +24,8 @@ from __future__ import annotations
 import numpy as np
 from hypothesis import strategies as st
 
-from ...spec.types import INT_RANGES
-from ...strategies import cast
+from ...core.onnx_types import INT_RANGES
+from ..strategies import cast
 from ..context import ABSENT, Context, Draft, by_op, values
 
 _BOOL = st.booleans()

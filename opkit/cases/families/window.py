@@ -20,9 +20,9 @@ from dataclasses import dataclass, field
 import numpy as np
 from hypothesis import strategies as st
 
-from ...conformance.dtypes import np_dtype
+from ...core.dtypes import np_dtype
 from ...kernels.lib import conv_transpose_in_range, pool, sampling_abs_max, sampling_type_max, window_geometry
-from ...spec.types import INT_RANGES
+from ...core.onnx_types import INT_RANGES
 from ..context import ABSENT, Context, Draft, by_op, clip_finite, finite_values, int_tensor, nan_to_zero, values
 
 _BOOL = st.booleans()

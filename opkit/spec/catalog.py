@@ -11,7 +11,7 @@ import functools
 import os
 from dataclasses import dataclass
 
-from .project import SpecTree, active
+from ..core.project import SpecTree, active
 
 
 @dataclass(frozen=True)
@@ -29,7 +29,7 @@ class Entry:
 
     @property
     def kernel_file(self) -> str:
-        from .emit.kernels import snake
+        from ..core.naming import snake
 
         return os.path.join(self.tree.kernels, self.domain, f"{snake(self.op)}.py")
 
@@ -90,7 +90,7 @@ def conflicts() -> tuple[Conflict, ...]:
 
 
 def find(domain: str, op: str) -> Entry | None:
-    from .spec.types import DEFAULT_DOMAIN
+    from ..core.onnx_types import DEFAULT_DOMAIN
 
     return _index()[0].get((domain or DEFAULT_DOMAIN, op))
 
@@ -103,8 +103,8 @@ def project_entries() -> list[Entry]:
 def unresolved_lowerings(specs) -> list:
     """Diagnostics for lowerings whose ``to:`` names an op version no visible spec has (a typo, or a
     target that lives in neither the project nor opkit's built-in specs)."""
-    from .spec.diagnostics import Diagnostic
-    from .spec.load import load_spec_file
+    from .diagnostics import Diagnostic
+    from .load import load_spec_file
 
     problems = []
     for spec in specs:

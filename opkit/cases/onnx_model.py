@@ -22,11 +22,20 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 from ..spec.model import OpVersion
-from ..spec.types import proto_domain
-from ..strategies import Case, input_parameter, param_elem
-from ..values import (EMPTY_OPTIONAL, common_rank, element_of, inner_type, is_container_type, is_container_value,
-                      is_optional_type, is_sequence_type, value_signature)
-from .dtypes import elem_of, onnx_code
+from ..core.onnx_types import proto_domain
+from .strategies import Case, input_parameter, param_elem
+from ..core.values import (
+    EMPTY_OPTIONAL,
+    common_rank,
+    element_of,
+    inner_type,
+    is_container_type,
+    is_container_value,
+    is_optional_type,
+    is_sequence_type,
+    value_signature,
+)
+from ..core.dtypes import elem_of, onnx_code
 
 DEFAULT_AI_ONNX_OPSET = 21  # ai.onnx import added next to custom domains
 

@@ -1,6 +1,6 @@
 """A Sphinx extension for sites built from spec text: docutils may not read local files.
 
-opkit.markdown already renders spec text without directives; this is the second layer, so that a
+opkit.core.markdown already renders spec text without directives; this is the second layer, so that a
 directive that slipped through (``include``, ``literalinclude``, ``csv-table :file:``, ``raw
 :file:``) still cannot copy a file of the building machine into the site. Used by opkit's own site
 (docs/conf.py) and by the sites ``opkit docs`` builds for projects.

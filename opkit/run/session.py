@@ -4,7 +4,7 @@
                [--max-examples N] [--seed S] [--timeout SECONDS] [--report FILE.json] [--repro-dir DIR] [-j N]
                [--scheduler ADDRESS]
 
-With --scheduler (or $DASK_SCHEDULER_ADDRESS) the ops run on a Dask cluster: opkit.conformance.cluster.
+With --scheduler (or $DASK_SCHEDULER_ADDRESS) the ops run on a Dask cluster: opkit.run.cluster.
 
 Exit codes:
 
@@ -47,7 +47,7 @@ import sys
 import threading
 import time
 
-from ..strategies import PROBE_LIMIT
+from ..cases.strategies import PROBE_LIMIT
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
 MAX_POOL_ATTEMPTS = 3  # pool breakdowns an op may be caught in before it is reported as a runner error
@@ -145,9 +145,9 @@ def _select_specs(ops: list[str] | None, opsets: dict[str, int] | None = None):
     project sees (its own, then opkit's built-in ones), the versions of each to run ({path: sinces}
     where not all; see ``selection``), and why ops named with --op were left out (no version of
     them in force at --opset)."""
-    from .. import catalog
+    from ..spec import catalog
     from ..spec.load import load_spec_file
-    from ..spec.types import suggest
+    from ..core.onnx_types import suggest
     from .selection import SelectionError, narrow_to_opsets, parse_selector, selected_versions
 
     index: dict[str, list[tuple[str, str]]] = {}
@@ -213,7 +213,7 @@ def _select_specs(ops: list[str] | None, opsets: dict[str, int] | None = None):
 def _backend_specs(args):
     from ..backends.registry import BackendNotFound, resolve
 
-    from ..project import active
+    from ..core.project import active
 
     default = active().backend
     names = args.backend or ([default] if default else [])
@@ -276,7 +276,7 @@ def _check_available(spec) -> None:
 def _load_expectations(args, backend_name):
     """The merged expectations for a backend and the files they came from; any problem with a file
     is a usage error (one line naming the file and the entry)."""
-    from .outcomes import Expectations, ExpectationsError, default_expectation_files, load_expectations
+    from ..results.outcomes import Expectations, ExpectationsError, default_expectation_files, load_expectations
 
     if args.no_expectations:
         return Expectations(), []
@@ -387,12 +387,12 @@ def run_unit(job: dict, worker=None, on_start=None, sink=None, engines: dict | N
     second-opinion engines of a caller that reuses ``worker`` (default: this process's pool cache;
     a Dask worker thread has its own). KeyboardInterrupt propagates (after the worker is closed)."""
     from ..spec.load import load_spec_file
-    from .limits import restore_memory_limit, set_memory_limit
-    from .lowerings import run_lowerings
-    from .repro import ReproWriter
-    from .runner import BackendRunner, Runner
-    from .second_opinion import SecondOpinions
-    from .worker import InProcess, Worker
+    from ..conformance.limits import restore_memory_limit, set_memory_limit
+    from ..conformance.lowerings import run_lowerings
+    from ..conformance.repro import ReproWriter
+    from ..conformance.runner import BackendRunner, Runner
+    from ..conformance.second_opinion import SecondOpinions
+    from ..conformance.worker import InProcess, Worker
 
     spec_b = job["backend"]
     memory = job.get("memory_gb")
@@ -497,7 +497,7 @@ def _pool_unit(job):
     record is also streamed to the parent's partial-results file (``job["stream"]``)."""
     import warnings
 
-    from .worker import InProcess, Worker
+    from ..conformance.worker import InProcess, Worker
 
     warnings.simplefilter("ignore")
     job = dict(job)
@@ -527,7 +527,7 @@ class _PoolStreams:
         self.files: dict[int, tuple] = {}  # op index -> (file object, path for the pool process, named)
 
     def open(self, i: int) -> str:
-        from .shared_file import shared_temp_file
+        from ..conformance.shared_file import shared_temp_file
 
         self.discard(i)
         self.files[i] = shared_temp_file("opkit-partial-", ".jsonl")
@@ -608,7 +608,7 @@ class _terminating:
         if kind is None:
             self.pool.shutdown(wait=True)
             return False
-        from .worker import descendants, kill_pid
+        from ..conformance.worker import descendants, kill_pid
 
         for proc in list((getattr(self.pool, "_processes", None) or {}).values()):
             for child in descendants(proc.pid):
@@ -712,7 +712,7 @@ class _Interrupts:
     def __enter__(self):
         import signal
 
-        from .runner import clear_stop
+        from ..conformance.runner import clear_stop
 
         clear_stop()
         if threading.current_thread() is threading.main_thread():
@@ -726,7 +726,7 @@ class _Interrupts:
     def __exit__(self, *exc):
         import signal
 
-        from .runner import clear_stop
+        from ..conformance.runner import clear_stop
 
         self.cancelled.set()  # the run is over (in-process callers go on: no os._exit from here)
         self.ended = time.monotonic()
@@ -756,7 +756,7 @@ class _Interrupts:
     def _on_signal(self, signum, frame):
         import signal
 
-        from .runner import request_stop
+        from ..conformance.runner import request_stop
 
         self.count += 1
         now = time.monotonic()
@@ -801,15 +801,15 @@ class _Run:
         self.warnings: list[str] = []
         self.signame: str | None = None
         self.prepared = False  # the checks passed: from here on an interrupt still writes a report
-        self.cluster = None  # a Dask cluster (--scheduler): opkit.conformance.cluster
+        self.cluster = None  # a Dask cluster (--scheduler): opkit.run.cluster
 
     # -- checks (usage errors) before anything runs
     def prepare(self) -> None:
-        from .. import catalog
+        from ..spec import catalog
         from ..backends.registry import BackendUnavailable
-        from ..generate import stale_kernels
-        from ..project import active
-        from .report import Progress
+        from ..emit.write_generated import stale_kernels
+        from ..core.project import active
+        from ..results.report import Progress
 
         args = self.args
         _check_options(args)
@@ -864,7 +864,7 @@ class _Run:
     # -- running
     def execute(self) -> None:
         from ..backends.registry import BackendUnavailable
-        from .worker import WorkerStartError
+        from ..conformance.worker import WorkerStartError
 
         args = self.args
         paths = [s.path for s in self.specs]
@@ -906,7 +906,7 @@ class _Run:
         from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
         from concurrent.futures.process import BrokenProcessPool
 
-        from .runner import check_stop
+        from ..conformance.runner import check_stop
 
         streams = self.streams[position] = _PoolStreams()
         self.sources.append(streams.records)
@@ -975,7 +975,7 @@ class _Run:
         return infos
 
     def build(self, interrupted: bool) -> tuple[dict, list[dict], list[dict], list[str]]:
-        from .report import build_report, environment
+        from ..results.report import build_report, environment
 
         records, skipped = self.collect()
         warnings = list(self.warnings)
@@ -1003,8 +1003,8 @@ class _Run:
         return report, records, skipped, warnings
 
     def _unmatched(self, records, skipped) -> list[str]:
-        from .. import catalog
-        from .outcomes import unmatched_expectations
+        from ..spec import catalog
+        from ..results.outcomes import unmatched_expectations
 
         known = {(e.domain, e.op) for e in catalog.entries()}
         ops = {(s.domain, s.name): s for s in self.specs}
@@ -1033,7 +1033,7 @@ class _Run:
         return out
 
     def _exit_code(self, records, interrupted: bool) -> int:
-        from .outcomes import run_ok
+        from ..results.outcomes import run_ok
 
         if interrupted:
             return EXIT_INTERRUPTED
@@ -1044,10 +1044,10 @@ class _Run:
     def finish(self) -> int:
         """Write the report and the terminal summary; the exit code. Safe to call again (a
         KeyboardInterrupt that landed here before ``finishing`` was set)."""
-        from .outcomes import UNTESTED
-        from .causes import causes, causes_text
-        from .report import failures_text, skipped_text, summary_table, untested_text, write_report
-        from .runner import stop_requested
+        from ..results.outcomes import UNTESTED
+        from ..results.causes import causes, causes_text
+        from ..results.report import failures_text, skipped_text, summary_table, untested_text, write_report
+        from ..conformance.runner import stop_requested
 
         self.finishing = True
         with self.lock:
@@ -1120,7 +1120,7 @@ class _Run:
             if self.lock.acquire(timeout=30):
                 try:
                     if not self.reported and self.args.report:
-                        from .report import write_report
+                        from ..results.report import write_report
 
                         report = self.build(True)[0]
                         report["settings"]["interrupted_by"] = signame
@@ -1134,7 +1134,7 @@ class _Run:
         except BaseException as exc:  # noqa: BLE001 - exit regardless
             _say(f"opkit test: could not write the partial report: {type(exc).__name__}: {exc}")
         finally:
-            from .worker import descendants, kill_pid
+            from ..conformance.worker import descendants, kill_pid
 
             for pid in descendants(os.getpid()):
                 kill_pid(pid)
@@ -1174,7 +1174,7 @@ def _connect_cluster(args, backend_specs, spec_paths):
 
 def _why_no_cases(spec, suites, skipped) -> str:
     """What the chosen suites need that an op lacks."""
-    from .harness import oracle
+    from ..conformance.harness import oracle
 
     live = [v for v in spec.versions if not v.deprecated]
     if not live:
@@ -1202,7 +1202,7 @@ def _why_no_cases(spec, suites, skipped) -> str:
 def run_test(args: argparse.Namespace) -> int:
     import warnings
 
-    from .runner import stop_requested
+    from ..conformance.runner import stop_requested
 
     run = _Run(args)
     try:

@@ -98,7 +98,7 @@ def common_rank(values: list) -> int | None:
 
 
 def value_signature(value: Any) -> tuple:
-    """What a model declaring ``value``'s graph input depends on (opkit.conformance.model declares
+    """What a model declaring ``value``'s graph input depends on (opkit.cases.onnx_model declares
     a sequence's tensors with their common rank, an optional like its element)."""
     if value is EMPTY_OPTIONAL:
         return ("empty",)

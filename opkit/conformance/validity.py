@@ -38,8 +38,8 @@ def spread(bindings: list, count: int) -> list:
 
 def rejection(case, version: OpVersion) -> str | None:
     """Why the final check rejects ``case``, or None when it is valid."""
-    from ..conformance import harness
-    from ..conformance.model import build
+    from . import harness
+    from ..cases.onnx_model import build
 
     try:
         error = build(case, version).inference_error
@@ -59,7 +59,7 @@ def measure(spec: OpSpec, version: OpVersion, bindings: list[dict], per_binding:
     from hypothesis import HealthCheck, Phase, given, settings
     from hypothesis import seed as hseed
 
-    from .generator import cases
+    from ..cases.generator import cases
 
     counts = {"drawn": 0, "valid": 0, "why": "", "error": ""}
     start = time.perf_counter()

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..spec.types import ELEMENT_TYPE_CODES, INT_RANGES, tensor_element
+from .onnx_types import ELEMENT_TYPE_CODES, INT_RANGES, tensor_element
 
-from ..numpy_types import NUMPY_DTYPES, elem_from_dtype  # noqa: F401 - re-exported for the harness
+from .numpy_types import NUMPY_DTYPES, elem_from_dtype  # noqa: F401 - re-exported for the harness
 
 FLOATS = ("float", "double", "float16", "bfloat16", "float8e4m3fn", "float8e4m3fnuz", "float8e5m2",
           "float8e5m2fnuz", "float4e2m1", "float8e8m0", "float6e2m3", "float6e3m2")

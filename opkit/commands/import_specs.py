@@ -5,12 +5,12 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 
-from .importers.merge import merge_spec
-from .spec.diagnostics import Diagnostic
-from .spec.dump import dump_spec
-from .spec.load import load_spec_file
-from .spec.model import OpSpec
-from .writer import WriteResult, write_files
+from ..importers.merge import merge_spec
+from ..spec.diagnostics import Diagnostic
+from ..spec.dump import dump_spec
+from ..spec.load import load_spec_file
+from ..spec.model import OpSpec
+from ..core.atomic_files import WriteResult, write_files
 
 IMPORTERS: dict[str, tuple[str, str]] = {
     # name -> (module:function, what it needs installed)
@@ -60,8 +60,8 @@ def import_examples(specs_dir: str, *, check: bool = False, only: set[str] | Non
     loader's reason. Returns (WriteResult, ExampleImport, problems of specs on disk)."""
     from dataclasses import replace
 
-    from .importers.onnx_examples import DEFAULT_MAX_ELEMENTS, import_examples as collect, is_imported
-    from .spec.load import spec_files
+    from ..importers.onnx_examples import DEFAULT_MAX_ELEMENTS, import_examples as collect, is_imported
+    from ..spec.load import spec_files
 
     on_disk: dict[tuple[str, str], tuple[str, OpSpec]] = {}
     problems: list[Diagnostic] = []
@@ -120,9 +120,9 @@ def stated_precision(spec: OpSpec, version, example, precision: tuple[float, flo
     to relax."""
     from dataclasses import replace
 
-    from .conformance.harness import example_case
-    from .conformance.outcomes import PASS
-    from .conformance.runner import check_outputs
+    from ..conformance.harness import example_case
+    from ..results.outcomes import PASS
+    from ..conformance.runner import check_outputs
 
     if not precision or not any(precision) or version.draws:
         return example
@@ -146,8 +146,8 @@ def _reference_outputs(version, case) -> tuple[list, list]:
     import numpy as np
     from onnx.reference import ReferenceEvaluator
 
-    from .backends.reference import ReferenceBackend
-    from .conformance.model import build
+    from ..backends.reference import ReferenceBackend
+    from ..cases.onnx_model import build
 
     built = build(case, version)
     with warnings.catch_warnings(), np.errstate(all="ignore"):
@@ -161,8 +161,8 @@ def _within_snippet(version, expected: tuple, actual: list) -> bool:
     """Whether ``actual`` passes the page snippet's float comparison (opkit.emit.docs_pages)."""
     import numpy as np
 
-    from .emit.docs_pages import snippet_tolerance
-    from .numpy_types import elem_from_dtype
+    from ..emit.docs_pages import snippet_tolerance
+    from ..core.numpy_types import elem_from_dtype
 
     for want, got in zip(expected, actual):
         if not isinstance(want, np.ndarray) or want.dtype.kind not in "fc":

@@ -22,11 +22,11 @@ from typing import Any
 import numpy as np
 from hypothesis import strategies as st
 
-from .conformance.dtypes import COMPLEX, FLOATS, NUMPY_DTYPES, elem_of, np_dtype
-from .spec.model import Attribute, FormalParameter, OpSpec, OpVersion, RankRule
-from .spec.type_rules import binding_violation, type_rules
-from .spec.types import INT_RANGES, tensor_element
-from .values import describe_value, element_of, is_container_type, runtime_value, value_size
+from ..core.dtypes import COMPLEX, FLOATS, NUMPY_DTYPES, elem_of, np_dtype
+from ..spec.model import Attribute, FormalParameter, OpSpec, OpVersion, RankRule
+from ..spec.type_rules import binding_violation, type_rules
+from ..core.onnx_types import INT_RANGES, tensor_element
+from ..core.values import describe_value, element_of, is_container_type, runtime_value, value_size
 
 ABSENT: Any = None
 MAX_RANK = 5  # unbounded rank rules draw up to this rank
@@ -64,7 +64,7 @@ class Case:
         return out
 
     def positional(self) -> list:
-        """The inputs as the kernel takes them (an empty optional is None: ``opkit.values``)."""
+        """The inputs as the kernel takes them (an empty optional is None: ``opkit.core.values``)."""
         return [runtime_value(a) for _, a in self.inputs]
 
     def __repr__(self) -> str:
@@ -107,7 +107,7 @@ def tensor_types(types) -> list[str]:
 
 def bindable_types(types) -> list[str]:
     """The types of a constraint opkit can draw values of: plain tensors NumPy can hold, sequences
-    of them, and optionals of either (``opkit.values`` says how those are held). Maps and sparse
+    of them, and optionals of either (``opkit.core.values`` says how those are held). Maps and sparse
     tensors are left out."""
     out = []
     for t in types:
@@ -126,7 +126,7 @@ def type_links(version: OpVersion) -> tuple:
     ``opkit.spec.type_links``: drawn bindings never pair a sequence with another element type."""
     hit = _LINKS.get(id(version))
     if hit is None or hit[0] is not version:
-        from .spec.type_links import find_links
+        from ..spec.type_links import find_links
 
         pools = {n: bindable_types(version.type_constraint(n).types) for n in used_type_params(version)}
         hit = _LINKS[id(version)] = (version, find_links(version, pools))
@@ -537,7 +537,7 @@ def bind_type_attributes(version: OpVersion, binding: dict[str, str], attrs: dic
     if not out_params:
         return attrs
     elem = element_of(binding[out_params[0]]) or elem_of(binding[out_params[0]])  # SequenceEmpty's dtype: what S holds
-    from .spec.types import ELEMENT_TYPE_CODES
+    from ..core.onnx_types import ELEMENT_TYPE_CODES
 
     attrs = dict(attrs)
     for attr in version.attributes:

@@ -102,7 +102,7 @@ def _worker_problems(backends: list, digests: dict[str, str], opkit_version: str
     """What keeps this worker from running the run's tasks (empty: nothing)."""
     from .. import __version__
     from ..backends.registry import BackendUnavailable
-    from .cli import _check_available
+    from .session import _check_available
 
     if __version__ != opkit_version:
         return [f"opkit {__version__}, the client has {opkit_version}"]
@@ -149,7 +149,7 @@ def _activate(project_json: dict | None) -> None:
     """Make the client's project the one this worker process looks specs and kernels up in."""
     if project_json is None:
         return
-    from .. import project as projects
+    from ..core import project as projects
 
     wanted = projects._from_json(dict(project_json))
     if projects.active() != wanted:
@@ -159,7 +159,7 @@ def _activate(project_json: dict | None) -> None:
 def _backend_worker(job: dict):
     """This thread's backend process for the job's backend and limits, started on first use and
     kept for the thread's next op (the oldest one closed when the thread has too many)."""
-    from .worker import InProcess, Worker
+    from ..conformance.worker import InProcess, Worker
 
     cache = getattr(_THREAD, "backends", None)
     if cache is None:
@@ -191,8 +191,8 @@ def run_task(job: dict, run_id: str, topic: str, index: int) -> dict:
 
     from distributed import get_worker
 
-    from .cli import run_unit
-    from .runner import stop_thread_on
+    from .session import run_unit
+    from ..conformance.runner import stop_thread_on
 
     warnings.simplefilter("ignore")  # kernels' numeric warnings are not outcomes
     worker = get_worker()
@@ -250,7 +250,7 @@ def _weight(versions, max_bindings: int | None) -> int:
     sweep ends on small tasks instead of one big one on a single worker (Trilu-14: 150 cases)."""
     import math
 
-    from ..strategies import PROBE_LIMIT
+    from ..cases.strategies import PROBE_LIMIT
 
     total = 0
     for version in versions:
@@ -398,7 +398,7 @@ class Cluster:
         ``run.progress`` sees every case as it finishes."""
         from distributed import as_completed
 
-        from .runner import check_stop
+        from ..conformance.runner import check_stop
 
         topic = f"opkit-{self.run_id}-{position}"
         run.progress.detail = self.progress_detail
@@ -406,7 +406,7 @@ class Cluster:
         self.client.subscribe_topic(topic, lambda event: self.inbox.append(("case", position, event[1])))
         if position == 0:
             self.client.subscribe_topic("all", lambda event: self.inbox.append(("cluster", position, event[1])))
-        from ..project import _to_json, active
+        from ..core.project import _to_json, active
 
         job = {**job, "progress": None, "project": _to_json(active())}
         futures = {}
@@ -479,8 +479,8 @@ class Cluster:
     def _failed_record(self, unit: Unit, backend: str, job: dict, exc: BaseException, finished: int = 0) -> dict:
         from distributed import KilledWorker
 
-        from .cli import _runner_error
-        from .outcomes import CRASH
+        from .session import _runner_error
+        from ..results.outcomes import CRASH
 
         record = _runner_error(unit.path, backend, exc)
         if unit.versions:

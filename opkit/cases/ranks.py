@@ -23,10 +23,10 @@ import onnx
 from onnx import helper
 
 from ..spec.model import OpVersion
-from ..spec.types import proto_domain
-from ..strategies import MAX_RANK, TYPE_ATTRIBUTES, bind_type_attributes, cache_by_identity, param_elem
-from .dtypes import onnx_code
-from .model import DEFAULT_AI_ONNX_OPSET, graph_output_name, onnx_knows
+from ..core.onnx_types import proto_domain
+from .strategies import MAX_RANK, TYPE_ATTRIBUTES, bind_type_attributes, cache_by_identity, param_elem
+from ..core.dtypes import onnx_code
+from .onnx_model import DEFAULT_AI_ONNX_OPSET, graph_output_name, onnx_knows
 
 MAX_PROBE_RANK = MAX_RANK  # the highest rank strategies draw
 MAX_JOINT = 400  # joint combinations checked; above this only the per-input probes apply

@@ -30,7 +30,8 @@ try:  # Python 3.11+
 except ModuleNotFoundError:  # pragma: no cover - Python 3.10
     import tomli as tomllib  # type: ignore[no-redef]
 
-PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+# this file is opkit/core/project.py: the package is one folder up
+PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # the checkout this package was installed from (editable installs)
 SOURCE_ROOT = os.path.dirname(PACKAGE_DIR)
 # where a wheel carries the built-in specs and their generated kernels and tests (setup.py copies
@@ -263,7 +264,7 @@ def activate(project: Project) -> Project:
 
 
 # modules that cache lookups made for the active project, each with a clear_caches()
-_LOOKUP_CACHES = ("opkit.catalog", "opkit.kernels.registry", "opkit.conformance.harness",
+_LOOKUP_CACHES = ("opkit.spec.catalog", "opkit.kernels.registry", "opkit.conformance.harness",
                   "opkit.backends.reference")
 
 

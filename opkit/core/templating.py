@@ -28,9 +28,3 @@ def environment(folder: str) -> jinja2.Environment:
     return env
 
 
-def snake(name: str) -> str:
-    """Op name -> module/function name: 'GatherND' -> 'gather_nd', 'Trilu' -> 'trilu'."""
-    import re
-
-    s = re.sub(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])", "_", name)
-    return re.sub(r"\W", "_", s).lower()

@@ -264,7 +264,7 @@ def _binding_not_run(entry: Expectation, spec, cases: list[dict]) -> bool:
     """True when some type binding the entry names exists for the op but no case of the run used
     it (the run tested a subset of the bindings)."""
     try:
-        from ..strategies import all_bindings
+        from ..cases.strategies import all_bindings
     except ImportError:  # pragma: no cover
         return False
     ran = {tuple(sorted(c.get("types", {}).items())) for c in cases
@@ -289,7 +289,7 @@ def default_expectations_path(root: str, backend_name: str) -> str:
 def default_expectation_files(backend_name: str) -> list[str]:
     """The expectation files that apply when none is named: the project's own for the backend, then
     the one opkit ships for its built-in ops (both when they exist)."""
-    from ..project import active, builtin_expectations
+    from ..core.project import active, builtin_expectations
 
     found = []
     for folder in (active().expectations, builtin_expectations()):

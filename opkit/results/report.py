@@ -2,7 +2,7 @@
 
 The document layout is described in docs/conformance-report.md; ``REPORT_SCHEMA`` is its JSON
 Schema (also written next to a report with ``--report`` as ``<report>.schema.json`` on request and
-published at opkit/conformance/report.schema.json).
+published at opkit/results/report.schema.json).
 
 ``write_report`` is atomic (a temporary file beside the report, fsynced, renamed over it: readers
 and runs killed at any moment see the old report or the complete new one); ``read_report`` loads
@@ -25,7 +25,7 @@ from collections import Counter, defaultdict
 
 from .outcomes import FAILING, LETTERS, OUTCOMES, SUCCESS, SUITES, UNTESTED, run_ok
 from .causes import causes, runtime_output_lines
-from .second_opinion import VERDICTS, needs_review, opinion_lines
+from ..conformance.second_opinion import VERDICTS, needs_review, opinion_lines
 
 SCHEMA_ID = "https://opkit.dev/schemas/conformance-report-1.json"
 FORMAT = "opkit-conformance-report/1"
@@ -112,7 +112,7 @@ REPORT_SCHEMA: dict = {
             },
         }},
         "causes": {
-            "description": "The failures grouped by root cause (opkit.conformance.causes): per backend and op, "
+            "description": "The failures grouped by root cause (opkit.results.causes): per backend and op, "
                            "cases sharing outcome, message class and input feature, with the op versions and "
                            "types they span and the smallest failing case. Absent when nothing failed.",
             "type": "array", "items": {
@@ -164,7 +164,7 @@ def environment(backends: list[dict], seed: int) -> dict:
 def project_path(path: str) -> str:
     """A file a report names, as committed: relative to the project root, ``<opkit>/...`` for
     opkit's own files, else its name only; never the folder the report was made in."""
-    from ..project import active, builtin_root
+    from ..core.project import active, builtin_root
 
     full = os.path.abspath(path)
     for base, prefix in ((active().root, ""), (builtin_root(), "<opkit>/")):
@@ -387,7 +387,7 @@ class ReportError(ValueError):
 def read_report(path: str) -> dict:
     """Load a report written by ``write_report``; raise ``ReportError`` (one line: the file, and
     the position in it for broken JSON) when it cannot be read or is not a conformance report."""
-    from ..jsonfiles import JSONFileError, read_json
+    from ..core.jsonfiles import JSONFileError, read_json
 
     try:
         data = read_json(path)  # one reader of committed JSON: PATH:LINE:COL: not valid JSON (...)

@@ -19,11 +19,11 @@ import os
 import sys
 import time
 
-from .emit import GenContext, emitters
-from .jsonfiles import JSONFileError
-from .project import Project
-from .spec.load import load_specs
-from .writer import WriteError, check_paths, locked, write_files
+from . import GenContext, emitters
+from ..core.jsonfiles import JSONFileError
+from ..core.project import Project
+from ..spec.load import load_specs
+from ..core.atomic_files import WriteError, check_paths, locked, write_files
 
 GENERATED = "generated/"
 # emitters that describe opkit itself (or reproduce ONNX's own changelog), not a project's ops
@@ -129,8 +129,8 @@ def generate(project: Project, *, check: bool = False, only: list[str] | None = 
 def stale_kernels(project: Project, specs: list) -> list[str]:
     """Project ops among ``specs`` whose generated kernel file is missing or older than the spec:
     testing them would test yesterday's kernel (or none), so ``opkit test`` asks for ``opkit gen``."""
-    from . import catalog
-    from .emit import kernels
+    from ..spec import catalog
+    from . import kernels
 
     # the catalogue knows which tree each op comes from (opkit's checkout: all built-in, checked by gen --check)
     mine = [s for s in specs if (entry := catalog.find(s.domain, s.name)) is not None and not entry.tree.builtin]

@@ -17,7 +17,7 @@ from dataclasses import replace
 
 import onnx
 
-from .model import BuiltModel
+from .onnx_model import BuiltModel
 
 
 def unshaped_outputs(model: onnx.ModelProto) -> list[str]:

@@ -14,7 +14,7 @@ import dataclasses
 import numpy as np
 
 from .allowance import Allowance, class_allowance
-from .dtypes import COMPLEX, FLOATS, elem_from_dtype, elem_of
+from ..core.dtypes import COMPLEX, FLOATS, elem_from_dtype, elem_of
 from .ulp import ulp
 
 # What compare() holds floats to when its caller names no allowance: one correctly rounded

@@ -1,0 +1,1 @@
+"""The results layer: outcomes, the typed case record, reports, causes, verdict words, recall."""
