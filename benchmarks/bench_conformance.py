@@ -25,8 +25,10 @@ import unittest
 def bench_opkit(max_examples: int, isolate: bool, types) -> dict:
     from opkit.backends.registry import resolve
     from opkit.conformance import harness
-    from opkit.conformance.runner import BackendRunner, Runner
-    from opkit.conformance.worker import InProcess, Worker
+    from opkit.conformance.backend_runner import BackendRunner
+    from opkit.conformance.runner import Runner
+    from opkit.conformance.worker_engine import InProcess
+    from opkit.conformance.worker import Worker
 
     spec = harness.load_op("ai.onnx", "Trilu")
     worker = (Worker if isolate else InProcess)(resolve("onnxruntime"), timeout=30)

@@ -66,9 +66,10 @@ class _TimedBackend:
 def bench(name: str, op: str, max_examples: int, seed: int = 0) -> dict:
     from opkit.backends import _runtime_common as common
     from opkit.backends.registry import BackendUnavailable, resolve
-    from opkit.run.session import _select_specs
-    from opkit.conformance.runner import BackendRunner, Runner
-    from opkit.conformance.worker import InProcess
+    from opkit.run.resolve import _select_specs
+    from opkit.conformance.backend_runner import BackendRunner
+    from opkit.conformance.runner import Runner
+    from opkit.conformance.worker_engine import InProcess
 
     spec_b = resolve(name)
     worker = InProcess(spec_b)

@@ -46,7 +46,7 @@ def _measure(job):
     from opkit.cases.generator import generatable
     from opkit.conformance.validity import Validity, measure, spread
     from opkit.conformance import harness
-    from opkit.cases.strategies import covering_bindings
+    from opkit.cases.bindings import covering_bindings
 
     spec = harness.load_op(domain, op)
     version = spec.version(since)

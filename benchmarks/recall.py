@@ -44,7 +44,7 @@ from opkit.results.recall import (
     recall,
     settle,
 )
-from opkit.emit.findings import load_audit  # noqa: E402
+from opkit.results.audit import load_audit  # noqa: E402
 
 
 def _table(rows: list[tuple], header: tuple) -> str:

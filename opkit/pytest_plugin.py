@@ -97,7 +97,8 @@ def pytest_collection_modifyitems(config, items):
 def _make_handle(name: str, config):
     from opkit.backends.registry import BackendNotFound, resolve
     from opkit.results.outcomes import Expectations, default_expectation_files, load_expectations
-    from opkit.conformance.runner import BackendRunner, Runner
+    from opkit.conformance.backend_runner import BackendRunner
+    from opkit.conformance.runner import Runner
     from opkit.conformance.worker import Worker
 
     try:

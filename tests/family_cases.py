@@ -8,7 +8,7 @@ from hypothesis import HealthCheck, Phase, given, seed, settings
 from opkit.cases import cases
 from opkit.conformance.validity import measure, spread
 from opkit.conformance import harness
-from opkit.cases.strategies import covering_bindings
+from opkit.cases.bindings import covering_bindings
 
 
 def kernel_versions(ops, keep=lambda spec, version: True, domain: str = "ai.onnx") -> list:

@@ -50,11 +50,11 @@ def _swallows(o):
 def _swallows_forever(o):
     """A library that, once the run was asked to stop, loops for ever swallowing every
     KeyboardInterrupt (only the watchdog can end the run). In process only (--no-isolate)."""
-    from opkit.conformance import runner
+    from opkit.conformance import stopping
 
     _log()
     deadline = time.monotonic() + _delay()
-    while time.monotonic() < deadline or getattr(runner, "stop_requested", lambda: False)():
+    while time.monotonic() < deadline or stopping.stop_requested():
         try:
             time.sleep(0.01)
         except KeyboardInterrupt:

@@ -25,10 +25,11 @@ from opkit.backends.onnx_bytes import from_raw_bytes, packed_size, raw_bytes
 from opkit.backends.registry import create, resolve
 from opkit.conformance import harness
 from opkit.cases.onnx_model import build
-from opkit.results.report import skipped_text
-from opkit.conformance.runner import BackendRunner, Runner
-from opkit.conformance.worker import OK, InProcess, Result
-from opkit.cases.strategies import make_case
+from opkit.results.report_text import skipped_text
+from opkit.conformance.backend_runner import BackendRunner
+from opkit.conformance.runner import Runner
+from opkit.conformance.worker_engine import OK, InProcess, Result
+from opkit.cases.case import make_case
 
 ort = pytest.importorskip("onnxruntime")
 
@@ -288,7 +289,7 @@ def test_repro_bundles_feed_onnxruntime_packed_4bit(tmp_path):
     """repro.py reruns an int4 case on onnxruntime and finds the outputs it should (it fed one
     element per byte, so onnxruntime read other values and the bundle reported a mismatch)."""
     from opkit.conformance.repro import ReproWriter
-    from opkit.conformance.runner import Exec
+    from opkit.conformance.case_exec import Exec
 
     spec = harness.load_op("ai.onnx", "Cast")
     v = spec.version(21)

@@ -7,8 +7,9 @@ import numpy as np
 
 from opkit.backends.onnxruntime_versions import OLDEST_AI_ONNX_OPSET
 from opkit.conformance import harness
-from opkit.conformance.runner import BackendRunner, Runner
-from opkit.cases.strategies import Case
+from opkit.conformance.backend_runner import BackendRunner
+from opkit.conformance.runner import Runner
+from opkit.cases.case import Case
 
 ADD = harness.load_op("ai.onnx", "Add")  # 1, 6, 7, 13, 14
 ABS = harness.load_op("ai.onnx", "Abs")  # 1, 6, 13

@@ -11,7 +11,7 @@ from opkit.cases import cases, generatable
 from opkit.cases.generator import clear_caches
 from opkit.conformance.validity import measure
 from opkit.conformance import harness
-from opkit.cases.strategies import NotGeneratable
+from opkit.cases.case import NotGeneratable
 
 
 def collect(strategy, n=40):
@@ -70,7 +70,7 @@ def test_shape_tensors_fed_as_graph_inputs_pass_onnx_inference():
     import numpy as np
 
     from opkit.cases.onnx_model import build
-    from opkit.cases.strategies import make_case
+    from opkit.cases.case import make_case
 
     spec = harness.load_op("ai.onnx", "Resize")
     version = spec.version(19)
@@ -91,8 +91,9 @@ def test_every_family_name_has_a_hook():
 
 def test_a_hook_that_cannot_build_the_version_is_untested_at_the_generate_stage():
     from opkit.backends.registry import resolve
-    from opkit.conformance.runner import BackendRunner, Runner
-    from opkit.conformance.worker import InProcess
+    from opkit.conformance.backend_runner import BackendRunner
+    from opkit.conformance.runner import Runner
+    from opkit.conformance.worker_engine import InProcess
 
     spec = harness.load_op("ai.onnx", "Relu")
     misfiled = dataclasses.replace(spec.version(14), family="window")  # the window hook has no builder for Relu

@@ -44,7 +44,7 @@ def test_what_the_text_leaves_undefined():
     assert e8m0_cast_defined(np.float32([3.0, 2.0 ** 100]), "float8e8m0", 1, "down")  # in range: every mode
     assert e8m0_cast_defined(np.float32([-1.5]), "float8e4m3fn")  # other targets: not this rule
     spec = harness.load_op("ai.onnx", "CastLike")
-    from opkit.cases.strategies import make_case
+    from opkit.cases.case import make_case
 
     case = make_case(spec, spec.version(24), {"T1": "tensor(float)", "T2": "tensor(float8e8m0)"},
                      {"saturate": 0, "round_mode": "up"},

@@ -25,7 +25,7 @@ pytest.importorskip("onnxruntime", reason="the cluster sweeps run onnxruntime")
 import dask  # noqa: E402
 
 from opkit.cli import main  # noqa: E402
-from opkit.conformance import runner  # noqa: E402
+from opkit.conformance import stopping  # noqa: E402
 from opkit.results.report import validate_report  # noqa: E402
 
 # four cheap ops, every type binding each (passes, refusals and load errors among them)
@@ -135,7 +135,7 @@ def test_an_interrupted_run_keeps_its_finished_cases_and_stops_its_tasks(cluster
     deadline = time.monotonic() + 60
     while len(_streamed(client)) < before + 3 and time.monotonic() < deadline:  # _info and 2 cases
         time.sleep(0.02)
-    runner.request_stop()  # what Ctrl-C does (the run is in a thread here: no signal handler)
+    stopping.request_stop()  # what Ctrl-C does (the run is in a thread here: no signal handler)
     thread.join(60)
     assert out.get("code") == 130
     report = json.loads(path.read_text())
@@ -207,7 +207,8 @@ def test_a_killed_worker_with_the_backend_isolated_is_charged_to_opkit_not_the_b
     died is opkit's runner (or the machine), so the op version is 'untested', as a -j pool's is."""
     from distributed import KilledWorker
 
-    from opkit.run.cluster import Cluster, Unit
+    from opkit.run.cluster import Cluster
+    from opkit.run.cluster_units import Unit
     from opkit.core.project import active
 
     class Dead:
@@ -216,10 +217,10 @@ def test_a_killed_worker_with_the_backend_isolated_is_charged_to_opkit_not_the_b
     path = os.path.join(active().trees[0].specs, "ai.onnx", "Relu.yaml")
     cluster = Cluster("tcp://127.0.0.1:8786", "--scheduler")
     killed = KilledWorker("opkit-x-0-1-Relu-6", Dead(), 3)
-    isolated = cluster._failed_record(Unit(path, "Relu", (6,), False), "onnxruntime", {"no_isolate": False}, killed)
+    isolated = cluster._failed_record(Unit(path, "Relu", (6,), False), "onnxruntime", False, killed)  # no_isolate
     assert (isolated["outcome"], isolated["version"], isolated["details"]["workers_died"]) == ("untested", 6, 4)
     assert "tcp://10.0.0.7:4321" in isolated["message"] and "reported before" not in isolated["message"]
-    in_process = cluster._failed_record(Unit(path, "Relu"), "onnxruntime", {"no_isolate": True}, killed, finished=2)
+    in_process = cluster._failed_record(Unit(path, "Relu"), "onnxruntime", True, killed, finished=2)
     assert in_process["outcome"] == "crash" and "reported before this one" in in_process["message"]
     assert cluster.failed == []  # dying workers are the report's news, not a failed run
 
@@ -227,7 +228,7 @@ def test_a_killed_worker_with_the_backend_isolated_is_charged_to_opkit_not_the_b
 def test_an_op_is_split_by_version_with_its_lowerings_in_the_last_task():
     from types import SimpleNamespace as NS
 
-    from opkit.run.cluster import Unit, units
+    from opkit.run.cluster_units import Unit, units
 
     def version(since, types=2, properties=0, examples=0):
         return NS(since=since, type_constraints=(NS(types=("t",) * types),), properties=("p",) * properties,

@@ -10,8 +10,9 @@ from onnx import TensorProto, helper
 from opkit.backends.registry import BackendNotFound, create, resolve
 from opkit.conformance import harness
 from opkit.cases.onnx_model import build, signature_key
-from opkit.conformance.worker import InProcess, Worker
-from opkit.cases.strategies import make_case
+from opkit.conformance.worker_engine import InProcess
+from opkit.conformance.worker import Worker
+from opkit.cases.case import make_case
 
 SPEC = harness.load_op("ai.onnx", "Trilu")
 MS = harness.load_op("com.microsoft", "Trilu")
@@ -129,7 +130,8 @@ def test_onnxruntime_keeps_0d_ml_dtypes_inputs_0d():
     from opkit.backends.onnxruntime import OnnxRuntimeBackend
     from opkit.conformance import harness
     from opkit.cases.onnx_model import build
-    from opkit.cases.strategies import cast, make_case
+    from opkit.cases.draws import cast
+    from opkit.cases.case import make_case
 
     spec = harness.load_op("ai.onnx", "Identity")
     version = spec.version(13)

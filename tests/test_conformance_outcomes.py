@@ -9,7 +9,8 @@ from opkit.backends.registry import resolve
 from opkit.conformance import harness
 from opkit.conformance.output_compare import Mismatch, compare, equal
 from opkit.results.outcomes import ExpectationsError, Expectations, load_expectations
-from opkit.conformance.runner import BackendRunner, Runner
+from opkit.conformance.backend_runner import BackendRunner
+from opkit.conformance.runner import Runner
 from opkit.conformance.worker import Worker
 
 FAKES = "test_conformance_fakes"

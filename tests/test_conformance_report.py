@@ -7,7 +7,8 @@ import json
 import pytest
 
 from opkit.run import session
-from opkit.results.report import REPORT_SCHEMA, summary_table, validate_report
+from opkit.results.report import REPORT_SCHEMA, validate_report
+from opkit.results.report_text import summary_table
 
 
 def run(*argv):

@@ -12,7 +12,8 @@ import numpy as np
 from opkit.backends.registry import resolve
 from opkit.conformance import harness
 from opkit.conformance.repro import ReproWriter
-from opkit.conformance.runner import BackendRunner, Runner
+from opkit.conformance.backend_runner import BackendRunner
+from opkit.conformance.runner import Runner
 from opkit.conformance.worker import Worker
 
 HERE = os.path.dirname(os.path.abspath(__file__))

@@ -14,10 +14,12 @@ from opkit.conformance import harness
 from opkit.cases.onnx_model import build
 from opkit.cases.ranks import ABSENT, rank_plan
 from opkit.results.report import validate_report
-from opkit.conformance.runner import BackendRunner, Runner
-from opkit.conformance.worker import InProcess, Worker
+from opkit.conformance.backend_runner import BackendRunner
+from opkit.conformance.runner import Runner
+from opkit.conformance.worker_engine import InProcess
+from opkit.conformance.worker import Worker
 from opkit.cases import cases
-from opkit.cases.strategies import make_case
+from opkit.cases.case import make_case
 
 from test_conformance_outcomes import FAKES, TYPES
 

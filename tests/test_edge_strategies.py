@@ -12,9 +12,10 @@ from opkit.backends.registry import resolve
 from opkit.cases.edges import EDGE_SHARE, LONG_AXIS, STRATEGIES, applicable, apply_edge
 from opkit.cases.generator import cases
 from opkit.conformance import harness
-from opkit.conformance.runner import BackendRunner, Runner
+from opkit.conformance.backend_runner import BackendRunner
+from opkit.conformance.runner import Runner
 from opkit.conformance.worker import Worker
-from opkit.cases.strategies import Case
+from opkit.cases.case import Case
 
 FAKES = "test_conformance_fakes"
 
@@ -137,7 +138,7 @@ def test_the_sweep_sets_flag_and_enumerated_attributes_on_cases_no_hook_built():
     keeps attribute values apart on purpose (Pad's reflect only with pads below the size, TopK's
     sorted=0 never, its order being open), and the sweep once charged onnxruntime with both."""
     from opkit.cases.edges import _attribute_pairs, sweep
-    from opkit.cases.strategies import make_case
+    from opkit.cases.case import make_case
 
     trilu_spec = harness.load_op("ai.onnx", "Trilu")
     trilu = trilu_spec.version(14)

@@ -8,9 +8,9 @@ import textwrap
 import numpy as np
 
 from opkit.conformance import harness
-from opkit.conformance.runner import example_exec
-from opkit.conformance.worker import Result
-from opkit.emit.docs_pages import format_tensor
+from opkit.conformance.case_exec import example_exec
+from opkit.conformance.worker_engine import Result
+from opkit.emit.page_values import format_tensor
 from opkit.spec.dump import dump_spec
 from opkit.spec.load import load_spec_file
 from opkit.spec.model import ContainerValue

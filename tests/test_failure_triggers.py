@@ -10,10 +10,13 @@ import numpy as np
 
 from opkit.backends.registry import resolve
 from opkit.conformance import harness
-from opkit.conformance.runner import BackendRunner, Runner, valid_case
+from opkit.conformance.backend_runner import BackendRunner
+from opkit.conformance.runner import Runner
+from opkit.conformance.binding_checks import valid_case
 from opkit.conformance.triggers import NON_FINITE, VALID, broken_rule, masked_by, regime, trigger
 from opkit.conformance.worker import Worker
-from opkit.cases.strategies import edge_cases, make_case
+from opkit.cases.fixed import edge_cases
+from opkit.cases.case import make_case
 
 FAKES = "test_conformance_fakes"
 TRILU = harness.load_op("ai.onnx", "Trilu")
@@ -109,7 +112,7 @@ def test_the_attribute_batch_sets_every_attribute_to_each_out_of_domain_value():
 
 
 def test_the_attribute_batch_is_asked_on_two_bases_that_say_much():
-    from opkit.conformance.runner import ATTRIBUTE_BATCH, attribute_batch
+    from opkit.conformance.attribute_batches import ATTRIBUTE_BATCH, attribute_batch
 
     pool = harness.load_op("ai.onnx", "MaxPool")
     version = pool.version(12)
@@ -131,7 +134,7 @@ def test_the_second_attribute_batch_takes_the_plainest_base_of_another_rank():
     """onnxruntime 1.16's MaxPool died on a stride of 0 and on pads of -1 on the plain path and
     gave a clean error for both with dilations of 2: the two batches went to the richest 3-D
     draws of the float16 and float bindings and found nothing."""
-    from opkit.conformance.runner import attribute_batch
+    from opkit.conformance.attribute_batches import attribute_batch
 
     pool = harness.load_op("ai.onnx", "MaxPool")
     version = pool.version(12)
@@ -157,8 +160,8 @@ def test_an_absent_list_attribute_gets_the_length_the_reference_accepts():
     """pads hold two values per axis, strides one: asked at both lengths, half the batch went to
     lists of the wrong length, and the round-robin cut at 32 never reached strides = [0, 0]."""
     from opkit.cases.hostile import attribute_variants
-    from opkit.cases.strategies import with_attribute
-    from opkit.conformance.runner import _valid
+    from opkit.cases.derived import with_attribute
+    from opkit.conformance.case_exec import _valid
 
     pool = harness.load_op("ai.onnx", "MaxPool")
     version = pool.version(12)

@@ -8,7 +8,7 @@ from hypothesis import HealthCheck, given, settings
 from opkit.cases import cases
 from opkit.conformance.validity import measure
 from opkit.conformance import harness
-from opkit.cases.strategies import covering_bindings
+from opkit.cases.bindings import covering_bindings
 
 
 @pytest.mark.parametrize("op", ["Constant", "NonMaxSuppression", "Hardmax"])

@@ -11,7 +11,7 @@ from onnx import helper
 
 from opkit.conformance.validity import measure, spread
 from opkit.conformance import harness
-from opkit.cases.strategies import covering_bindings
+from opkit.cases.bindings import covering_bindings
 
 from family_cases import draw_cases
 

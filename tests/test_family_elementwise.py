@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from opkit.conformance import harness
-from opkit.cases.strategies import make_case
+from opkit.cases.case import make_case
 
 from family_cases import kernel_versions, op_cases, assert_mostly_valid
 

@@ -46,7 +46,7 @@ def test_gemm_transposes_and_broadcast_c():
 
 def test_det_float16_kernel():
     spec = harness.load_op("ai.onnx", "Det")
-    from opkit.cases.strategies import make_case
+    from opkit.cases.case import make_case
     version = spec.version(22)
     x = np.array([[[2, 1], [1, 3]]], dtype=np.float16)
     case = make_case(spec, version, {"T": "tensor(float16)"}, {}, [("X", x)])

@@ -9,7 +9,7 @@ import onnx
 from opkit.conformance.validity import measure, spread
 from opkit.conformance import harness
 from opkit.cases import onnx_model as model
-from opkit.cases.strategies import covering_bindings
+from opkit.cases.bindings import covering_bindings
 
 from family_cases import kernel_versions, op_cases
 

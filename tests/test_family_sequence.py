@@ -19,9 +19,11 @@ from opkit.conformance import harness
 from opkit.conformance.output_compare import Mismatch, compare_value
 from opkit.cases.onnx_model import build
 from opkit.conformance.repro import ReproWriter
-from opkit.conformance.runner import BackendRunner, Runner
-from opkit.conformance.worker import InProcess
-from opkit.cases.strategies import all_bindings, covering_bindings, make_case, type_links
+from opkit.conformance.backend_runner import BackendRunner
+from opkit.conformance.runner import Runner
+from opkit.conformance.worker_engine import InProcess
+from opkit.cases.bindings import all_bindings, covering_bindings, type_links
+from opkit.cases.case import make_case
 from opkit.core.values import EMPTY_OPTIONAL
 
 OPS = ("ConcatFromSequence", "Optional", "OptionalGetElement", "OptionalHasElement", "SequenceAt",

@@ -160,7 +160,7 @@ def test_range_span_past_the_type_is_undefined(since):
     """The text counts max(ceil((limit - start) / delta), 0) exactly; ONNX's function body for Range
     subtracts in the type and divides in float32: int32 Range(-2^31, 2^31 - 1, 2^30) has 4 elements
     by one, none by the other (onnxruntime 1.16), so opkit asks neither."""
-    from opkit.cases.strategies import make_case
+    from opkit.cases.case import make_case
 
     spec = harness.load_op("ai.onnx", "Range")
     version = spec.version(since)
@@ -255,7 +255,7 @@ def test_affine_grid_draws_the_texts_shapes_and_leaves_undefined_ones_out():
     extent >= 1; with align_corners no spatial extent of 1 (the one pixel's centre is both -1 and 1:
     the function body gives NaN or -1, PyTorch 0, onnxruntime 1); no 2-D batch of one (the function
     body's Squeeze without axes fails on it, where the doc defines a grid)."""
-    from opkit.cases.strategies import make_case
+    from opkit.cases.case import make_case
 
     drawn = _drawn("AffineGrid", 20, 80)
     seen = set()
@@ -288,7 +288,7 @@ def test_grid_sample_cubic_border_stays_inside_the_grid():
     """Cubic with border padding outside [-1, 1] is undefined (rule CUBIC_BORDER: the location may
     be clamped first, -2.0, or the kernel evaluated past the border, PyTorch's and onnxruntime's
     -2.1318): such grids are clipped to [-1, 1]; other modes still go past the border."""
-    from opkit.cases.strategies import make_case
+    from opkit.cases.case import make_case
 
     outside = {"cubic_border": 0, "other": 0}
     for since in (16, 20):
@@ -310,7 +310,7 @@ def test_grid_sample_nearest_near_a_tie_is_undefined():
     0.50000825 (pixel 1) exactly, but a tie in float32 arithmetic for 5.96e-8 (onnxruntime took
     pixel 0 where opkit took 1, 19 of 54 elements): locations within float32 rounding of a tie are
     left out (rule NEAR_TIE); exact ties and clear locations stay."""
-    from opkit.cases.strategies import make_case
+    from opkit.cases.case import make_case
 
     spec = harness.load_op("ai.onnx", "GridSample")
 

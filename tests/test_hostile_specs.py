@@ -22,7 +22,8 @@ import sys
 import pytest
 
 from opkit.emit.kernels import TEMPLATE_DIR, known_templates
-from opkit.spec.load import TEMPLATE_CODE_PARAMS, load_spec_file, load_specs
+from opkit.spec.embedded_python import TEMPLATE_CODE_PARAMS
+from opkit.spec.load import load_spec_file, load_specs
 
 SPEC = ("op: {op}\ndomain: {domain}\nversions:\n- since: 1\n  inputs:\n  - {{name: X, type: tensor(float)}}\n"
         "  outputs:\n  - {{name: Y, type: tensor(float)}}\n")
@@ -294,7 +295,7 @@ NOT_CODE = {"accumulate", "mean"}  # template params that steer the template (co
 
 def test_template_code_params_cover_every_template():
     """Every param a template reads is either code the validator checks or known not to be: a new
-    template or param has to be classified here and in load.TEMPLATE_CODE_PARAMS."""
+    template or param has to be classified here and in embedded_python.TEMPLATE_CODE_PARAMS."""
     assert set(TEMPLATE_CODE_PARAMS) == set(known_templates())
     for name in known_templates():
         with open(os.path.join(TEMPLATE_DIR, f"{name}.py.j2"), encoding="utf-8") as f:

@@ -143,7 +143,7 @@ def test_ai_onnx_pages_have_examples_in_their_newest_version(committed):
 
 def test_every_page_snippet_runs(committed):
     """Each example's snippet, as the op page prints it, builds the model, runs it and passes."""
-    from opkit.emit.docs_pages import snippet
+    from opkit.emit.page_examples import snippet
 
     failures = []
     for spec in committed:

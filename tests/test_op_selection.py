@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from opkit.conformance import harness
-from opkit.run.cluster import units
+from opkit.run.cluster_units import units
 from opkit.run.selection import SelectionError, narrow_to_opsets, parse_opsets, parse_selector, selected_versions
 
 ADD = harness.load_op("ai.onnx", "Add")  # versions 1, 6, 7, 13, 14

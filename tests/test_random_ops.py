@@ -49,7 +49,7 @@ def test_dropout_7_and_10_leave_the_inference_mask_uncompared():
     gives all false, or zeros of T at 7): the kernel expects no mask, and the copy is compared."""
     import numpy as np
 
-    from opkit.cases.strategies import make_case
+    from opkit.cases.case import make_case
 
     spec = harness.load_op("ai.onnx", "Dropout")
     for since in (7, 10):

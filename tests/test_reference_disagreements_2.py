@@ -89,8 +89,8 @@ def test_linear_attention_allowance_covers_a_float32_recurrence():
     from opkit.conformance import harness
     from opkit.conformance.allowance import allowance_for
     from opkit.results.outcomes import PASS
-    from opkit.conformance.runner import check_outputs
-    from opkit.cases.strategies import make_case
+    from opkit.conformance.case_exec import check_outputs
+    from opkit.cases.case import make_case
 
     v = [2.0, 1.0, 0.0, -2.0, -1.0, -3.0, -3.0, -3.0, -2.0, 2.0, 1.0, 3.0, 0.0, 1.0, 3.0, 2.0, 1.0, 0.0]
     q = np.array(v, np.float32).reshape(1, 3, 6)
@@ -120,8 +120,8 @@ def test_hardswish_double_accepts_the_bodys_float_alpha(version):
     further off than the alpha rounding explains still fails."""
     from opkit.conformance import harness
     from opkit.results.outcomes import MISMATCH, PASS
-    from opkit.conformance.runner import check_outputs
-    from opkit.cases.strategies import make_case
+    from opkit.conformance.case_exec import check_outputs
+    from opkit.cases.case import make_case
 
     spec = harness.load_op("ai.onnx", "HardSwish")
     ver = spec.version(version)

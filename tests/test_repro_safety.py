@@ -17,7 +17,8 @@ import pytest
 from opkit.backends.registry import resolve
 from opkit.conformance import harness
 from opkit.conformance.repro import ReproWriter, _slug, repro_script
-from opkit.conformance.runner import BackendRunner, Runner
+from opkit.conformance.backend_runner import BackendRunner
+from opkit.conformance.runner import Runner
 from opkit.conformance.worker import Worker
 from test_conformance_fakes import _Fake
 from test_conformance_repro import rerun

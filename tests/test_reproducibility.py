@@ -22,8 +22,10 @@ from hypothesis import strategies as st
 from opkit.backends.registry import resolve
 from opkit.conformance import harness
 from opkit.conformance.repro import ReproWriter
-from opkit.conformance.runner import BackendRunner, Exec, Runner
-from opkit.conformance.worker import InProcess
+from opkit.conformance.backend_runner import BackendRunner
+from opkit.conformance.case_exec import Exec
+from opkit.conformance.runner import Runner
+from opkit.conformance.worker_engine import InProcess
 from reproducibility_fakes import LowerOffByOne
 from test_conformance_repro import rerun
 
@@ -139,7 +141,7 @@ def test_draws_ignore_constants_in_loaded_modules(monkeypatch):
 
 
 def _oracle_case():
-    from opkit.cases.strategies import make_case
+    from opkit.cases.case import make_case
 
     spec = harness.load_op("ai.onnx", "Relu")
     version = spec.version(14)

@@ -10,8 +10,9 @@ from onnx import TensorProto, helper
 
 from opkit.conformance import harness
 from opkit.conformance.requested import asks_at_least, output_bytes
-from opkit.conformance.runner import BackendRunner, Runner
-from opkit.conformance.worker import CRASH, OK, Result
+from opkit.conformance.backend_runner import BackendRunner
+from opkit.conformance.runner import Runner
+from opkit.conformance.worker_engine import CRASH, OK, Result
 
 LIMIT_GB = 1 / 1024  # 1 MiB
 
@@ -72,7 +73,7 @@ def _crashes(dims, greedy, monkeypatch):
     """ConstantOfShape's robustness batch with one hostile variant of output shape ``dims``."""
     from opkit.cases.hostile import Hostile
     from opkit.conformance import runner as runner_module
-    from opkit.cases.strategies import make_case
+    from opkit.cases.case import make_case
 
     spec = harness.load_op("ai.onnx", "ConstantOfShape")
     version = spec.version(9)

@@ -8,10 +8,11 @@ from opkit.backends.registry import resolve
 from opkit.cases.hostile import hostile_variants
 from opkit.conformance import harness
 from opkit.results.causes import input_feature
-from opkit.conformance.runner import BackendRunner, Runner
+from opkit.conformance.backend_runner import BackendRunner
+from opkit.conformance.runner import Runner
 from opkit.conformance.worker import Worker
-from opkit.emit.findings import judged
-from opkit.cases.strategies import Case
+from opkit.results.audit import judged
+from opkit.cases.case import Case
 
 FAKES = "test_conformance_fakes"
 DIV = harness.load_op("ai.onnx", "Div").version(14)
@@ -158,7 +159,7 @@ def test_a_crash_of_one_binding_is_replayed_on_the_others_after_the_search():
 
 
 def test_recast_carries_values_to_another_binding_or_says_it_cannot():
-    from opkit.cases.strategies import recast
+    from opkit.cases.derived import recast
 
     case = _div_case(np.uint8)
     as_int32 = recast(case, DIV, {"T": "tensor(int32)"})
@@ -175,7 +176,7 @@ def test_opkit_test_help_names_the_robustness_suite(capsys):
     import pytest
 
     from opkit import cli
-    from opkit.run.session import SUITE_CHOICES
+    from opkit.run.options import SUITE_CHOICES
 
     with pytest.raises(SystemExit):
         cli.main(["test", "--help"])

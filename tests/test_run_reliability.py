@@ -16,7 +16,7 @@ import time
 
 import pytest
 
-from opkit.run import session
+from opkit.run import interrupts, session
 from opkit.results.report import build_report, read_report, validate_report, write_report
 
 TESTS = os.path.dirname(os.path.abspath(__file__))
@@ -196,11 +196,11 @@ def test_a_signal_landing_where_python_swallows_exceptions_does_not_raise_there(
 
     def callback(phase, info):
         if phase == "start" and not seen:
-            seen.append(session._swallowed_here(sys._getframe()))
+            seen.append(interrupts._swallowed_here(sys._getframe()))
 
     class Finalized:
         def __del__(self):
-            seen.append(session._swallowed_here(sys._getframe()))
+            seen.append(interrupts._swallowed_here(sys._getframe()))
 
     gc.callbacks.append(callback)
     try:
@@ -209,7 +209,7 @@ def test_a_signal_landing_where_python_swallows_exceptions_does_not_raise_there(
         gc.callbacks.remove(callback)
     Finalized()
     assert seen == [True, True]
-    assert session._swallowed_here(sys._getframe()) is False
+    assert interrupts._swallowed_here(sys._getframe()) is False
 
 
 def _start(tmp_path, *args, backend="reliability_fakes:Slow", delay=0.05, ops=("Trilu",), **env):

@@ -88,8 +88,9 @@ def test_one_trilu_case_runs_and_is_recorded(name):
         pytest.skip(f"{name}'s engine is not installed (pip install 'opkit[{extra}]')")
     from opkit.backends.registry import BackendSpec
     from opkit.results.outcomes import OUTCOMES
-    from opkit.conformance.runner import BackendRunner, Runner
-    from opkit.conformance.worker import InProcess
+    from opkit.conformance.backend_runner import BackendRunner
+    from opkit.conformance.runner import Runner
+    from opkit.conformance.worker_engine import InProcess
     from opkit.spec.load import load_spec_file
 
     spec, diags = load_spec_file(os.path.join(ROOT, "specs", "ai.onnx", "Trilu.yaml"))

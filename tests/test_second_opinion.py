@@ -7,11 +7,12 @@ import json
 
 import numpy as np
 
-from opkit.run import session
-from opkit.results.report import failures_text, validate_report
-from opkit.conformance.second_opinion import (AGREES_WITH_OPKIT, AGREES_WITH_RUNTIME, ALSO_FAILS, CANNOT_RUN,
-                                              DIFFERS_FROM_BOTH, judge, needs_review)
-from opkit.conformance.worker import Result
+from opkit.results.report_text import failures_text
+from opkit.results.report import validate_report
+from opkit.results.verdicts import AGREES_WITH_OPKIT, AGREES_WITH_RUNTIME, ALSO_FAILS, CANNOT_RUN, DIFFERS_FROM_BOTH
+from opkit.conformance.second_opinion import judge
+from opkit.results.verdicts import needs_review
+from opkit.conformance.worker_engine import Result
 
 
 def _same(reference, actual):

@@ -6,7 +6,7 @@ import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from opkit.cases import strategies as S
+from opkit.cases import bindings, derived, draws, fixed
 from opkit.cases import cases as case_strategy
 from opkit.conformance import harness
 from opkit.core.dtypes import np_dtype
@@ -34,7 +34,7 @@ def test_all_16_trilu_types_are_drawn_with_matching_dtypes():
     assert len(V14.type_constraint("T").types) == 16
     unpinned = {c.type_map["T"] for c in collect(case_strategy(SPEC, V14))}
     assert len(unpinned) >= 12  # one strategy reaches (nearly) all types ...
-    for binding in S.all_bindings(V14):  # ... and the runner pins each of the 16 in turn
+    for binding in bindings.all_bindings(V14):  # ... and the runner pins each of the 16 in turn
         cases = collect(case_strategy(SPEC, V14, types=binding), 20)
         assert {c.type_map["T"] for c in cases} == {binding["T"]}
         for c in cases:
@@ -42,8 +42,8 @@ def test_all_16_trilu_types_are_drawn_with_matching_dtypes():
 
 
 def test_every_binding_is_listed_and_pinnable():
-    assert len(S.all_bindings(V14)) == 16
-    assert {b["T"] for b in S.all_bindings(V14)} == set(V14.type_constraint("T").types)
+    assert len(bindings.all_bindings(V14)) == 16
+    assert {b["T"] for b in bindings.all_bindings(V14)} == set(V14.type_constraint("T").types)
 
 
 def test_k_extremes_and_absence_occur():
@@ -55,7 +55,7 @@ def test_k_extremes_and_absence_occur():
 
 
 def test_edge_cases_try_every_k_extreme_with_every_upper():
-    cases = S.edge_cases(SPEC, V14, {"T": "tensor(int32)"})
+    cases = fixed.edge_cases(SPEC, V14, {"T": "tensor(int32)"})
     combos = {(None if dict(c.inputs).get("k") is None else int(dict(c.inputs)["k"]), dict(c.attributes).get("upper"))
               for c in cases}
     for k in (INT64_MIN, INT64_MAX, 0, None):
@@ -96,16 +96,16 @@ def test_float_edge_values_reach_the_arrays():
 def test_special_dtypes_fill():
     for elem in ("bfloat16", "float8e4m3fn", "float8e5m2", "int4", "uint4", "float16", "complex64", "string",
                  "bool", "uint64"):
-        for kind in S.VALUE_KINDS:
-            arr = S.fill(elem, (3, 4), kind, 7)
+        for kind in draws.VALUE_KINDS:
+            arr = draws.fill(elem, (3, 4), kind, 7)
             assert arr.shape == (3, 4) and arr.dtype == np_dtype(elem)
-    edges = S.cast(S.edge_values("int64"), "int64")
+    edges = draws.cast(draws.edge_values("int64"), "int64")
     assert edges.min() == INT64_MIN and edges.max() == INT64_MAX
 
 
 def test_siblings_share_the_signature():
     case = next(c for c in collect(case_strategy(SPEC, V14, types={"T": "tensor(int64)"}, siblings=5)) if c.siblings == 5)
-    batch = S.expand(case, V14)
+    batch = derived.expand(case, V14)
     assert len(batch) == 6
     for sib in batch[1:]:
         assert sib.types == case.types and sib.attributes == case.attributes
@@ -116,6 +116,6 @@ def test_siblings_share_the_signature():
 @given(st.data())
 @settings(max_examples=30, database=None, deadline=None)
 def test_building_blocks_compose(data):
-    dims = data.draw(S.base_dims())
-    arr = data.draw(S.tensor("float16", dims, rank=S.Rank(2, 3)))
+    dims = data.draw(draws.base_dims())
+    arr = data.draw(draws.tensor("float16", dims, rank=draws.Rank(2, 3)))
     assert 2 <= arr.ndim <= 3 and arr.dtype == np.float16

@@ -14,14 +14,14 @@ from opkit.conformance import harness
 from opkit.conformance.allowance import Allowance, allowance_for, class_allowance
 from opkit.conformance.output_compare import Mismatch, compare
 from opkit.results.outcomes import MISMATCH, PASS
-from opkit.conformance.runner import check_outputs
+from opkit.conformance.case_exec import check_outputs
 from opkit.conformance.ulp import float_format, ulp
 from opkit.importers.merge import merge_spec
 from opkit.spec.accuracy import RESULT_ULPS, accuracy_of
 from opkit.spec.dump import dump_spec
 from opkit.spec.load import load_spec_file
 from opkit.spec.model import Approximation, OpVersion, Tolerance
-from opkit.cases.strategies import make_case
+from opkit.cases.case import make_case
 
 F32 = np.float32
 
@@ -428,7 +428,7 @@ def test_reduce_prod_partial_products_that_overflow_are_undefined():
     import pytest
 
     from opkit.conformance import harness
-    from opkit.cases.strategies import make_case
+    from opkit.cases.case import make_case
 
     spec = harness.load_op("ai.onnx", "ReduceProd")
 

@@ -8,9 +8,10 @@ import statistics
 
 from opkit.backends.registry import resolve
 from opkit.conformance import harness
-from opkit.conformance.runner import PROBE_EXAMPLES, BackendRunner, Runner
+from opkit.conformance.runner import PROBE_EXAMPLES, Runner
+from opkit.conformance.backend_runner import BackendRunner
 from opkit.conformance.worker import Worker
-from opkit.cases.strategies import (
+from opkit.cases.bindings import (
     PROBE_LIMIT,
     _free_pools,
     all_bindings,
@@ -101,9 +102,11 @@ def test_a_probe_refused_at_load_for_an_attribute_asks_its_values_with_the_defau
 
     from opkit.backends.registry import resolve
     from opkit.conformance import harness
-    from opkit.conformance.runner import BackendRunner, Exec, Runner
+    from opkit.conformance.backend_runner import BackendRunner
+    from opkit.conformance.case_exec import Exec
+    from opkit.conformance.runner import Runner
     from opkit.conformance.worker import Worker
-    from opkit.cases.strategies import Case
+    from opkit.cases.case import Case
 
     cast = harness.load_op("ai.onnx", "Cast")
     binding = {"T1": "tensor(string)", "T2": "tensor(double)"}

@@ -8,7 +8,7 @@ import dataclasses
 from opkit.conformance import harness
 from opkit.spec.model import Rule
 from opkit.spec.type_rules import binding_violation, type_rules
-from opkit.cases.strategies import all_bindings, covering_bindings
+from opkit.cases.bindings import all_bindings, covering_bindings
 
 from family_cases import draw_cases
 
@@ -48,7 +48,8 @@ def test_pinned_types_that_a_rule_excludes_are_not_generatable():
     import pytest
     from hypothesis import find
 
-    from opkit.cases.strategies import NotGeneratable, type_binding
+    from opkit.cases.case import NotGeneratable
+    from opkit.cases.bindings import type_binding
 
     _, version = _rms()
     pinned = type_binding(version, {"T": "tensor(float)"})

@@ -10,8 +10,9 @@ from opkit.backends.registry import resolve
 from opkit.conformance import harness
 from opkit.results.record import CaseRecord, RecordError, records
 from opkit.results.report import build_report, validate_report
-from opkit.conformance.runner import BackendRunner, Runner
-from opkit.conformance.worker import InProcess
+from opkit.conformance.backend_runner import BackendRunner
+from opkit.conformance.runner import Runner
+from opkit.conformance.worker_engine import InProcess
 
 
 def _rejects_everything(*args, **kwargs):
@@ -72,7 +73,8 @@ def test_cli_exit_code_ignores_untested_cases(tmp_path, oracle_rejecting_relu, c
 
 
 def test_compare_keeps_untested_bindings_out_of_agreement(tmp_path):
-    from opkit.commands.compare import build_matrix, render_text
+    from opkit.results.matrix import build_matrix
+    from opkit.commands.compare import render_text
 
     cases = [CaseRecord("rt", "differential", "Relu", "ai.onnx", 14, {"T": "tensor(float)"}, "differential",
                         "untested", "could not draw valid inputs").to_json(),
@@ -99,7 +101,7 @@ def test_case_record_round_trips_and_refuses_what_is_not_one():
 
 
 def test_older_reports_generation_errors_are_read_as_untested():
-    from opkit.commands.compare import build_matrix
+    from opkit.results.matrix import build_matrix
 
     old = [CaseRecord("rt", "differential", "Conv", "ai.onnx", 22, {"T": "tensor(float)"}, "differential",
                       "error", "could not draw valid inputs (60 rejected ...)", details={"stage": "generate"}).to_json(),

@@ -167,7 +167,7 @@ def test_window_double_output_accepts_a_double_computation(op, size, periodic, r
     """onnxruntime computes the window in double (Hann) or with its own float steps (Hamming); the
     function body computes in float and casts last. opkit held both to double's 8 ulp around its
     float32 value and charged onnxruntime 2.6e-8 away; the specs now allow float's rounding."""
-    from opkit.conformance.runner import check_outputs
+    from opkit.conformance.case_exec import check_outputs
 
     case = next(c for c in op_cases(op, 17, 40, types={"T1": "tensor(int64)", "T2": "tensor(double)"}))
     import dataclasses

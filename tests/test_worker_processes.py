@@ -17,7 +17,8 @@ import numpy as np
 import pytest
 
 from opkit.backends.registry import resolve
-from opkit.conformance.worker import CRASH, OK, TIMEOUT, Worker
+from opkit.conformance.worker_engine import CRASH, OK, TIMEOUT
+from opkit.conformance.worker import Worker
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="process groups and /proc: Linux")
 
@@ -340,7 +341,7 @@ def test_onnxruntime_backend_api_class_runs_under_the_default_memory_limit():
     pytest.importorskip("onnxruntime")
     from opkit.conformance import harness
     from opkit.cases.onnx_model import build
-    from opkit.cases.strategies import make_case
+    from opkit.cases.case import make_case
 
     spec = harness.load_op("ai.onnx", "Trilu")
     version = spec.version(14)
@@ -388,8 +389,8 @@ def test_a_crash_keeps_the_runtimes_last_words_and_the_terminal_stays_clean(tag,
 
 def test_the_runtimes_last_words_reach_the_report_and_the_terminal():
     from opkit.results.causes import causes, causes_text
-    from opkit.conformance.runner import result_exec
-    from opkit.conformance.worker import Result
+    from opkit.conformance.case_exec import result_exec
+    from opkit.conformance.worker_engine import Result
 
     ex = result_exec(Result(CRASH, None, "backend worker died: killed by signal SIGABRT",
                             output="terminate called without an active exception"))

@@ -110,6 +110,22 @@ def create(spec: BackendSpec):
     return backend
 
 
+def backend_api_class(name: str):
+    """The onnx Backend API class (``prepare(model).run(inputs)``) of backend ``name``, for suites of
+    whole ONNX models (onnx's node tests). A backend that speaks only opkit's own protocol is refused
+    with a hint. Errors are ValueError (unknown name, wrong protocol) or ImportError."""
+    from .backend_api import load_class
+
+    try:
+        spec = resolve(name)
+    except BackendNotFound as exc:
+        raise ValueError(str(exc)) from None
+    if spec.api == "opkit":
+        raise ValueError(f"backend {name!r} implements opkit's backend protocol, not onnx's Backend API; "
+                         "use e.g. 'reference', 'onnxruntime-backend-api' or module:Class")
+    return load_class(spec.target)
+
+
 def get(name: str, **options):
     """resolve + create."""
     return create(resolve(name, **options))

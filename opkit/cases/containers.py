@@ -12,7 +12,8 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from ..spec.model import RankRule
-from .strategies import _BOOL, NotGeneratable, _draw_tensor, _ints, rank_range
+from .case import NotGeneratable
+from .draws import _BOOL, _draw_tensor, _ints, rank_range
 from ..core.values import EMPTY_OPTIONAL, element_of, inner_type, is_optional_type, is_sequence_type
 
 MAX_SEQUENCE = 4  # tensors in a drawn sequence: 0 (empty) to this

@@ -15,7 +15,8 @@ import numpy as np
 from hypothesis import strategies as st
 
 from ..spec.model import Attribute, FormalParameter, OpSpec, OpVersion
-from .strategies import _KIND, _SEED, ABSENT, cast, fill, param_elem
+from .case import ABSENT, param_elem
+from .draws import _KIND, _SEED, cast, fill
 
 
 @dataclass(frozen=True)
@@ -164,7 +165,7 @@ def by_op(family: str, builders: dict):
     def hook(draw, ctx: Context) -> Draft:
         builder = builders.get(ctx.op)
         if builder is None:
-            from .strategies import NotGeneratable
+            from .case import NotGeneratable
 
             raise NotGeneratable(f"the {family} family has no builder for {ctx.op}")
         return builder(draw, ctx)

@@ -19,23 +19,17 @@ Pure and deterministic: a strategy is a function of (case, version, seed).
 from __future__ import annotations
 
 import dataclasses
-import re
 from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
 
-from .strategies import (
-    FLOATS,
-    INT_RANGES,
-    TYPE_ATTRIBUTES,
-    Case,
-    NotGeneratable,
-    cast,
-    input_parameter,
-    param_elem,
-    with_attribute,
-)
+from ..spec.rules import parse_rules
+from ..core.dtypes import FLOATS
+from ..core.onnx_types import INT_RANGES
+from .case import TYPE_ATTRIBUTES, Case, NotGeneratable, input_parameter, param_elem
+from .draws import cast
+from .derived import with_attribute
 
 EDGE_SHARE = 4  # about one case in this many gets an edge strategy ...
 # ... for which a drawn seed must pick one with this chance: hypothesis draws seed 0 and other
@@ -44,7 +38,7 @@ EDGE_CHANCE = 0.4
 LONG_AXIS = (17, 33, 67)  # past 16 lanes of a vector unit, and not a multiple of 4 or 8: main loop + remainder
 NARROW = ("float8e4m3fn", "float8e4m3fnuz", "float8e5m2", "float8e5m2fnuz", "float8e8m0", "float4e2m1",
           "int4", "uint4", "int2", "uint2", "int8", "uint8", "float16", "bfloat16")
-_NAN_RULE = re.compile(r"isnan|isfinite|isinf")
+_NAN_NAMES = frozenset({"isnan", "isfinite", "isinf"})  # a rule calling one of these is on NaN or finiteness
 
 
 @dataclass(frozen=True)
@@ -87,10 +81,6 @@ def _input_types(version) -> set[str]:
         allowed = tc.types if tc is not None else [p.type]
         types |= {t[7:-1] if t.startswith("tensor(") else t for t in allowed}
     return types
-
-
-def _rules_text(version) -> str:
-    return " ".join(getattr(r, "holds", "") or "" for r in (version.rules or ()))
 
 
 def _replace(case: Case, index: int, arr: np.ndarray) -> Case:
@@ -137,7 +127,7 @@ def _subnormals(case, version, rng, frozen=frozenset()):
     if picked is None:
         return None
     i, elem, arr = picked
-    from .strategies import np_dtype
+    from ..core.dtypes import np_dtype
 
     dt = np_dtype(elem)
     try:
@@ -188,7 +178,7 @@ def _saturation_edge(case, version, rng, frozen=frozenset()):
     if picked is None:
         return None
     i, elem, arr = picked
-    from .strategies import np_dtype
+    from ..core.dtypes import np_dtype
 
     if out in INT_RANGES:
         lo, hi = INT_RANGES[out]
@@ -327,7 +317,7 @@ def _has_float(version) -> bool:
 
 
 def _no_nan_rule(version) -> bool:
-    return not _NAN_RULE.search(_rules_text(version))
+    return not any(rule.names & _NAN_NAMES for rule in parse_rules(version))
 
 
 def _elementwise_shapes(version) -> bool:

@@ -26,27 +26,18 @@ from typing import Any
 from hypothesis import strategies as st
 
 from ..spec.model import OpSpec, OpVersion, RankRule
-from .strategies import (
-    _BOOL,
-    _DIMS,
-    _FEED,
-    _SEED,
+from .bindings import bind_type_attributes, bindable_types, type_binding
+from .case import (
     ABSENT,
     TYPE_ATTRIBUTES,
     Case,
     NotGeneratable,
-    _draw_tensor,
-    _ints,
-    _pick,
-    attribute,
-    bind_type_attributes,
-    bindable_types,
-    cache_by_identity,
     input_parameter,
     param_elem,
-    type_binding,
     variadic_arguments,
 )
+from .draws import _BOOL, _DIMS, _FEED, _SEED, _draw_tensor, _ints, _pick, attribute
+from .memo import cache_by_identity
 from ..core.values import is_container_type
 from .containers import draw_value, generic_tensors
 from .context import Context, Draft, distinct_axes
@@ -128,7 +119,7 @@ def cases(draw, spec: OpSpec, version: OpVersion, types: dict[str, Any] | None =
           initializers: bool = True, siblings: int = 0, ranks: tuple | None = None) -> Case:
     """A case of ``version`` of ``spec``; ``types`` pins type parameters (a type string or a list).
 
-    ``siblings`` > 0 lets the case carry up to that many derived cases (``strategies.expand``),
+    ``siblings`` > 0 lets the case carry up to that many derived cases (``opkit.cases.derived.expand``),
     run through the same session. ``ranks`` overrides the rank plan (one rank per formal input,
     -1 for an absent optional input); by default it is learned from ONNX inference."""
     types_key = tuple(sorted((k, v if isinstance(v, str) else tuple(v)) for k, v in (types or {}).items()))
@@ -136,6 +127,39 @@ def cases(draw, spec: OpSpec, version: OpVersion, types: dict[str, Any] | None =
     binding = draw(binding_st)
     draft = hook(draw, Context(spec, version, binding)) if hook is not None else Draft()
 
+    inputs = _draw_inputs(draw, spec, version, binding, draft, ranks, broadcast)
+    data_rank = next((getattr(a, "ndim", 0) for _, a in inputs if a is not None), 0)
+    attrs: dict[str, Any] = {}
+    for a in version.attributes:
+        if a.name in draft.attributes:
+            attrs[a.name] = draft.attributes[a.name]
+        elif attr_sts[a.name] is None:
+            attrs[a.name] = _axis_value(draw, a, data_rank)
+        elif isinstance(attr_sts[a.name], _HookOnly):
+            raise NotGeneratable(f"the {version.family} hook did not set attribute {a.name!r}: {attr_sts[a.name].why}")
+        else:
+            attrs[a.name] = draw(attr_sts[a.name])
+    attrs = bind_type_attributes(version, binding, attrs)
+
+    containers = {name for name, _ in inputs if _container_param(version, binding, name)}
+    inits = set()
+    if initializers:
+        for name, arr in inputs:
+            if arr is not None and name not in containers and draw(_FEED) == 7:
+                inits.add(name)  # an initializer is a tensor: sequences and optionals are always fed
+    given = tuple((k, v) for k, v in attrs.items() if v is not ABSENT)
+    given_names = {k for k, _ in given}
+    defaults = tuple((a.name, a.default) for a in version.attributes if a.has_default and a.name not in given_names)
+    n_sib = draw(_ints(0, siblings)) if siblings and _siblings_apply(draft) and not containers else 0
+    sib_seed = draw(_SEED) if n_sib else 0
+    case = Case(spec.domain, spec.name, version.since, tuple(sorted(binding.items())), given, tuple(inputs),
+                frozenset(inits), defaults, n_sib, sib_seed, draft.n_outputs)
+    return _with_edge(draw, case, version, draft, containers)
+
+
+def _draw_inputs(draw, spec: OpSpec, version: OpVersion, binding: dict, draft: Draft, ranks: tuple | None,
+                 broadcast: bool) -> list[tuple[str, Any]]:
+    """The case's inputs: those the family hook built, the rest drawn from the rank plan."""
     inputs: list[tuple[str, Any]] = []
     if len(draft.inputs) < len(version.inputs):
         plan = ranks if ranks is not None else _rank_plan(spec, version, binding)
@@ -166,33 +190,11 @@ def cases(draw, spec: OpSpec, version: OpVersion, types: dict[str, Any] | None =
                                                   for _ in range(count)])
         else:
             inputs.append((p.name, _draw_tensor(draw, elem, dims, p.rank, broadcast)))
+    return inputs
 
-    data_rank = next((getattr(a, "ndim", 0) for _, a in inputs if a is not None), 0)
-    attrs: dict[str, Any] = {}
-    for a in version.attributes:
-        if a.name in draft.attributes:
-            attrs[a.name] = draft.attributes[a.name]
-        elif attr_sts[a.name] is None:
-            attrs[a.name] = _axis_value(draw, a, data_rank)
-        elif isinstance(attr_sts[a.name], _HookOnly):
-            raise NotGeneratable(f"the {version.family} hook did not set attribute {a.name!r}: {attr_sts[a.name].why}")
-        else:
-            attrs[a.name] = draw(attr_sts[a.name])
-    attrs = bind_type_attributes(version, binding, attrs)
 
-    containers = {name for name, _ in inputs if _container_param(version, binding, name)}
-    inits = set()
-    if initializers:
-        for name, arr in inputs:
-            if arr is not None and name not in containers and draw(_FEED) == 7:
-                inits.add(name)  # an initializer is a tensor: sequences and optionals are always fed
-    given = tuple((k, v) for k, v in attrs.items() if v is not ABSENT)
-    given_names = {k for k, _ in given}
-    defaults = tuple((a.name, a.default) for a in version.attributes if a.has_default and a.name not in given_names)
-    n_sib = draw(_ints(0, siblings)) if siblings and _siblings_apply(draft) and not containers else 0
-    sib_seed = draw(_SEED) if n_sib else 0
-    case = Case(spec.domain, spec.name, version.since, tuple(sorted(binding.items())), given, tuple(inputs),
-                frozenset(inits), defaults, n_sib, sib_seed, draft.n_outputs)
+def _with_edge(draw, case: Case, version: OpVersion, draft: Draft, containers: set) -> Case:
+    """``case``, or for a fixed share of the draws ``case`` with one targeted edge strategy applied."""
     # a family hook builds inputs valid in ways only it knows (RoiAlign's batch indices, the
     # ranges BatchNormalization's rules ask for): its versions keep their cases as built
     edges = _edges(version) if not version.family else ()

@@ -26,17 +26,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .strategies import (
-    INT_RANGES,
-    TYPE_ATTRIBUTES,
-    Case,
-    NotGeneratable,
-    cast,
-    edge_values,
-    input_parameter,
-    param_elem,
-    with_attribute,
-)
+from ..spec.rules import ParsedRule, parse_rules
+from ..core.onnx_types import INT_RANGES
+from .case import TYPE_ATTRIBUTES, Case, NotGeneratable, input_parameter, param_elem
+from .draws import cast, edge_values
+from .derived import with_attribute
 
 LARGE = 64  # out of any drawn extent (at most 5), small enough that a size of it asks for little memory
 # Integer values are zeros alone this often: 0 is one value of ten in the extremes' pool, so a
@@ -79,19 +73,17 @@ def index_inputs(version) -> frozenset:
     no arithmetic on them), the greater a ``.shape``. A lower bound, a bound on arithmetic of the
     values (Pad's ``-min(pads[i], 0) <= x.shape[i]``: only the crop is bounded) or an equality
     (Split's sizes) makes no index: a far value there may be valid and huge."""
-    return _index_inputs(tuple(p.name for p in version.inputs), tuple(r.holds for r in version.rules))
+    return _index_inputs(tuple(p.name for p in version.inputs), parse_rules(version))
 
 
 @functools.lru_cache(maxsize=4096)
-def _index_inputs(inputs: tuple, rules: tuple) -> frozenset:
+def _index_inputs(inputs: tuple, rules: tuple[ParsedRule, ...]) -> frozenset:
     names = set(inputs)
     found: set[str] = set()
-    for holds in rules:
-        try:
-            tree = ast.parse(holds.strip(), mode="eval")
-        except SyntaxError:
+    for rule in rules:
+        if rule.tree is None:
             continue
-        for node in ast.walk(tree):
+        for node in ast.walk(rule.tree):
             if isinstance(node, ast.Compare):
                 sides = [node.left, *node.comparators]
                 for op, a, b in zip(node.ops, sides, sides[1:]):

@@ -23,7 +23,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 from ..spec.model import OpVersion
 from ..core.onnx_types import proto_domain
-from .strategies import Case, input_parameter, param_elem
+from .case import Case, input_parameter, param_elem
 from ..core.values import (
     EMPTY_OPTIONAL,
     common_rank,

@@ -24,7 +24,10 @@ from onnx import helper
 
 from ..spec.model import OpVersion
 from ..core.onnx_types import proto_domain
-from .strategies import MAX_RANK, TYPE_ATTRIBUTES, bind_type_attributes, cache_by_identity, param_elem
+from .draws import MAX_RANK
+from .case import TYPE_ATTRIBUTES, param_elem
+from .bindings import bind_type_attributes
+from .memo import cache_by_identity
 from ..core.dtypes import onnx_code
 from .onnx_model import DEFAULT_AI_ONNX_OPSET, graph_output_name, onnx_knows
 

@@ -1,1 +1,2 @@
-"""Subcommands that live in their own modules; each exposes ``register(subparsers)``."""
+"""Every subcommand of ``opkit``, one module each, listed in ``table.COMMANDS``; each exposes
+``register(subparsers)``. What they share about the project is in ``common``."""

@@ -19,6 +19,8 @@ import subprocess
 import sys
 import time
 
+from ..core.exit_codes import ExitCode
+
 DOCS_EMITTERS = ("json-schema", "changelog", "operator_index", "docs_pages", "coverage", "scoreboard", "site_index")
 NEEDED = (("sphinx", "sphinx"), ("myst_parser", "myst-parser"), ("furo", "furo"))
 
@@ -28,13 +30,13 @@ def missing_packages() -> list[str]:
 
 
 def cmd_docs(args: argparse.Namespace) -> int:
-    from ..cli import _project, require_own_specs
+    from .common import active_project, require_own_specs
     from ..core.errors import UsageError
 
     missing = missing_packages()
     if missing:
         raise UsageError(f"building the docs needs {', '.join(missing)}: pip install 'opkit[docs]'")
-    project = _project(args)
+    project = active_project(args)
     if project.builtin:
         # opkit's own site: the hand-written guides in docs/ around the generated pages
         source = os.path.join(project.root, "docs")
@@ -75,10 +77,10 @@ def cmd_docs(args: argparse.Namespace) -> int:
     elapsed = time.perf_counter() - start
     if done.returncode:
         print(f"opkit docs: sphinx-build failed (exit {done.returncode}) after {elapsed:.1f} s", file=sys.stderr)
-        return 1
+        return ExitCode.PROBLEMS
     index = os.path.join(output, "index.html")
     print(f"opkit docs: built in {elapsed:.1f} s: {index if os.path.exists(index) else output}")
-    return 0
+    return ExitCode.OK
 
 
 def register(subparsers) -> None:

@@ -19,7 +19,7 @@ import os
 import sys
 from dataclasses import dataclass
 
-EXIT_OK, EXIT_PROBLEMS = 0, 1
+from ..core.exit_codes import ExitCode
 
 
 @dataclass(frozen=True)
@@ -91,12 +91,12 @@ def format_file(path: str) -> Formatted:
 
 
 def cmd_fmt(args: argparse.Namespace) -> int:
-    from ..cli import _own_spec_dirs, _relative
+    from .common import own_spec_dirs, relative
     from ..core.errors import UsageError
     from ..spec.load import spec_files
     from ..core.atomic_files import write_files
 
-    paths = args.paths or _own_spec_dirs(args)
+    paths = args.paths or own_spec_dirs(args)
     for path in paths:
         if not os.path.exists(path):
             raise UsageError(f"no such file or folder: {path}")
@@ -104,17 +104,17 @@ def cmd_fmt(args: argparse.Namespace) -> int:
     problems = [r for r in results if r.problem]
     changed = [r for r in results if r.changed]
     for r in problems:
-        print(_relative(r.problem))
+        print(relative(r.problem))
     if args.check:
         for r in changed:
-            print(_relative(f"{r.path}:1:1: error: not in the canonical form (run `opkit fmt {r.path}`)"))
+            print(relative(f"{r.path}:1:1: error: not in the canonical form (run `opkit fmt {r.path}`)"))
     else:
         write_files({r.path: r.text for r in changed})
     if not args.quiet or problems or (args.check and changed):
         verb = "would rewrite" if args.check else "rewrote"
         print(f"opkit fmt: {len(results)} files, {verb} {len(changed)}, {len(problems)} left alone with a problem",
               file=sys.stderr)
-    return EXIT_PROBLEMS if problems or (args.check and changed) else EXIT_OK
+    return ExitCode.PROBLEMS if problems or (args.check and changed) else ExitCode.OK
 
 
 def register(subparsers) -> None:

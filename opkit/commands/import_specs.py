@@ -122,7 +122,7 @@ def stated_precision(spec: OpSpec, version, example, precision: tuple[float, flo
 
     from ..conformance.harness import example_case
     from ..results.outcomes import PASS
-    from ..conformance.runner import check_outputs
+    from ..conformance.case_exec import check_outputs
 
     if not precision or not any(precision) or version.draws:
         return example
@@ -161,7 +161,7 @@ def _within_snippet(version, expected: tuple, actual: list) -> bool:
     """Whether ``actual`` passes the page snippet's float comparison (opkit.emit.docs_pages)."""
     import numpy as np
 
-    from ..emit.docs_pages import snippet_tolerance
+    from ..emit.page_examples import snippet_tolerance
     from ..core.numpy_types import elem_from_dtype
 
     for want, got in zip(expected, actual):

@@ -14,6 +14,8 @@ import os
 import re
 import sys
 
+from ..core.exit_codes import ExitCode
+
 IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 DOMAIN = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*(\.[A-Za-z_][A-Za-z0-9_-]*)*\Z")
 TABLE = """\
@@ -78,7 +80,7 @@ def cmd_init(args: argparse.Namespace) -> int:
           "  opkit gen                       # kernel, tests and docs page into generated/\n"
           f"  opkit test --backend reference --op {args.domain}::{args.op}\n"
           f"  opkit show {args.domain}::{args.op}")
-    return 0
+    return ExitCode.OK
 
 
 def register(subparsers) -> None:

@@ -1,4 +1,4 @@
-"""``opkit show OP`` (a spec in the terminal) and ``opkit diff OP V1 V2`` (what changed between versions).
+"""``opkit show OP``: a spec in the terminal; finding an op by name for ``opkit diff`` too.
 
 Only the spec files named ``<OP>.yaml`` are loaded, so both commands answer at once. An unknown op
 exits 2 with a did-you-mean hint; a name found in several domains picks ``ai.onnx`` first (then the
@@ -14,11 +14,11 @@ import sys
 import textwrap
 from typing import Any
 
+from ..core.exit_codes import ExitCode
 from ..spec.model import Attribute, FormalParameter, OpSpec, OpVersion
 from ..core.onnx_types import DEFAULT_DOMAIN, INFINITE_ARITY, suggest
 
 WIDTH = 100
-EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE = 0, 1, 2
 
 
 def _usage_error(message: str) -> Exception:
@@ -27,7 +27,7 @@ def _usage_error(message: str) -> Exception:
     return UsageError(message)
 
 
-def _visible_spec_files() -> list[str]:
+def visible_spec_files() -> list[str]:
     """Every spec the project sees: its own, then opkit's built-in ones."""
     from ..spec import catalog
 
@@ -77,7 +77,7 @@ def find_spec(files: list[str], op: str, domain: str | None) -> OpSpec:
     if diags or spec is None:
         for diag in diags:
             print(diag)
-        raise _SpecProblem(f"{path} does not load ({len(diags)} error(s)); run `opkit validate`")
+        raise SpecProblem(f"{path} does not load ({len(diags)} error(s)); run `opkit validate`")
     return spec
 
 
@@ -90,8 +90,8 @@ def _did_you_mean(word: str, names: list[str]) -> str:
     return f" (hint: did you mean {', '.join(repr(lowered[c]) for c in close)}?)" if close else ""
 
 
-class _SpecProblem(Exception):
-    pass
+class SpecProblem(Exception):
+    """The op's spec file does not load: exit 1 (a problem found), not 2 (a usage error)."""
 
 
 def resolve_version(spec: OpSpec, number: int) -> OpVersion:
@@ -255,10 +255,10 @@ def version_data(spec: OpSpec, version: OpVersion) -> dict[str, Any]:
 
 def cmd_show(args: argparse.Namespace) -> int:
     try:
-        spec = find_spec(_visible_spec_files(), args.op, args.domain)
-    except _SpecProblem as exc:
+        spec = find_spec(visible_spec_files(), args.op, args.domain)
+    except SpecProblem as exc:
         print(f"opkit: {exc}", file=sys.stderr)
-        return EXIT_PROBLEMS
+        return ExitCode.PROBLEMS
     version = resolve_version(spec, args.version) if args.version is not None else spec.latest
     if args.format == "text":
         sys.stdout.write(render_text(spec, version))
@@ -270,28 +270,7 @@ def cmd_show(args: argparse.Namespace) -> int:
         from ..spec.dump import dump_spec
 
         sys.stdout.write(dump_spec(replace(spec, versions=(version,))))
-    return EXIT_OK
-
-
-def cmd_diff(args: argparse.Namespace) -> int:
-    from ..spec.diff import diff_versions, render_diff_markdown, render_diff_text
-
-    try:
-        spec = find_spec(_visible_spec_files(), args.op, args.domain)
-    except _SpecProblem as exc:
-        print(f"opkit: {exc}", file=sys.stderr)
-        return EXIT_PROBLEMS
-    if len(spec.versions) < 2:
-        raise _usage_error(f"{spec.name} ({spec.domain}) has only one version ({spec.versions[0].since}); "
-                           "nothing to diff")
-    old, new = resolve_version(spec, args.v1), resolve_version(spec, args.v2)
-    if old.since > new.since:
-        print(f"opkit: showing old -> new: {old.since} is newer than {new.since}, swapped", file=sys.stderr)
-        old, new = new, old
-    diff = diff_versions(old, new, op=spec.name, domain=spec.domain)
-    render = render_diff_markdown if args.format == "markdown" else render_diff_text
-    sys.stdout.write(render(diff))
-    return EXIT_OK
+    return ExitCode.OK
 
 
 def register(subparsers: Any) -> None:
@@ -306,14 +285,3 @@ def register(subparsers: Any) -> None:
                    help="the version introduced at opset N, or the one in force at opset N (default: newest)")
     p.add_argument("--format", choices=("text", "yaml", "json"), default="text", help="output format")
     p.set_defaults(func=cmd_show)
-
-    p = subparsers.add_parser("diff", help="what changed between two versions of an operator (old -> new)",
-                              description="Field-level diff between two versions of an operator: doc, "
-                                          "attributes, inputs, outputs and type constraints. V1 and V2 are "
-                                          "opset versions (the version in force at each is used).")
-    p.add_argument("op", metavar="OP", help="operator name, e.g. Clip")
-    p.add_argument("v1", type=int, metavar="V1", help="old version")
-    p.add_argument("v2", type=int, metavar="V2", help="new version")
-    p.add_argument("--domain", metavar="D", help="domain (default: ai.onnx, else the first holding the op)")
-    p.add_argument("--format", choices=("text", "markdown"), default="text", help="output format")
-    p.set_defaults(func=cmd_diff)

@@ -3,9 +3,10 @@
     opkit test --backend onnxruntime --op Trilu [--suite examples|properties|differential|lowerings|all]
     opkit test --backend reference --suite onnx-node [--op OP ...] [--report out.json]
 
-The spec-driven suites live in ``opkit.conformance`` (arguments, runner, report); onnx's node
-cases in ``opkit.suites.onnx_node``. Exit 0 when every selected case passes (or fails as an
-expectations file says), 1 otherwise, 2 on usage errors, 130 when interrupted.
+The spec-driven suites run through ``opkit.run`` (options, session; the engine is
+``opkit.conformance``); onnx's node cases in ``opkit.suites.onnx_node``. Exit 0 when every selected
+case passes (or fails as an expectations file says), 1 otherwise, 2 on usage errors, 130 when
+interrupted.
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+
+from ..core.exit_codes import ExitCode
 
 
 def _suite_onnx_node(args: argparse.Namespace) -> int:
@@ -23,7 +26,7 @@ def _suite_onnx_node(args: argparse.Namespace) -> int:
         unknown = [op for op in args.op if op not in known]
         if unknown:
             print(f"opkit test: no onnx node test for op(s) {', '.join(unknown)}", file=sys.stderr)
-            return 2
+            return ExitCode.USAGE
     if _cluster_named(args):  # said, not silently ignored: the user asked for a cluster
         print("opkit test: the onnx-node suite runs on this machine; --scheduler sends the spec suites (examples, "
               "properties, differential, robustness, lowerings) to the cluster", file=sys.stderr)
@@ -35,13 +38,13 @@ def _suite_onnx_node(args: argparse.Namespace) -> int:
                                    progress=not args.quiet)
         except (ValueError, ImportError) as exc:  # unknown backend, or one without the Backend API
             print(f"opkit test: {exc}", file=sys.stderr)
-            return 2
+            return ExitCode.USAGE
         if args.verbose:
             for c in result.cases:
                 if c.status != "pass":
                     print(f"{c.status:<11} {c.name}: {c.message}")
         failed += not result.ok
-    return 1 if failed else 0
+    return ExitCode.PROBLEMS if failed else ExitCode.OK
 
 
 def _cluster_named(args: argparse.Namespace) -> bool:
@@ -81,7 +84,7 @@ def cmd_test(args: argparse.Namespace) -> int:
 
 
 def register(subparsers) -> None:
-    from ..run.session import SUITE_CHOICES, add_test_arguments
+    from ..run.options import SUITE_CHOICES, add_test_arguments
 
     p = subparsers.add_parser(
         "test", help="run conformance suites against one or more backends",

@@ -1,16 +1,17 @@
-"""Conformance testing: run backends against the specs and report.
+"""The conformance engine (layer 7 of docs/design.md): runs one op version's suites against a
+backend and judges each case. It imports cases, backends and results; the run layer above drives it.
 
-- ``model``: one-node ONNX models per case signature (IR version / opset a backend accepts)
-- ``worker``: a long-lived process per backend, sessions cached per signature, crash/timeout isolation
-- ``runner``: the suites (examples, properties, differential) driving hypothesis over ``opkit.cases.strategies``
-- ``lowerings``: spec lowerings checked against the reference kernel
-- ``compare``: value comparison, NaN- and infinity-aware, floats held to an allowance
-- ``allowance``: per output, the allowance from the op's accuracy class (``opkit.spec.accuracy``)
-- ``accumulation``: the error models of accumulating ops (reductions, MatMul, normalisations)
-- ``ulp``: units in the last place of every ONNX float type
-- ``outcomes``: outcome vocabulary and expectations files
-- ``report``: the JSON report (schema: ``report.schema.json``), summary table, progress
+- ``harness``: a spec's kernels and examples, the oracle's view of a case
+- ``runner``: ``Runner``, the suites (examples, properties, differential, robustness) over the
+  mixins ``hypothesis_search`` (the per-binding search), ``binding_checks`` (load checks, valid
+  cases), ``case_executors``, ``crash_replay``, ``recording``; ``backend_runner``: one backend's runs
+- ``case_exec``: what one backend call gave (``Exec``) and how it is classed
+- ``worker``, ``worker_engine``, ``worker_process``, ``process_kill``, ``worker_output``: a
+  long-lived process per backend, sessions cached per signature, crash/timeout isolation
+- ``output_compare``, ``allowance``, ``accumulation``, ``ulp``: value comparison and tolerances
+- ``second_opinion``: a second engine asked about every finding (its words: ``opkit.results.verdicts``)
+- ``lowerings``, ``property_bundle``, ``property_calls``: lowerings and properties checked
+- ``validity``, ``triggers``, ``attribute_batches``, ``stopping``, ``limits``, ``determinism``
 - ``repro``: standalone repro bundles
-- ``cli``: ``opkit test`` (``add_test_arguments``, ``run_test``)
 - ``pytest_support``: what generated tests call
 """

@@ -14,7 +14,7 @@ import numpy as np
 
 from ..spec import scopes
 from ..spec.model import ContainerValue, Example, OpSpec, OpVersion, TensorValue
-from ..cases.strategies import Case, make_case, variadic_arguments
+from ..cases.case import Case, make_case, variadic_arguments
 from ..core.values import EMPTY_OPTIONAL
 from .output_compare import equal
 from ..core.dtypes import elem_from_dtype, np_dtype
@@ -154,7 +154,7 @@ def tensor_array(tv: TensorValue) -> np.ndarray:
         flat = np.asarray(tv.value, dtype=object).ravel().tolist() if tv.shape else [tv.value]
         arr.ravel()[:] = flat
         return arr
-    from ..cases.strategies import cast
+    from ..cases.draws import cast
 
     value = tv.value
     if tv.dtype in ("complex64", "complex128"):

@@ -6,7 +6,8 @@ from __future__ import annotations
 import time
 
 from ..cases import cases
-from ..cases.strategies import covering_bindings, edge_cases
+from ..cases.bindings import covering_bindings
+from ..cases.fixed import edge_cases
 from . import harness
 from .allowance import allowance_for
 from .output_compare import Mismatch, compare
@@ -14,7 +15,7 @@ from ..results.outcomes import ERROR, MISMATCH, PASS
 
 
 def execute_lowering(version, fn, case):
-    from .runner import Exec
+    from .case_exec import Exec
 
     expected = harness.expected_outputs(case)  # raises Invalid for inputs the op rejects
     try:
@@ -39,7 +40,8 @@ def execute_lowering(version, fn, case):
 
 
 def run_lowerings(runner, spec) -> None:
-    from .runner import Exec, _stable_seed
+    from .case_exec import Exec
+    from .hypothesis_search import _stable_seed
 
     for version in spec.versions:
         if not version.lowerings or harness.oracle(spec.domain, spec.name, version.since) is None:

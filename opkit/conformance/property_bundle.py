@@ -20,7 +20,7 @@ import os
 import numpy as np
 
 from ..spec.model import OpVersion
-from ..cases.strategies import Case
+from ..cases.case import Case
 from . import harness
 from .property_calls import BACKEND, PropertyCall
 

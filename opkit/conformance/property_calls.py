@@ -17,7 +17,7 @@ from __future__ import annotations
 import inspect
 from dataclasses import dataclass
 
-from ..cases.strategies import Case
+from ..cases.case import Case
 from ..cases.onnx_model import BuiltModel
 
 BACKEND, REFERENCE = "backend", "reference"  # who answered the call when it was recorded

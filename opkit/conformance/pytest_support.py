@@ -5,7 +5,7 @@ report it (and apply expectations)."""
 from __future__ import annotations
 
 from ..spec.model import OpSpec, OpVersion
-from ..cases.strategies import Case
+from ..cases.case import Case
 from . import harness
 from ..results.outcomes import PASS
 
@@ -49,7 +49,7 @@ def check_differential(backend, version: OpVersion, case: Case) -> None:
 
 
 def check_example(backend, spec: OpSpec, version: OpVersion, name: str) -> None:
-    from .runner import example_exec
+    from .case_exec import example_exec
 
     _skip_if_unaskable(backend, spec.domain, version.since, spec.name)
     example = next(e for e in version.examples if e.name == name)

@@ -26,7 +26,7 @@ import re
 import numpy as np
 
 from ..spec.model import OpVersion
-from ..cases.strategies import Case
+from ..cases.case import Case
 from ..core.values import EMPTY_OPTIONAL, is_optional_type
 from ..core.dtypes import elem_from_dtype
 from ..cases.onnx_model import DEFAULT_AI_ONNX_OPSET, build, model_opset

@@ -22,16 +22,9 @@ from dataclasses import dataclass
 from typing import Callable
 
 from ..results.outcomes import CRASH, ERROR, MISMATCH, TIMEOUT
+from ..results.verdicts import AGREES_WITH_OPKIT, AGREES_WITH_RUNTIME, ALSO_FAILS, CANNOT_RUN, DIFFERS_FROM_BOTH
 from .worker import OK, UNSUPPORTED
 
-AGREES_WITH_OPKIT = "agrees with opkit"
-AGREES_WITH_RUNTIME = "agrees with the runtime"
-DIFFERS_FROM_BOTH = "differs from both"
-ALSO_FAILS = "also fails"
-CANNOT_RUN = "cannot run it"
-VERDICTS = (AGREES_WITH_OPKIT, AGREES_WITH_RUNTIME, DIFFERS_FROM_BOTH, ALSO_FAILS, CANNOT_RUN)
-# the verdicts that make a finding doubtful: someone should look before it is reported upstream
-DOUBTFUL = (AGREES_WITH_RUNTIME, ALSO_FAILS)
 ASKED_ABOUT = (MISMATCH, ERROR, CRASH, TIMEOUT)  # the outcomes charged to the runtime as findings
 SUITES = ("differential", "examples")  # suites whose failure is about outputs for given inputs
 MESSAGE_LIMIT = 300
@@ -54,22 +47,6 @@ class Opinion:
     @classmethod
     def from_json(cls, data: dict) -> "Opinion":
         return cls(str(data["backend"]), str(data["verdict"]), str(data.get("message", "")))
-
-
-def needs_review(opinions) -> bool:
-    """True when any second opinion makes the finding doubtful (JSON dicts or Opinions)."""
-    return any((o["verdict"] if isinstance(o, dict) else o.verdict) in DOUBTFUL for o in opinions or ())
-
-
-def opinion_lines(case: dict) -> list[str]:
-    """One line per second opinion on a failure (a report case or a cause's example); doubtful
-    ones start with REVIEW."""
-    out = []
-    for o in case.get("second_opinion") or ():
-        flag = "REVIEW: " if o["verdict"] in DOUBTFUL else ""
-        detail = f" ({o['message'][:160]})" if o.get("message") else ""
-        out.append(f"{flag}second opinion: {o['backend']} {o['verdict']}{detail}")
-    return out
 
 
 def judge(outcome: str, expected: tuple | None, runtime_outputs: list | None, result,

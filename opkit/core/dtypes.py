@@ -15,6 +15,11 @@ SIGNED = tuple(t for t in INTEGERS if not t.startswith("uint")) + FLOATS
 COMPLEX = ("complex64", "complex128")
 NUMERIC = INTEGERS + FLOATS + COMPLEX
 
+# the order tables list type bindings in (opkit compare, the scoreboard, the report's summary):
+# bool, unsigned then signed integers by width, floats by width, complex, string
+TYPE_ORDER: tuple[str, ...] = ("bool", "uint8", "uint16", "uint32", "uint64", "int8", "int16", "int32", "int64",
+                               "float16", "bfloat16", "float", "double", "complex64", "complex128", "string")
+
 TYPE_CLASSES: dict[str, tuple[str, ...]] = {
     "numeric": NUMERIC, "float": FLOATS, "integer": INTEGERS, "signed": SIGNED,
 }
@@ -51,3 +56,9 @@ def in_class(elem_or_type: str, cls: str | None) -> bool:
 def is_float(elem: str) -> bool:
     return elem_of(elem) in FLOATS or elem_of(elem) in COMPLEX
 
+
+def type_label_order(label: str):
+    """Sort key of a type binding label ('float' or 'int64,float'): by its first element type in
+    ``TYPE_ORDER`` (types not listed after those), then by the label."""
+    head = label.split(",")[0]
+    return (TYPE_ORDER.index(head) if head in TYPE_ORDER else len(TYPE_ORDER), label)

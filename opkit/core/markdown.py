@@ -159,19 +159,14 @@ class _Sanitizer:
         self.text_follows = text_follows
 
     def run(self, text: str) -> str:
-        out: list[str] = []
+        self._out: list[str] = []
         # prose lines of a paragraph: (line, positions to escape, whether it goes on a line of the
         # page after other text)
-        group: list[tuple[str, set[int], bool]] = []
-        fence = None  # (indent, char, length, right after a bullet marker) of the open fence
-        items: list[int] = []  # content columns of list items (and the like) that may be open
-        prev_blank = True
-        prev_code = False
-
-        def flush():
-            if group:
-                out.extend(self._inline(group))
-                group.clear()
+        self._group: list[tuple[str, set[int], bool]] = []
+        self._fence = None  # (indent, char, length, right after a bullet marker) of the open fence
+        self._items: list[int] = []  # content columns of list items (and the like) that may be open
+        self._prev_blank = True
+        self._prev_code = False
 
         # the lines as the page will have them: the page is split with str.splitlines (which
         # also breaks at \x0b, \x0c, \x1c-\x1e, \x85, \u2028, \u2029), and trailing whitespace
@@ -184,86 +179,105 @@ class _Sanitizer:
                 # tabs among the indentation and markers: markdown-it counts columns; make spaces
                 line = line[:head].expandtabs(4) + line[head:]
             blank = not line.strip(" \t")  # markdown-it: only spaces and tabs are blank
-            if fence is not None:
-                k, ch, n, marker = fence
-                if blank:
-                    out.append(line)
-                    continue
-                ind = _indentation(line)
-                stripped = line.strip(" \t")
-                closer = stripped == ch * len(stripped) and len(stripped) >= n
-                if ind < k:
-                    # markdown-it keeps the line in the fence (top level) or ends a list item and
-                    # the fence with it: indent it like the fence, which keeps it in the fence and
-                    # shows the same text (the fence's indentation is stripped from its lines)
-                    line = " " * k + line.lstrip(" ")
-                    ind = k
-                if closer and ind <= (k + 3 if marker else 3):
-                    out.append(line)
-                    fence = None
-                elif closer and not marker and ind <= k + 3:
-                    # a closer in a list item, code text at top level: make it a closer for both
-                    out.append("   " + stripped)
-                    fence = None
-                else:
-                    out.append(line)
-                prev_blank = prev_code = False
-                continue
-            first = number == 0 and self.inline_start
-            if blank:
-                flush()
-                out.append(line)
-                prev_blank, prev_code = True, False
-                continue
-            ind = _indentation(line)
-            if (not self.plain and not first and (prev_blank or prev_code) and ind >= 4 + max(items, default=0)
-                    and not _DEFINITION.match(line, ind)):
-                # an indented code block, whatever list item may still be open around it
-                flush()
-                out.append(line)
-                prev_blank, prev_code = False, True
-                continue
-            if prev_blank:
-                items = [c for c in items if c <= ind]
-            prefix_end = _PREFIX.match(line).end()
-            prefix, rest = line[:prefix_end], line[prefix_end:]
-            escapes: set[int] = set()
-            run = _FENCE_RUN.match(rest)
-            if run and not (run.group(1)[0] == "`" and "`" in rest[run.end():]):
-                certain = None if first else _CERTAIN_OPENER_PREFIX.fullmatch(prefix)
-                if certain and _definition_follows(lines, number):
-                    certain = None  # in a definition list the line may be a term instead
-                if certain:
-                    flush()
-                    info = rest[run.end():]
-                    k = len(prefix)
-                    fence = (k, run.group(1)[0], len(run.group(1)), bool(certain.group(2)))
-                    if certain.group(2):
-                        items.append(k)
-                    if info.strip().startswith("{"):
-                        # a MyST directive: a plain block that shows the directive line instead
-                        out.append(prefix + run.group(1) + "text")
-                        out.append(" " * k + info.strip())
-                    else:
-                        out.append(line)
-                    prev_blank = prev_code = False
-                    continue
-                # a fence markdown-it might open (in a list item, a block quote ...): escape it
-                escapes.add(prefix_end)
-            self._push_items(line, ind, items)
-            content = rest.strip()
-            start = prefix_end + len(rest) - len(rest.lstrip())
-            if content.startswith("(") and content.endswith(")="):
-                escapes.add(start)  # a MyST target
-            elif content.startswith(":::"):
-                escapes.add(start)  # a colon fence (a directive, where that extension is on)
-            group.append((line, escapes, first))
-            prev_blank = prev_code = False
-        flush()
-        if fence is not None:
-            k, ch, n, _ = fence
-            out.append(" " * k + ch * n)
-        return "\n".join(out)
+            if self._fence is not None:
+                self._fenced_line(line, blank)
+            else:
+                self._line(lines, number, line, blank)
+        self._flush()
+        if self._fence is not None:
+            k, ch, n, _ = self._fence
+            self._out.append(" " * k + ch * n)
+        return "\n".join(self._out)
+
+    def _flush(self) -> None:
+        if self._group:
+            self._out.extend(self._inline(self._group))
+            self._group.clear()
+
+    def _fenced_line(self, line: str, blank: bool) -> None:
+        """A line inside the open fence: kept, or made the closer markdown-it will see."""
+        k, ch, n, marker = self._fence
+        if blank:
+            self._out.append(line)
+            return
+        ind = _indentation(line)
+        stripped = line.strip(" \t")
+        closer = stripped == ch * len(stripped) and len(stripped) >= n
+        if ind < k:
+            # markdown-it keeps the line in the fence (top level) or ends a list item and
+            # the fence with it: indent it like the fence, which keeps it in the fence and
+            # shows the same text (the fence's indentation is stripped from its lines)
+            line = " " * k + line.lstrip(" ")
+            ind = k
+        if closer and ind <= (k + 3 if marker else 3):
+            self._out.append(line)
+            self._fence = None
+        elif closer and not marker and ind <= k + 3:
+            # a closer in a list item, code text at top level: make it a closer for both
+            self._out.append("   " + stripped)
+            self._fence = None
+        else:
+            self._out.append(line)
+        self._prev_blank = self._prev_code = False
+
+    def _line(self, lines: list[str], number: int, line: str, blank: bool) -> None:
+        """A line outside fences: blank, indented code, a fence that opens, or prose of a paragraph."""
+        first = number == 0 and self.inline_start
+        if blank:
+            self._flush()
+            self._out.append(line)
+            self._prev_blank, self._prev_code = True, False
+            return
+        ind = _indentation(line)
+        if (not self.plain and not first and (self._prev_blank or self._prev_code)
+                and ind >= 4 + max(self._items, default=0) and not _DEFINITION.match(line, ind)):
+            # an indented code block, whatever list item may still be open around it
+            self._flush()
+            self._out.append(line)
+            self._prev_blank, self._prev_code = False, True
+            return
+        if self._prev_blank:
+            self._items = [c for c in self._items if c <= ind]
+        prefix_end = _PREFIX.match(line).end()
+        prefix, rest = line[:prefix_end], line[prefix_end:]
+        escapes: set[int] = set()
+        run = _FENCE_RUN.match(rest)
+        if run and not (run.group(1)[0] == "`" and "`" in rest[run.end():]):
+            if self._opens_fence(lines, number, line, prefix, rest, run, first):
+                self._prev_blank = self._prev_code = False
+                return
+            # a fence markdown-it might open (in a list item, a block quote ...): escape it
+            escapes.add(prefix_end)
+        self._push_items(line, ind, self._items)
+        content = rest.strip()
+        start = prefix_end + len(rest) - len(rest.lstrip())
+        if content.startswith("(") and content.endswith(")="):
+            escapes.add(start)  # a MyST target
+        elif content.startswith(":::"):
+            escapes.add(start)  # a colon fence (a directive, where that extension is on)
+        self._group.append((line, escapes, first))
+        self._prev_blank = self._prev_code = False
+
+    def _opens_fence(self, lines: list[str], number: int, line: str, prefix: str, rest: str, run, first: bool) -> bool:
+        """Open the fence ``run`` starts when markdown-it surely opens one there (False: it may not)."""
+        certain = None if first else _CERTAIN_OPENER_PREFIX.fullmatch(prefix)
+        if certain and _definition_follows(lines, number):
+            certain = None  # in a definition list the line may be a term instead
+        if not certain:
+            return False
+        self._flush()
+        info = rest[run.end():]
+        k = len(prefix)
+        self._fence = (k, run.group(1)[0], len(run.group(1)), bool(certain.group(2)))
+        if certain.group(2):
+            self._items.append(k)
+        if info.strip().startswith("{"):
+            # a MyST directive: a plain block that shows the directive line instead
+            self._out.append(prefix + run.group(1) + "text")
+            self._out.append(" " * k + info.strip())
+        else:
+            self._out.append(line)
+        return True
 
     @staticmethod
     def _push_items(line: str, ind: int, items: list[int]) -> None:

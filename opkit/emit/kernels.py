@@ -16,9 +16,10 @@ from typing import Any
 import jinja2
 
 from ..spec.model import Kernel, OpSpec, OpVersion
+from ..spec.rules import parse_rules
 from ..spec.scopes import pyname  # the validator checks rules and kernel bodies against these names
 from . import GenContext, header
-from ..core.naming import function_name, module_path, snake
+from ..core.naming import function_name, module_path
 from ..core.templating import environment, template_dir
 
 NAME = "kernels"
@@ -117,10 +118,9 @@ def _validation(spec: OpSpec, version: OpVersion) -> list[str]:
             vals = tuple(d.values) if d.values is not None else None
             lines.append(f"if {name} is not None:")
             lines.append(f"    check_domain({op!r}, {ver}, {a.name!r}, {name}, {vals!r}, {d.min!r}, {d.max!r})")
-    for r in version.rules:
-        lines.append(f"if not ({r.holds.strip()}):")
-        msg = (r.doc or r.holds).strip().replace("\n", " ")
-        lines.append(f"    fail({op!r}, {ver}, {r.label!r}, {msg!r})")
+    for r in parse_rules(version):
+        lines.append(f"if not ({r.expression}):")
+        lines.append(f"    fail({op!r}, {ver}, {r.label!r}, {r.message!r})")
     return lines
 
 

@@ -2,7 +2,7 @@
 
 Inputs are what the scoreboard reads (``conformance/reports/*.json``, loaded once by
 :func:`opkit.emit.scoreboard.load`) folded into runtime x type cells by
-:func:`opkit.commands.compare.build_matrix`, and the root causes the findings pages show
+:func:`opkit.results.matrix.build_matrix`, and the root causes the findings pages show
 (:func:`opkit.emit.findings.backend_causes`, recomputed per op version with
 :func:`opkit.results.causes.causes`). Per op version: one row per runtime with the types that
 pass, fail and are unsupported (types with the same outcome grouped, with case counts), then the
@@ -75,7 +75,7 @@ def doc_link(title: str, docname: str) -> str:
 
 
 def _types(labels: list[str]) -> str:
-    from ..commands.compare import label_order
+    from ..results.matrix import label_order
 
     shown = []
     for label in sorted(labels, key=label_order):
@@ -95,7 +95,7 @@ class OpConformance:
     """The conformance of every op version, built once per ``opkit gen`` from the loaded reports."""
 
     def __init__(self, root: str, reports: list[dict]):
-        from ..commands.compare import build_matrix
+        from ..results.matrix import build_matrix
         from .findings import CHARGED, backend_causes
 
         self.root = root

@@ -20,7 +20,9 @@ import glob
 import os
 import re
 from collections import Counter
+from dataclasses import dataclass
 
+from ..results.matrix import Matrix, build_matrix, label_order, op_title
 from ..results.outcomes import OUTCOMES
 from ..core.jsonfiles import portable_text, read_report
 from . import GenContext
@@ -71,9 +73,33 @@ def _repro_link(root: str, repro: str | None, page_dir: str = OUT) -> str:
     return bundle_link(root, repro)
 
 
-def render(root: str, reports: list[dict]) -> dict[str, str]:
-    from ..commands.compare import build_matrix, label_order, op_title
+@dataclass
+class _Board:
+    """What every scoreboard page reads: the matrix, its runtimes and ops, the pages' names and
+    the per-runtime totals."""
 
+    root: str
+    matrix: Matrix
+    head: str  # the pages' first line
+    runtimes: list[str]
+    ops: list[tuple]
+    op_pages: dict[tuple, str]  # (domain, op) -> page name
+    rt_pages: dict[str, str]  # runtime -> page name
+    totals: dict[str, Counter]  # runtime -> cases per outcome
+    agree: Counter  # runtime -> bindings it agrees on
+    bindings: Counter  # runtime -> bindings opkit tested
+
+    def info_text(self, r: str) -> str:
+        info = self.matrix.versions.get(r, {})
+        extras = []
+        for k in sorted(info):
+            if k in _DESCRIBE_SKIP:
+                continue
+            extras.append(f"{k}: {_setting_text(info[k])}")
+        return _esc("; ".join(extras)) or "-"
+
+
+def render(root: str, reports: list[dict]) -> dict[str, str]:
     matrix = build_matrix(reports)
     runtimes = sorted(matrix.runtimes)
     src = ", ".join(r["_path"] for r in reports) if len(reports) <= 3 else f"{len(reports)} reports in {REPORTS}/"
@@ -97,18 +123,21 @@ def render(root: str, reports: list[dict]) -> dict[str, str]:
                 if cell.tested:  # a binding opkit could not test is no claim about the runtime
                     bindings[r] += 1
                     agree[r] += cell.agrees
+    board = _Board(root, matrix, head, runtimes, ops, op_pages, rt_pages, totals, agree, bindings)
 
-    def info_text(r: str) -> str:
-        info = matrix.versions.get(r, {})
-        extras = []
-        for k in sorted(info):
-            if k in _DESCRIBE_SKIP:
-                continue
-            extras.append(f"{k}: {_setting_text(info[k])}")
-        return _esc("; ".join(extras)) or "-"
+    files[f"{OUT}/index.md"] = _index_page(board, reports)
+    for (domain, op), page in sorted(op_pages.items()):
+        files[f"{OUT}/{page}.md"] = _op_page(board, domain, op)
+    for r in runtimes:
+        files[f"{OUT}/{rt_pages[r]}.md"] = _runtime_page(board, r)
+    return files
 
-    # -- index
-    lines = [head, "", "(l-opkit-scoreboard)=", "", "# Runtime scoreboard", "",
+
+def _index_page(board: _Board, reports: list[dict]) -> str:
+    """index.md: the runtimes and their agreement counts, the ops, how to read a cell."""
+    matrix, runtimes, ops, totals = board.matrix, board.runtimes, board.ops, board.totals
+    agree, bindings = board.agree, board.bindings
+    lines = [board.head, "", "(l-opkit-scoreboard)=", "", "# Runtime scoreboard", "",
              "How third-party runtimes do on opkit's conformance suites (examples, properties and the",
              "differential test against the reference kernel), from the reports committed under",
              f"`{REPORTS}/`. A runtime *agrees* on an op x type binding when every case of it passed.",
@@ -130,11 +159,11 @@ def render(root: str, reports: list[dict]) -> dict[str, str]:
             review = sum(1 for c in found[r][1] if c.review) if r in found else 0
             cause_text = (f"[{n_causes}](../findings/{_slug(r)}.md)" + (f" ({review} to review)" if review else "")
                           if n_causes else "0")
-            lines.append(f"| [{_esc(r)}]({rt_pages[r]}.md) | {_esc(str(matrix.versions[r].get('version', '?')))} "
+            lines.append(f"| [{_esc(r)}]({board.rt_pages[r]}.md) | {_esc(str(matrix.versions[r].get('version', '?')))} "
                          f"| {agree[r]}/{bindings[r]} | {t['pass']} / {t['mismatch']} / {t['unsupported']} / {bad} "
-                         f"| {cause_text} | {t['untested']} | {info_text(r)} |")
+                         f"| {cause_text} | {t['untested']} | {board.info_text(r)} |")
         lines += ["", "## Operators", ""]
-        for (domain, op), page in sorted(op_pages.items()):
+        for (domain, op), page in sorted(board.op_pages.items()):
             versions = sorted(k[2] for k in ops if k[0] == domain and k[1] == op)
             name = op if domain == "ai.onnx" else f"{domain}::{op}"
             lines.append(f"- [{_esc(name)}]({page}.md) (version{'s' if len(versions) > 1 else ''} "
@@ -146,88 +175,98 @@ def render(root: str, reports: list[dict]) -> dict[str, str]:
                   "*unsupported*: it refused the op or type at load or run; *error*: it failed otherwise.",
                   "*untested*: opkit could not test the binding (no valid input drawn, a reference-kernel or",
                   "property error); it is opkit's gap, never counted against the runtime.", ""]
-    files[f"{OUT}/index.md"] = "\n".join(lines).rstrip() + "\n"
+    return "\n".join(lines).rstrip() + "\n"
 
-    # -- op pages
-    for (domain, op), page in sorted(op_pages.items()):
-        name = op if domain == "ai.onnx" else f"{domain}::{op}"
-        lines = [head, "", f"# Scoreboard: {name}", "",
-                 "Rows are type bindings (those with the same cells share a row), columns runtimes; a cell is `pass` or the worst outcome with",
-                 "(failing/total cases) and a link to the repro bundle of that outcome. Back to the",
-                 "[scoreboard](index.md).", ""]
-        for key in [k for k in ops if k[0] == domain and k[1] == op]:
-            row_keys = sorted(matrix.cells[key], key=label_order)
-            present = [r for r in runtimes if any(r in matrix.cells[key][lab] for lab in row_keys)]
-            lines += [f"## {op_title(key)}", "",
-                      "| Types | " + " | ".join(f"[{_esc(r)}]({rt_pages[r]}.md)" for r in present) + " |",
-                      "|---|" + "---|" * len(present)]
-            # bindings whose cells read the same share a row (a sweep's 16 types are mostly a few
-            # rows of pass): the table stays short and narrow enough for a laptop screen
-            grouped: dict[tuple, list[str]] = {}
-            for lab in row_keys:
-                cells = []
-                for r in present:
-                    cell = matrix.cells[key][lab].get(r)
-                    if cell is None:
-                        cells.append("-")
-                        continue
-                    text = cell.text()
-                    text = f"**{text}**" if not cell.agrees and cell.outcome in ("mismatch", "error", "crash",
-                                                                                  "timeout", "xpass") else text
-                    link = "" if cell.agrees else _repro_link(root, cell.repro, OUT)
-                    cells.append(text + (f" {link}" if link else ""))
-                grouped.setdefault(tuple(cells), []).append(lab)
-            for cells, labels in grouped.items():
-                sep = "; " if any("," in lab for lab in labels) else ", "  # multi-type bindings hold commas
-                lines.append(f"| {_esc(sep.join(labels))} | " + " | ".join(cells) + " |")
-            agree_line = ", ".join(
-                f"{r} {sum(1 for lab in row_keys if lab in matrix.cells[key] and r in matrix.cells[key][lab] and matrix.cells[key][lab][r].agrees)}"
-                f"/{sum(1 for lab in row_keys if r in matrix.cells[key][lab])}" for r in present)
-            lines += ["", f"Bindings that agree with the reference: {agree_line}.", ""]
-        files[f"{OUT}/{page}.md"] = "\n".join(lines).rstrip() + "\n"
 
-    # -- runtime pages
-    for r in runtimes:
-        info = matrix.versions.get(r, {})
-        t = totals[r]
-        known = str(info.get("version") or "?")
-        # no "?" for an unknown version in the title: the title is what the navigation shows
-        lines = [head, "", f"# Scoreboard: {_esc(r)}" + (f" {_esc(known)}" if known != "?" else ""), "",
-                 f"Back to the [scoreboard](index.md). Report: `{matrix.sources.get(r, '?')}`.", "",
-                 "| Setting | Value |", "|---|---|"]
-        for k in sorted(info):
-            if k in ("name",):
-                continue
-            lines.append(f"| {_esc(str(k))} | {_esc(_setting_text(info[k]))} |")
-        lines += ["", "## Outcomes", "", "| Outcome | Cases |", "|---|---|"]
-        for o in OUTCOMES:
-            if t[o]:
-                lines.append(f"| {o} | {t[o]} |")
-        lines += ["", f"Agrees with the reference kernel on {agree[r]} of {bindings[r]} op x type bindings.", ""]
-        failing = []
-        for key in ops:
-            for lab in sorted(matrix.cells[key], key=label_order):
+def _op_page(board: _Board, domain: str, op: str) -> str:
+    """op-<domain>-<Op>.md: per op version, a type x runtime matrix."""
+    matrix, root, runtimes, rt_pages = board.matrix, board.root, board.runtimes, board.rt_pages
+    name = op if domain == "ai.onnx" else f"{domain}::{op}"
+    lines = [board.head, "", f"# Scoreboard: {name}", "",
+             "Rows are type bindings (those with the same cells share a row), columns runtimes; a cell is `pass` or the worst outcome with",
+             "(failing/total cases) and a link to the repro bundle of that outcome. Back to the",
+             "[scoreboard](index.md).", ""]
+    for key in [k for k in board.ops if k[0] == domain and k[1] == op]:
+        row_keys = sorted(matrix.cells[key], key=label_order)
+        present = [r for r in runtimes if any(r in matrix.cells[key][lab] for lab in row_keys)]
+        lines += [f"## {op_title(key)}", "",
+                  "| Types | " + " | ".join(f"[{_esc(r)}]({rt_pages[r]}.md)" for r in present) + " |",
+                  "|---|" + "---|" * len(present)]
+        # bindings whose cells read the same share a row (a sweep's 16 types are mostly a few
+        # rows of pass): the table stays short and narrow enough for a laptop screen
+        grouped: dict[tuple, list[str]] = {}
+        for lab in row_keys:
+            cells = []
+            for r in present:
                 cell = matrix.cells[key][lab].get(r)
-                if cell is not None and cell.tested and not cell.agrees:  # untested: opkit's, shown apart
-                    failing.append((key, lab, cell))
-        if failing:
-            # one row per (op version, outcome): a full sweep has thousands of failing bindings,
-            # and the op pages already show each one
-            groups: dict[tuple, list] = {}
-            for key, lab, cell in failing:
-                groups.setdefault((key, cell.outcome), []).append((lab, cell))
-            lines += ["## Not passing", "", "One row per op version and outcome; the op page has every binding.", "",
-                      "| Op | Outcome | Bindings | Types | First message | Repro |", "|---|---|---|---|---|---|"]
-            for (key, outcome), items in groups.items():
-                page = op_pages[(key[0], key[1])]
-                labels = [lab for lab, _ in items]
-                shown = ", ".join(labels[:4]) + (f" and {len(labels) - 4} more" if len(labels) > 4 else "")
-                first = next((c for _, c in items if c.repro), items[0][1])
-                link = _repro_link(root, first.repro, OUT) or "-"
-                lines.append(f"| [{_esc(op_title(key))}]({page}.md) | {outcome} | {len(items)} | {_esc(shown)} "
-                             f"| {_esc(_short(_scrub(first.message)))} | {link} |")
-        files[f"{OUT}/{rt_pages[r]}.md"] = "\n".join(lines).rstrip() + "\n"
-    return files
+                if cell is None:
+                    cells.append("-")
+                    continue
+                text = cell.text()
+                text = f"**{text}**" if not cell.agrees and cell.outcome in ("mismatch", "error", "crash",
+                                                                              "timeout", "xpass") else text
+                link = "" if cell.agrees else _repro_link(root, cell.repro, OUT)
+                cells.append(text + (f" {link}" if link else ""))
+            grouped.setdefault(tuple(cells), []).append(lab)
+        for cells, labels in grouped.items():
+            sep = "; " if any("," in lab for lab in labels) else ", "  # multi-type bindings hold commas
+            lines.append(f"| {_esc(sep.join(labels))} | " + " | ".join(cells) + " |")
+        agree_line = ", ".join(
+            f"{r} {sum(1 for lab in row_keys if lab in matrix.cells[key] and r in matrix.cells[key][lab] and matrix.cells[key][lab][r].agrees)}"
+            f"/{sum(1 for lab in row_keys if r in matrix.cells[key][lab])}" for r in present)
+        lines += ["", f"Bindings that agree with the reference: {agree_line}.", ""]
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def _runtime_page(board: _Board, r: str) -> str:
+    """runtime-<name>.md: one runtime's settings, outcome totals and the bindings it does not pass."""
+    matrix = board.matrix
+    info = matrix.versions.get(r, {})
+    t = board.totals[r]
+    known = str(info.get("version") or "?")
+    # no "?" for an unknown version in the title: the title is what the navigation shows
+    lines = [board.head, "", f"# Scoreboard: {_esc(r)}" + (f" {_esc(known)}" if known != "?" else ""), "",
+             f"Back to the [scoreboard](index.md). Report: `{matrix.sources.get(r, '?')}`.", "",
+             "| Setting | Value |", "|---|---|"]
+    for k in sorted(info):
+        if k in ("name",):
+            continue
+        lines.append(f"| {_esc(str(k))} | {_esc(_setting_text(info[k]))} |")
+    lines += ["", "## Outcomes", "", "| Outcome | Cases |", "|---|---|"]
+    for o in OUTCOMES:
+        if t[o]:
+            lines.append(f"| {o} | {t[o]} |")
+    agree, bindings = board.agree[r], board.bindings[r]
+    lines += ["", f"Agrees with the reference kernel on {agree} of {bindings} op x type bindings.", ""]
+    failing = []
+    for key in board.ops:
+        for lab in sorted(matrix.cells[key], key=label_order):
+            cell = matrix.cells[key][lab].get(r)
+            if cell is not None and cell.tested and not cell.agrees:  # untested: opkit's, shown apart
+                failing.append((key, lab, cell))
+    if failing:
+        lines += _not_passing(board, failing)
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def _not_passing(board: _Board, failing: list) -> list[str]:
+    """The runtime page's Not passing table."""
+    # one row per (op version, outcome): a full sweep has thousands of failing bindings,
+    # and the op pages already show each one
+    groups: dict[tuple, list] = {}
+    for key, lab, cell in failing:
+        groups.setdefault((key, cell.outcome), []).append((lab, cell))
+    lines = ["## Not passing", "", "One row per op version and outcome; the op page has every binding.", "",
+             "| Op | Outcome | Bindings | Types | First message | Repro |", "|---|---|---|---|---|---|"]
+    for (key, outcome), items in groups.items():
+        page = board.op_pages[(key[0], key[1])]
+        labels = [lab for lab, _ in items]
+        shown = ", ".join(labels[:4]) + (f" and {len(labels) - 4} more" if len(labels) > 4 else "")
+        first = next((c for _, c in items if c.repro), items[0][1])
+        link = _repro_link(board.root, first.repro, OUT) or "-"
+        lines.append(f"| [{_esc(op_title(key))}]({page}.md) | {outcome} | {len(items)} | {_esc(shown)} "
+                     f"| {_esc(_short(_scrub(first.message)))} | {link} |")
+    return lines
 
 
 def _setting_text(value) -> str:

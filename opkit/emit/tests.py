@@ -37,7 +37,7 @@ def _one_line(text: str, limit: int = 300) -> str:
 
 
 def _bindings(version: OpVersion):
-    from ..cases.strategies import covering_bindings
+    from ..cases.bindings import covering_bindings
 
     bindings = covering_bindings(version)  # every type of every parameter; at most 64 combinations
     ids = ["-".join(t[7:-1] if t.startswith("tensor(") else t for _, t in sorted(b.items())) or "none"

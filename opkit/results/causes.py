@@ -22,7 +22,7 @@ import re
 from dataclasses import dataclass
 
 from .outcomes import FAILING
-from ..conformance.second_opinion import needs_review, opinion_lines
+from .verdicts import needs_review, opinion_lines
 
 _TENSOR_TYPE = re.compile(r"tensor\([a-z0-9_]+\)")
 _QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"")

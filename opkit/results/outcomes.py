@@ -264,7 +264,7 @@ def _binding_not_run(entry: Expectation, spec, cases: list[dict]) -> bool:
     """True when some type binding the entry names exists for the op but no case of the run used
     it (the run tested a subset of the bindings)."""
     try:
-        from ..cases.strategies import all_bindings
+        from ..cases.bindings import all_bindings
     except ImportError:  # pragma: no cover
         return False
     ran = {tuple(sorted(c.get("types", {}).items())) for c in cases

@@ -210,7 +210,7 @@ def recall(matches: list[Match]) -> tuple[int, int]:
 
 def audit_judge(report: dict, audit) -> callable:
     """``own(case)`` for ``match``: the case's cause is judged opkit's own by the audit."""
-    from ..emit.findings import judged
+    from .audit import judged
     from .causes import causes
 
     cases = report.get("cases", [])

@@ -1,4 +1,5 @@
-"""Conformance reports: the JSON document, its JSON Schema, the terminal summary, live progress.
+"""Conformance reports: the JSON document and its JSON Schema (the terminal side of a run is in
+:mod:`opkit.results.report_text`).
 
 The document layout is described in docs/conformance-report.md; ``REPORT_SCHEMA`` is its JSON
 Schema (also written next to a report with ``--report`` as ``<report>.schema.json`` on request and
@@ -19,13 +20,11 @@ import json
 import os
 import platform
 import secrets
-import sys
-import time
-from collections import Counter, defaultdict
+from collections import Counter
 
-from .outcomes import FAILING, LETTERS, OUTCOMES, SUCCESS, SUITES, UNTESTED, run_ok
-from .causes import causes, runtime_output_lines
-from ..conformance.second_opinion import VERDICTS, needs_review, opinion_lines
+from .outcomes import OUTCOMES, SUCCESS, SUITES, UNTESTED, run_ok
+from .causes import causes
+from .verdicts import VERDICTS, needs_review
 
 SCHEMA_ID = "https://opkit.dev/schemas/conformance-report-1.json"
 FORMAT = "opkit-conformance-report/1"
@@ -382,8 +381,6 @@ class ReportError(ValueError):
     """A report file that cannot be read: the message is one line naming the file."""
 
 
-
-
 def read_report(path: str) -> dict:
     """Load a report written by ``write_report``; raise ``ReportError`` (one line: the file, and
     the position in it for broken JSON) when it cannot be read or is not a conformance report."""
@@ -450,114 +447,6 @@ def _check(value, schema, where, problems):
             _check(item, schema["items"], f"{where}/{i}", problems)
 
 
-# ------------------------------------------------------------------------------------------------
-# terminal output
-
-
-def _short_type(types: dict) -> str:
-    if not types:
-        return "-"
-    return ",".join(v[7:-1] if v.startswith("tensor(") else v for _, v in sorted(types.items()))
-
-
-def summary_table(cases: list[dict]) -> str:
-    """op x type table of outcome letters (one per case: examples, properties, differential)."""
-    if not cases:
-        return "no cases ran"
-    rows: dict[tuple, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
-    backends = []
-    for c in cases:
-        if c["backend"] not in backends:
-            backends.append(c["backend"])
-        rows[(c["backend"], c["domain"], c["op"], c["version"])][_short_type(c["types"])].append(LETTERS[c["outcome"]])
-    lines = []
-    for key in sorted(rows, key=lambda k: (backends.index(k[0]), k[1], k[2], k[3])):
-        backend, domain, op, version = key
-        cells = rows[key]
-        label = f"{backend}  {'' if domain == 'ai.onnx' else domain + '::'}{op}-{version}"
-        lines.append(label)
-        width = max(len(t) for t in cells)
-        for t in sorted(cells, key=_type_order):
-            letters = "".join(cells[t])
-            counts = Counter(letters)
-            tally = " ".join(f"{n}{l}" for l, n in sorted(counts.items()))
-            lines.append(f"  {t:<{width}}  {letters:<12} {tally}")
-    counts = Counter(c["outcome"] for c in cases)
-    lines.append("")
-    lines.append("legend: " + "  ".join(f"{LETTERS[o]} {o}" for o in OUTCOMES))
-    lines.append("total: " + ", ".join(f"{counts[o]} {o}" for o in OUTCOMES if counts[o] and o != UNTESTED)
-                 + f"  ({sum(c.get('examples_run', 0) for c in cases)} examples run)")
-    if counts[UNTESTED]:
-        lines.append(f"untested: {counts[UNTESTED]} cases opkit could not test (not charged to the backend; "
-                     f"see untested_text / the report's cases with outcome 'untested')")
-    return "\n".join(lines)
-
-
-def untested_text(cases: list[dict], limit: int = 20) -> str:
-    """What opkit could not test, grouped by op version and reason: one line each."""
-    groups: dict[tuple, list[dict]] = {}
-    for c in cases:
-        if c["outcome"] == UNTESTED:
-            stage = (c.get("details") or {}).get("stage", "")
-            groups.setdefault((c["domain"], c["op"], c["version"], stage), []).append(c)
-    lines = []
-    for (domain, op, version, stage), items in list(groups.items())[:limit]:
-        name = op if domain == "ai.onnx" else f"{domain}::{op}"
-        lines.append(f"UNTESTED    {name}-{version} ({len(items)} case{'s' if len(items) != 1 else ''}"
-                     f"{', ' + stage if stage else ''}) {items[0]['message'][:200]}")
-    if len(groups) > limit:
-        lines.append(f"... and {len(groups) - limit} more groups (see the JSON report)")
-    return "\n".join(lines)
-
-
-def skipped_text(skipped: list[dict], limit: int = 8) -> str:
-    """What was not run, one line per reason: how many op versions (and type bindings) and which
-    ones. Skips are not findings; they are shown apart from the cases."""
-    groups: dict[str, dict[str, int]] = {}
-    for item in skipped:
-        name = item["op"] if item["domain"] == "ai.onnx" else f"{item['domain']}::{item['op']}"
-        versions = groups.setdefault(item["reason"], {})
-        key = f"{name}-{item['version']}"
-        versions[key] = versions.get(key, 0) + 1
-    lines = []
-    for reason, versions in sorted(groups.items(), key=lambda kv: -sum(kv[1].values())):
-        shown = ", ".join(list(versions)[:limit]) + (f" and {len(versions) - limit} more" if len(versions) > limit else "")
-        bindings = sum(versions.values())
-        count = f"{len(versions)} op version{'s' if len(versions) != 1 else ''}" + (
-            f", {bindings} type bindings" if bindings != len(versions) else "")
-        lines.append(f"SKIPPED     {reason}: {count} ({shown})")
-    return "\n".join(lines)
-
-
-_ORDER = ["bool", "uint8", "uint16", "uint32", "uint64", "int8", "int16", "int32", "int64", "float16", "bfloat16",
-          "float", "double", "complex64", "complex128", "string"]
-
-
-def _type_order(t: str):
-    head = t.split(",")[0]
-    return (_ORDER.index(head) if head in _ORDER else len(_ORDER), t)
-
-
-def failures_text(cases: list[dict], limit: int = 40) -> str:
-    """Failures grouped by (backend, op version, types, outcome): one line each, with the suites."""
-    groups: dict[tuple, list[dict]] = {}
-    for c in cases:
-        if c["outcome"] in FAILING or c["outcome"] == "xpass":
-            key = (c["backend"], c["domain"], c["op"], c["version"], _short_type(c["types"]), c["outcome"])
-            groups.setdefault(key, []).append(c)
-    lines = []
-    for (backend, domain, op, version, types, outcome), items in list(groups.items())[:limit]:
-        first = items[0]
-        where = ", ".join(f"{c['suite']}:{c['example']}" for c in items[:4]) + (" ..." if len(items) > 4 else "")
-        name = op if domain == "ai.onnx" else f"{domain}::{op}"
-        lines.append(f"{outcome.upper():<11} {backend} {name}-{version} {types} [{where}] {first['message'][:240]}"
-                     + (f"\n            repro: {first['repro']}" if first.get("repro") else "")
-                     + "".join(f"\n            {line}" for line in runtime_output_lines(first) + opinion_lines(first)))
-    if len(groups) > limit:
-        lines.append(f"... and {len(groups) - limit} more groups (see the JSON report)")
-    return "\n".join(lines)
-
-
 def opinion_counts(cases: list[dict]) -> dict[str, int]:
     """How the second opinions went over a run's findings: verdict -> findings (a finding counts
     under each distinct verdict its engines gave), plus ``review``: findings to look at first."""
@@ -570,40 +459,3 @@ def opinion_counts(cases: list[dict]) -> dict[str, int]:
             counts[verdict] += 1
         counts["review"] += needs_review(opinions)
     return {k: counts[k] for k in (*VERDICTS, "review") if counts[k]}
-
-
-class Progress:
-    """A one-line counter on a TTY, a line every ``every`` seconds otherwise."""
-
-    def __init__(self, stream=None, every: float = 10.0, enabled: bool = True):
-        self.stream = stream or sys.stderr
-        self.tty = hasattr(self.stream, "isatty") and self.stream.isatty()
-        self.every = every
-        self.enabled = enabled
-        self.start = self.last = time.perf_counter()
-        self.counts: Counter = Counter()
-        self.examples = 0
-        self.detail = None  # a callable whose text ends the line (a Dask run: cases per worker)
-
-    def __call__(self, case: dict) -> None:
-        self.counts[case["outcome"]] += 1
-        self.examples += case.get("examples_run", 0)
-        if not self.enabled:
-            return
-        now = time.perf_counter()
-        text = (f"[{now - self.start:6.1f}s] {sum(self.counts.values())} cases, {self.examples} examples: "
-                + " ".join(f"{n}{LETTERS[o]}" for o, n in sorted(self.counts.items()))
-                + (f"  [{self.detail()}]" if self.detail else "")  # before the op: a TTY line is cut at 150
-                + f"  {case['backend']} {case['op']}-{case['version']} {_short_type(case['types'])}")
-        if self.tty:
-            self.stream.write("\r" + text[:150].ljust(150))
-            self.stream.flush()
-        elif now - self.last >= self.every:
-            self.stream.write(text + "\n")
-            self.stream.flush()
-            self.last = now
-
-    def done(self) -> None:
-        if self.enabled and self.tty:
-            self.stream.write("\r" + " " * 150 + "\r")
-            self.stream.flush()

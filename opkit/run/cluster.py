@@ -1,6 +1,6 @@
 """``opkit test --scheduler ADDRESS``: the sweep on an existing Dask ``distributed`` cluster.
 
-A task is what a ``-j`` pool process runs, ``cli.run_unit`` on one backend, for one op version
+A task is what a ``-j`` pool process runs, ``run_unit`` (opkit.run.unit) on one backend, for one op version
 (every type binding and suite of it; an op with one version is one task, and an op's lowerings go
 with its last version): finer than ``-j``'s one op, so that an op with many versions and bindings
 (Cast, CastLike) spreads over the cluster instead of finishing last on one worker. On the worker
@@ -32,7 +32,6 @@ What the client does, all with ``distributed``'s own mechanisms:
 from __future__ import annotations
 
 import collections
-import hashlib
 import json
 import logging
 import os
@@ -40,14 +39,18 @@ import sys
 import threading
 import time
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+
+from .cluster_units import Unit, units
+from .cluster_worker import _spec_digest, check_worker, run_task, stop_run
+from .job import Job
+
 
 SCHEDULER_ENV = "DASK_SCHEDULER_ADDRESS"  # Dask's own convention (dask.config "scheduler-address")
 INSTALL_HINT = "pip install 'opkit[dask]'"
 WORKERS_WAIT_S = 30.0  # an adaptive cluster may start with no worker: wait this long for one
 TASK_RETRIES = 1  # a task that raised (not one whose worker died: that is the scheduler's allowed-failures)
 RESOURCE = "opkit"  # workers declaring it run at most that many opkit tasks at once
-CACHED_BACKENDS = 2  # backend processes a worker thread keeps between ops (runs may use different backends)
 POLL_S = 0.2  # the client's loop: how often it looks at finished tasks, events and Ctrl-C
 STOP_WAIT_S = 3.0  # Ctrl-C: how long telling the cluster to stop may hold up the report
 NO_WORKERS_NOTE_S = 30.0  # a cluster without workers this long while tasks wait: say so (and wait on)
@@ -71,211 +74,7 @@ def scheduler_address(args) -> tuple[str, str] | None:
 
 
 # ------------------------------------------------------------------------------------------------
-# the worker side (runs in Dask worker processes: opkit must be installed there)
-
-_RUN_STOPS: dict[str, threading.Event] = {}  # run id -> set when that run's client asked its tasks to stop
-_RUN_STOPS_LOCK = threading.Lock()
-_THREAD = threading.local()  # per worker thread: backend processes and second-opinion engines kept between ops
-
-
-def _run_stop(run_id: str) -> threading.Event:
-    with _RUN_STOPS_LOCK:
-        return _RUN_STOPS.setdefault(run_id, threading.Event())
-
-
-def stop_run(run_id: str) -> bool:
-    """Ask this worker's tasks of run ``run_id`` to stop (``Client.run`` from the client on Ctrl-C;
-    a task of that run that starts later returns at once)."""
-    _run_stop(run_id).set()
-    return True
-
-
-def _spec_digest(path: str) -> str | None:
-    try:
-        with open(path, "rb") as f:
-            return hashlib.sha256(f.read()).hexdigest()
-    except OSError:
-        return None
-
-
-def _worker_problems(backends: list, digests: dict[str, str], opkit_version: str) -> list[str]:
-    """What keeps this worker from running the run's tasks (empty: nothing)."""
-    from .. import __version__
-    from ..backends.registry import BackendUnavailable
-    from .session import _check_available
-
-    if __version__ != opkit_version:
-        return [f"opkit {__version__}, the client has {opkit_version}"]
-    problems = []
-    here = {path: _spec_digest(path) for path in digests}
-    missing = [path for path, digest in here.items() if digest is None]
-    changed = [path for path, digest in here.items() if digest is not None and digest != digests[path]]
-    if missing:
-        problems.append(f"no spec file {missing[0]}" + (f" (and {len(missing) - 1} more)" if len(missing) > 1 else "")
-                        + ": workers need the client's opkit and project files at the same paths")
-    elif changed:
-        problems.append(f"spec file {changed[0]} differs from the client's"
-                        + (f" (and {len(changed) - 1} more)" if len(changed) > 1 else ""))
-    for spec in backends:
-        try:
-            _check_available(spec)
-        except BackendUnavailable as exc:
-            problems.append(str(exc))
-    return problems
-
-
-async def check_worker(backends: list, digests: dict[str, str], opkit_version: str) -> dict:
-    """The up-front check, run on every worker by ``Client.run``. A coroutine, so that importing
-    the backend (seconds for some engines) happens in a thread, not in the worker's event loop."""
-    import asyncio
-
-    problems = await asyncio.get_running_loop().run_in_executor(
-        None, _worker_problems, backends, digests, opkit_version)
-    return {"problems": problems, "pid": os.getpid()}
-
-
-def _allow_children() -> None:
-    """A nanny starts its worker as a daemonic multiprocessing process (``distributed.worker.daemon``),
-    and multiprocessing refuses children to those; the backend worker processes must be children
-    all the same (they die with this process through their own lifeline, not through the flag)."""
-    import multiprocessing
-
-    process = multiprocessing.current_process()
-    if process.daemon:
-        process._config["daemon"] = False  # what the `daemon` setter does, without its not-started check
-
-
-def _activate(project_json: dict | None) -> None:
-    """Make the client's project the one this worker process looks specs and kernels up in."""
-    if project_json is None:
-        return
-    from ..core import project as projects
-
-    wanted = projects._from_json(dict(project_json))
-    if projects.active() != wanted:
-        projects.activate(wanted)
-
-
-def _backend_worker(job: dict):
-    """This thread's backend process for the job's backend and limits, started on first use and
-    kept for the thread's next op (the oldest one closed when the thread has too many)."""
-    from ..conformance.worker import InProcess, Worker
-
-    cache = getattr(_THREAD, "backends", None)
-    if cache is None:
-        cache = _THREAD.backends = collections.OrderedDict()
-    key = (job["backend"], job["timeout"], job.get("memory_gb"), job["no_isolate"])
-    worker = cache.pop(key, None)
-    if worker is None:
-        worker = (InProcess if job["no_isolate"] else Worker)(job["backend"], timeout=job["timeout"],
-                                                              memory_gb=job.get("memory_gb"))
-    cache[key] = worker
-    while len(cache) > CACHED_BACKENDS:
-        _, old = cache.popitem(last=False)
-        old.close()
-    return worker
-
-
-def _engines() -> dict:
-    engines = getattr(_THREAD, "engines", None)
-    if engines is None:
-        engines = _THREAD.engines = {}
-    return engines
-
-
-def run_task(job: dict, run_id: str, topic: str, index: int) -> dict:
-    """One op on one backend, on a Dask worker: ``cli.run_unit`` with this thread's backend process,
-    every record sent to the client as an event as it is made. Returns the records, the backend's
-    description, which worker and attempt ran it, and whether the client stopped it."""
-    import warnings
-
-    from distributed import get_worker
-
-    from .session import run_unit
-    from ..conformance.runner import stop_thread_on
-
-    warnings.simplefilter("ignore")  # kernels' numeric warnings are not outcomes
-    worker = get_worker()
-    attempt = uuid.uuid4().hex[:12]
-    stop = _run_stop(run_id)
-    out = {"records": [], "info": None, "worker": worker.address, "attempt": attempt, "stopped": True}
-    if stop.is_set():
-        return out
-
-    def send(item: dict) -> None:
-        # JSON text, as -j's partial-results files: records may hold values msgpack does not know
-        worker.log_event(topic, {"task": index, "attempt": attempt, "worker": worker.address,
-                                 "item": json.dumps(item, default=str)})
-
-    _allow_children()
-    job = dict(job)
-    _activate(job.pop("project", None))
-    job["progress"] = None
-    stop_thread_on(stop)
-    try:
-        records, info = run_unit(job, _backend_worker(job), on_start=lambda runner, info: send({"_info": info}),
-                                 sink=send, engines=_engines())
-    except KeyboardInterrupt:  # the client stopped the run (a Dask task must not raise it: it ends the thread)
-        return out
-    finally:
-        stop_thread_on(None)
-    return {**out, "records": records, "info": info, "stopped": False}
-
-
-# ------------------------------------------------------------------------------------------------
-# the client side
-
-
-@dataclass(frozen=True)
-class Unit:
-    """One task's share of a sweep: some versions of one op (``versions`` None: all of them). An op
-    is split by version, so that one big op (Cast: 639 cases in 9 versions) does not keep a single
-    worker busy after the others ran out of work; its lowerings go with its last version."""
-
-    path: str
-    name: str
-    versions: tuple[int, ...] | None = None
-    lowerings: bool = True
-    weight: int = field(default=1, compare=False)  # its expected size in cases: the biggest start first
-
-    @property
-    def label(self) -> str:
-        return self.name + (f"-{self.versions[0]}" if self.versions else "")
-
-
-def _weight(versions, max_bindings: int | None) -> int:
-    """About how many cases some op versions make: a differential case and one per property for
-    every type binding (the product of the type constraints' sizes, at most ``max_bindings``: a
-    cheap bound of what the run covers), plus the examples. Tasks are started biggest first, so a
-    sweep ends on small tasks instead of one big one on a single worker (Trilu-14: 150 cases)."""
-    import math
-
-    from ..cases.strategies import PROBE_LIMIT
-
-    total = 0
-    for version in versions:
-        every = math.prod(len(tc.types) for tc in version.type_constraints) or 1
-        searched = min(every, max_bindings) if max_bindings else every
-        # the rest are probed with 2 examples instead of 20 (Runner.run_differential)
-        probed = min(every, PROBE_LIMIT) - searched if every > searched else 0
-        total += searched * (1 + len(version.properties or ())) + probed // 6 + len(version.examples or ())
-    return max(total, 1)
-
-
-def units(specs, max_bindings: int | None = 64, selected: dict | None = None) -> list[Unit]:
-    """The tasks of a sweep over ``specs``, in the order a local run makes their records;
-    ``selected`` ({path: sinces}) narrows an op to the versions ``--op`` / ``--opset`` chose."""
-    out = []
-    for spec in specs:
-        chosen = (selected or {}).get(spec.path)
-        versions = [v for v in spec.versions if chosen is None or v.since in chosen]
-        if chosen is None and len(versions) <= 1:
-            out.append(Unit(spec.path, spec.name, weight=_weight(versions, max_bindings)))
-            continue
-        last = len(versions) - 1
-        out += [Unit(spec.path, spec.name, (v.since,), k == last, _weight([v], max_bindings))
-                for k, v in enumerate(versions)]
-    return out
+# the client side (the worker side is cluster_worker, the cutting into tasks cluster_units)
 
 
 @dataclass
@@ -393,7 +192,7 @@ class Cluster:
                   "runs one op per process", file=sys.stderr)
 
     # -- the run
-    def execute(self, run, position: int, spec_b, job: dict, specs: list) -> None:
+    def execute(self, run, position: int, spec_b, job: Job, specs: list) -> None:
         """Run every op of ``specs`` on the cluster; records are kept per task (``records``), and
         ``run.progress`` sees every case as it finishes."""
         from distributed import as_completed
@@ -408,12 +207,12 @@ class Cluster:
             self.client.subscribe_topic("all", lambda event: self.inbox.append(("cluster", position, event[1])))
         from ..core.project import _to_json, active
 
-        job = {**job, "progress": None, "project": _to_json(active())}
+        job = replace(job, progress=None, project=_to_json(active()))
         futures = {}
-        for i, unit in enumerate(units(specs, job.get("max_bindings") or None, job.get("selected_versions"))):
+        for i, unit in enumerate(units(specs, job.max_bindings or None, job.selected_versions)):
             self.tasks[(position, i)] = _Task(i, unit)
-            future = self.client.submit(run_task, {**job, "paths": [unit.path], "versions": unit.versions,
-                                                   "lowerings": unit.lowerings}, self.run_id, topic, i,
+            task_job = replace(job, paths=(unit.path,), versions=unit.versions, lowerings=unit.lowerings)
+            future = self.client.submit(run_task, task_job, self.run_id, topic, i,
                                         key=f"{self._key_prefix}{position}-{i}-{unit.label}",
                                         retries=TASK_RETRIES, pure=False, resources=self.resources,
                                         priority=unit.weight)
@@ -456,14 +255,14 @@ class Cluster:
                   f"for {NO_WORKERS_NOTE_S:g} s; waiting for one (Ctrl-C ends the run, keeping the finished cases)",
                   file=sys.stderr)
 
-    def _finish(self, run, position: int, spec_b, job: dict, i: int, future) -> None:
+    def _finish(self, run, position: int, spec_b, job: Job, i: int, future) -> None:
         task = self.tasks[(position, i)]
         self.futures.pop(future, None)
         try:
             out = future.result()
             future.release()  # the worker may drop the result: the client has it
         except Exception as exc:  # noqa: BLE001 - KilledWorker, or the task raised (twice: retries)
-            task.done = list(task.streamed) + [self._failed_record(task.unit, spec_b.name, job, exc,
+            task.done = list(task.streamed) + [self._failed_record(task.unit, spec_b.name, job.no_isolate, exc,
                                                                    len(task.streamed))]
             self._count(run, task.done[len(task.streamed):], None)
             return
@@ -476,10 +275,11 @@ class Cluster:
         task.done = records
         self._count(run, records[counted:], out["worker"])
 
-    def _failed_record(self, unit: Unit, backend: str, job: dict, exc: BaseException, finished: int = 0) -> dict:
+    def _failed_record(self, unit: Unit, backend: str, no_isolate: bool, exc: BaseException,
+                       finished: int = 0) -> dict:
         from distributed import KilledWorker
 
-        from .session import _runner_error
+        from .unit import _runner_error
         from ..results.outcomes import CRASH
 
         record = _runner_error(unit.path, backend, exc)
@@ -493,7 +293,7 @@ class Cluster:
                                  + ("; the cases its last attempt finished are reported before this one"
                                     if finished else ""))
             record["details"] = {"stage": "cluster", "worker": worker, "workers_died": deaths}
-            if job.get("no_isolate"):  # the backend ran inside the worker that died
+            if no_isolate:  # the backend ran inside the worker that died
                 record["outcome"] = CRASH
         else:  # it raised twice (``retries``), or the scheduler cancelled it (lost connection)
             record["message"] = f"task failed on the Dask cluster: {type(exc).__name__}: {_one_line(exc)}"

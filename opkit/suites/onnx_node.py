@@ -289,9 +289,9 @@ def run(backend: Any, ops: list[str] | None = None, report_path: str | None = No
     name = backend if isinstance(backend, str) else (getattr(backend, "name", None)
                                                      or getattr(backend, "__name__", type(backend).__name__))
     if isinstance(backend, str):
-        from ..backends import get_backend
+        from ..backends.registry import backend_api_class
 
-        backend = get_backend(backend)
+        backend = backend_api_class(backend)
     _quiet_onnxruntime()
     cases = select(ops)
     result = SuiteResult(name)

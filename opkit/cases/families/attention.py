@@ -10,7 +10,8 @@ from __future__ import annotations
 import numpy as np
 from hypothesis import strategies as st
 
-from ..strategies import _SEED, ABSENT, NotGeneratable
+from ..case import ABSENT, NotGeneratable
+from ..draws import _SEED
 from ..context import Context, Draft, finite_values, int_tensor, values
 
 _BOOL = st.booleans()

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
-from ..strategies import ABSENT, NotGeneratable
+from ..case import ABSENT, NotGeneratable
 from ..context import Context, Draft, dims, values
 
 # value attribute -> (the output element type it implies, whether it is a list)

@@ -28,6 +28,6 @@ def draw(draw, ctx: Context) -> Draft:
     for name in ("max_output_boxes_per_class", "iou_threshold", "score_threshold"):
         inputs.setdefault(name, None)
     attrs = {"center_point_box": draw(st.sampled_from([None, 0, 1]))} if ctx.has_attribute("center_point_box") else {}
-    from ..strategies import ABSENT
+    from ..case import ABSENT
 
     return Draft({k: (ABSENT if v is None else v) for k, v in attrs.items()}, inputs)

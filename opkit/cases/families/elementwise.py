@@ -19,7 +19,7 @@ import numpy as np
 from hypothesis import strategies as st
 
 from ...kernels.lib import int_pow_defined
-from ..strategies import NotGeneratable
+from ..case import NotGeneratable
 from ..context import ABSENT, Context, Draft, broadcast_pair, values
 
 _DIM = st.one_of(st.integers(1, 3), st.just(0))

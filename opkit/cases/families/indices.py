@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 from hypothesis import strategies as st
 
-from ..strategies import cast
+from ..draws import cast
 from ..context import ABSENT, Context, Draft, axis_in, by_op, int_tensor, values
 
 # a dimension size: mostly 1..3, sometimes 4, one time in sixteen 0 (shrinks towards 1)

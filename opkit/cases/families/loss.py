@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 from hypothesis import strategies as st
 
-from ..strategies import ABSENT, NotGeneratable
+from ..case import ABSENT, NotGeneratable
 from ..context import Context, Draft, finite_values, int_tensor, values
 
 _BOOL = st.booleans()

@@ -28,7 +28,7 @@ import numpy as np
 from hypothesis import strategies as st
 
 from ...core.onnx_types import ELEMENT_TYPE_CODES, INT_RANGES
-from ..strategies import cast
+from ..draws import cast
 from ..context import ABSENT, Context, Draft, axis_in, by_op, nan_to_zero, values
 
 _SEED = st.integers(0, 2**32 - 1)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
-from ..strategies import ABSENT
+from ..case import ABSENT
 from ..context import Context, Draft, nan_to_zero, values
 
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
-from ..strategies import NotGeneratable
+from ..case import NotGeneratable
 from ..context import ABSENT, Context, Draft, finite_values, int_tensor, values
 
 _GATES = {"RNN": 1, "GRU": 3, "LSTM": 4}

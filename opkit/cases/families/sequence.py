@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
-from ..strategies import ABSENT, NotGeneratable
+from ..case import ABSENT, NotGeneratable
 from ...core.values import element_of
 from ..containers import MAX_SEQUENCE, draw_value
 from ..context import Context, Draft, axis_in, by_op, dims, int_tensor, values

@@ -8,7 +8,7 @@ from __future__ import annotations
 from hypothesis import strategies as st
 
 from ...core.onnx_types import INT_RANGES
-from ..strategies import ABSENT
+from ..case import ABSENT
 from ..context import Context, Draft
 
 # ABSENT leaves the attribute out (bias 0, lambd 0.5 by default)

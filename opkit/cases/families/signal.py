@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
-from ..strategies import ABSENT, NotGeneratable, cast
+from ..case import ABSENT, NotGeneratable
+from ..draws import cast
 from ..context import Context, Draft, int_tensor, values
 
 _BOOL = st.booleans()

@@ -25,7 +25,7 @@ import numpy as np
 from hypothesis import strategies as st
 
 from ...core.onnx_types import INT_RANGES
-from ..strategies import cast
+from ..draws import cast
 from ..context import ABSENT, Context, Draft, by_op, values
 
 _BOOL = st.booleans()

@@ -1,0 +1,114 @@
+"""What a backend worker does with a request: the model prepared once per signature key (load
+failures remembered too), the feeds run, the answer a ``Result``; and ``InProcess``, the worker
+interface without a process (no isolation), for debugging and for measuring what isolation costs."""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import Any
+
+OK, UNSUPPORTED, ERROR, CRASH, TIMEOUT = "ok", "unsupported", "error", "crash", "timeout"
+MAX_SESSIONS = 512
+
+
+@dataclass
+class Result:
+    kind: str
+    outputs: list | None = None
+    message: str = ""
+    stage: str = ""  # load | run
+    output: str = ""  # a crash, hang or memory kill: the last lines the worker wrote (worker_output)
+
+
+def _short(exc: BaseException) -> str:
+    text = f"{type(exc).__name__}: {exc}"
+    return text if len(text) < 2000 else text[:2000] + " ..."
+
+
+class _Engine:
+    """What the worker does, usable in process too."""
+
+    def __init__(self, spec):
+        from ..backends.registry import create
+
+        self.backend = create(spec)
+        self.sessions: OrderedDict[str, Any] = OrderedDict()
+
+    def describe(self) -> dict:
+        info = self.backend.describe() if hasattr(self.backend, "describe") else {
+            "name": self.backend.name, "version": self.backend.version()}
+        from ..backends.base import limits
+
+        info.update(limits(self.backend))  # IR version, opsets and domains the runner must respect
+        return info
+
+    def has(self, key: str) -> bool:
+        return key in self.sessions
+
+    def run(self, key: str, model_bytes: bytes | None, feeds: dict) -> Result:
+        entry = self.sessions.get(key)
+        if entry is None:
+            if model_bytes is None:
+                return Result("nomodel")
+            try:
+                entry = ("session", self.backend.prepare(model_bytes))
+            except Exception as exc:  # noqa: BLE001 - everything a backend raises is an outcome
+                kind = UNSUPPORTED if self.backend.is_unsupported(exc) else ERROR
+                entry = ("failed", Result(kind, None, _short(exc), "load"))
+            self.sessions[key] = entry
+            if len(self.sessions) > MAX_SESSIONS:
+                self.sessions.popitem(last=False)
+        else:
+            self.sessions.move_to_end(key)
+        if entry[0] == "failed":
+            return entry[1]
+        if feeds is None:  # load only: the model was accepted (BackendRunner.load_only)
+            return Result(OK, [])
+        try:
+            outputs = entry[1].run(feeds)
+        except Exception as exc:  # noqa: BLE001
+            kind = UNSUPPORTED if self.backend.is_unsupported(exc) else ERROR
+            return Result(kind, None, _short(exc), "run")
+        return Result(OK, [None if o is None else _plain(o) for o in outputs])
+
+
+def _plain(value):
+    import numpy as np
+
+    if isinstance(value, (list, tuple)):  # a sequence output: its tensors, not one stacked array
+        return [None if v is None else _plain(v) for v in value]
+    return value if isinstance(value, np.ndarray) else np.asarray(value)
+
+
+class InProcess:
+    """Worker interface without isolation."""
+
+    def __init__(self, spec, timeout: float = 10.0, memory_gb: float | None = None):
+        self.spec = spec
+        self.timeout = timeout
+        self._engine = None
+        self.restarts = 0
+
+    def describe(self) -> dict:
+        if self._engine is None:
+            self._engine = _Engine(self.spec)
+        return self._engine.describe()
+
+    def run(self, key, model_bytes, feeds, timeout=None) -> Result:
+        if self._engine is None:
+            self._engine = _Engine(self.spec)
+        data = None if self._engine.has(key) else (model_bytes() if callable(model_bytes) else model_bytes)
+        return self._engine.run(key, data, feeds)
+
+    def run_many(self, requests, timeout=None) -> list[Result]:
+        return [self.run(*r, timeout=timeout) for r in requests]
+
+    def close(self):
+        self._engine = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
