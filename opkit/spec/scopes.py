@@ -52,7 +52,7 @@ def kernel_helpers() -> frozenset[str]:
     would load NumPy into every ``opkit validate``."""
     names: set[str] = set()
     folder = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "kernels")
-    for module in ("lib.py", "runtime.py"):
+    for module in (os.path.join("lib", "__init__.py"), "runtime.py"):
         with open(os.path.join(folder, module), encoding="utf-8") as f:
             tree = ast.parse(f.read())
         for stmt in tree.body:
