@@ -4,15 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from .onnx_types import ELEMENT_TYPE_CODES, INT_RANGES, tensor_element
-
 from .numpy_types import NUMPY_DTYPES, elem_from_dtype  # noqa: F401 - re-exported for the harness
+from .onnx_types import COMPLEX_TYPES, ELEMENT_TYPE_CODES, FLOAT_TYPES, INT_RANGES, tensor_element
 
-FLOATS = ("float", "double", "float16", "bfloat16", "float8e4m3fn", "float8e4m3fnuz", "float8e5m2",
-          "float8e5m2fnuz", "float4e2m1", "float8e8m0", "float6e2m3", "float6e3m2")
+FLOATS = FLOAT_TYPES
 INTEGERS = tuple(INT_RANGES)
 SIGNED = tuple(t for t in INTEGERS if not t.startswith("uint")) + FLOATS
-COMPLEX = ("complex64", "complex128")
+COMPLEX = COMPLEX_TYPES
 NUMERIC = INTEGERS + FLOATS + COMPLEX
 
 # the order tables list type bindings in (opkit compare, the scoreboard, the report's summary):

@@ -168,8 +168,10 @@ INT_RANGES: dict[str, tuple[int, int]] = {
     "int32": (-(2**31), 2**31 - 1), "uint32": (0, 2**32 - 1),
     "int64": (-(2**63), 2**63 - 1), "uint64": (0, 2**64 - 1),
 }
+# the type classes (one definition; opkit.core.dtypes builds its classes from these)
+FLOAT_TYPES = ("float", "double", "float16", "bfloat16", "float8e4m3fn", "float8e4m3fnuz", "float8e5m2",
+               "float8e5m2fnuz", "float4e2m1", "float8e8m0", "float6e2m3", "float6e3m2")
 COMPLEX_TYPES = ("complex64", "complex128")
-FLOAT_TYPES = tuple(t for t in ELEMENT_TYPES if t.startswith(("float", "bfloat")) or t == "double")
 
 
 def element_value_problem(elem: str, value) -> str | None:

@@ -11,6 +11,7 @@ from ..cases.edges import applicable as applicable_edges
 from ..core.markdown import fence
 from ..core.onnx_types import INFINITE_ARITY
 from ..spec.model import Attribute, FormalParameter, OpSpec, OpVersion
+from ..spec.rules import parse_rules
 from . import GenContext
 from .page_examples import _examples, runner
 from .page_links import _UPSTREAM_DOCS, _upstream_link, upstream_url, version_label
@@ -120,8 +121,8 @@ def _version_view(ctx: GenContext, spec: OpSpec, v: OpVersion, previous: OpVersi
              "doc": _indent(prose(_dedent(t.doc)))}
             for t in v.type_constraints
         ],
-        "rules": [{"label": _text(r.label), "holds": _code(r.holds), "doc": plain(_dedent(r.doc), inline=True)}
-                  for r in v.rules],
+        "rules": [{"label": _text(r.label), "holds": _code(r.expression), "doc": plain(_dedent(r.doc), inline=True)}
+                  for r in parse_rules(v)],
         "family": v.family,  # a closed vocabulary (spec.types.FAMILIES): safe as text
         # opkit's own text (opkit.cases.edges), chosen by what the version can hold
         "edges": [{"name": e.name, "doc": e.doc} for e in applicable_edges(v, swept=True)],

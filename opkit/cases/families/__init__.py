@@ -11,32 +11,15 @@ from __future__ import annotations
 import importlib
 from typing import Callable
 
-# family name -> module (in this package) defining ``draw(draw, ctx) -> Draft``
-FAMILIES = {
-    "window": "window",
-    "indices": "indices",
-    "shape": "shape",
-    "einsum": "einsum",
-    "quantization": "quantization",
-    "strings": "strings",
-    "rnn": "rnn",
-    "normalization": "normalization",
-    "matmul": "matmul",
-    "elementwise": "elementwise",
-    "signal": "signal",
-    "loss": "loss",
-    "attention": "attention",
-    "constant": "constant",
-    "detection": "detection",
-    "reduction": "reduction",
-    "cast": "cast",
-    "sequence": "sequence",
-    "shrink": "shrink",
-}
+# the family names are one vocabulary, checked by the spec loader against `family:`; each family's
+# hook is ``draw(draw, ctx) -> Draft`` in the module of its name in this package
+from ...core.onnx_types import FAMILIES
 
 
 def hook_for(family: str | None) -> Callable | None:
     if not family:
         return None
-    module = importlib.import_module(f"{__name__}.{FAMILIES[family]}")
+    if family not in FAMILIES:
+        raise KeyError(family)
+    module = importlib.import_module(f"{__name__}.{family}")
     return module.draw
