@@ -38,7 +38,7 @@ def bench_opkit(max_examples: int, isolate: bool, types) -> dict:
         start = time.perf_counter()
         runner.run_differential(spec, spec.version(14), [{"T": t} for t in types])
         elapsed = time.perf_counter() - start
-    outcomes = sorted({r["outcome"] for r in runner.results})
+    outcomes = sorted({r.outcome for r in runner.results})
     return {"runner": "opkit" + ("" if isolate else " (in process)"), "cases": backend.executed,
             "seconds": round(elapsed, 3), "cases_per_s": round(backend.executed / elapsed, 1),
             "outcomes": outcomes}

@@ -92,7 +92,7 @@ def bench(name: str, op: str, max_examples: int, seed: int = 0) -> dict:
     prep = totals["prepare_s"] + compile_s
     outcomes: dict[str, int] = {}
     for r in runner.results:
-        outcomes[r["outcome"]] = outcomes.get(r["outcome"], 0) + 1
+        outcomes[r.outcome] = outcomes.get(r.outcome, 0) + 1
     return {"backend": name, "version": info.get("version"), "cases": len(runner.results),
             "runs": runner.backend.executed, "wall_s": round(wall, 2),
             "cases_per_s": round(len(runner.results) / wall, 2), "runs_per_s": round(runner.backend.executed / wall, 1),

@@ -37,7 +37,7 @@ class _State:
     def __init__(self, config):
         self.config = config
         self.handles: dict[str, object] = {}
-        self.records: list[dict] = []
+        self.records: list = []  # CaseRecord, one per opkit test item
         self.start = time.perf_counter()
 
 
@@ -181,18 +181,17 @@ def pytest_runtest_makereport(item, call):
     record, handle = got
     if handle is not None:
         record = handle.expectations.apply_record(record)
-    rec = record.to_json()
     state: _State = getattr(item.config, _STATE_KEY)
-    state.records.append(rec)
-    if rec["outcome"] == "xfail":
+    state.records.append(record)
+    if record.outcome == "xfail":
         report.outcome = "skipped"
-        report.wasxfail = rec["expected"]["reason"]
-    elif rec["outcome"] == "untested":  # opkit's gap, not a failure of the backend under test
+        report.wasxfail = record.expected["reason"]
+    elif record.outcome == "untested":  # opkit's gap, not a failure of the backend under test
         report.outcome = "skipped"
-        report.longrepr = (str(item.path), None, f"opkit could not test this: {rec['message'][:500]}")
-    elif rec["outcome"] == "xpass":
+        report.longrepr = (str(item.path), None, f"opkit could not test this: {record.message[:500]}")
+    elif record.outcome == "xpass":
         report.outcome = "failed"
-        report.longrepr = f"XPASS(strict): {rec['message']}"
+        report.longrepr = f"XPASS(strict): {record.message}"
 
 
 def pytest_sessionfinish(session, exitstatus):
@@ -205,7 +204,7 @@ def pytest_sessionfinish(session, exitstatus):
 
         infos = [{k: v for k, v in h.info.items()} for h in state.handles.values()]
         target = environment(infos, session.config.getoption("opkit_seed") or 0)
-        settings = {"suites": sorted({r["suite"] for r in state.records}), "ops": None,
+        settings = {"suites": sorted({r.suite for r in state.records}), "ops": None,
                     "max_examples": session.config.getoption("opkit_max_examples") or 50,
                     "timeout_s": session.config.getoption("opkit_timeout"), "expectations": []}
         write_report(build_report(state.records, target, settings, time.perf_counter() - state.start), path)

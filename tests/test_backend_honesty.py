@@ -25,6 +25,7 @@ from opkit.backends.onnx_bytes import from_raw_bytes, packed_size, raw_bytes
 from opkit.backends.registry import create, resolve
 from opkit.conformance import harness
 from opkit.cases.onnx_model import build
+from opkit.results.record import CaseRecord
 from opkit.results.report_text import skipped_text
 from opkit.conformance.backend_runner import BackendRunner
 from opkit.conformance.runner import Runner
@@ -122,7 +123,7 @@ def test_versions_beyond_the_runtimes_opset_are_skipped_not_run():
                               "max_opsets": {"ai.onnx": 26}})
     runner = Runner(BackendRunner(worker), max_examples=2, seed=1)
     runner.run_spec(spec, ("examples", "properties", "differential"))
-    assert {r["version"] for r in runner.results} == {12}  # Celu-12 ran (and was refused)
+    assert {r.version for r in runner.results} == {12}  # Celu-12 ran (and was refused)
     assert runner.skipped == [{"op": "Celu", "domain": "ai.onnx", "version": 28, "types": {},
                                "reason": "beyond this runtime's opset (26)"}]
     assert worker.models and max(ai_onnx_import(m) for m in worker.models) == 12
@@ -301,7 +302,7 @@ def test_repro_bundles_feed_onnxruntime_packed_4bit(tmp_path):
               "outcome": "mismatch", "message": "recorded"}
     writer = ReproWriter(str(tmp_path), resolve("onnxruntime"), limits(backend) | {"version": backend.version()},
                          backend.max_ir_version)
-    folder = writer(record, case, Exec("mismatch", expected=(x.astype(np.int8),)), v)
+    folder = writer(CaseRecord(**record), case, Exec("mismatch", expected=(x.astype(np.int8),)), v)
     proc = subprocess.run([sys.executable, os.path.join(folder, "repro.py")], capture_output=True, text=True,
                           timeout=120, cwd=folder)
     assert proc.returncode == 0 and "outputs match the reference" in proc.stdout, proc.stdout + proc.stderr

@@ -100,6 +100,6 @@ def test_a_hook_that_cannot_build_the_version_is_untested_at_the_generate_stage(
     runner = Runner(BackendRunner(InProcess(resolve("reference"))), max_examples=3, seed=1, siblings=0)
     runner.run_differential(spec, misfiled, [{"T": "tensor(float)"}])
     (rec,) = runner.results
-    assert rec["outcome"] == "untested"
-    assert rec["details"]["stage"] == "generate"
-    assert rec["message"].startswith("opkit cannot generate inputs:") and "Relu" in rec["message"]
+    assert rec.outcome == "untested"
+    assert rec.details["stage"] == "generate"
+    assert rec.message.startswith("opkit cannot generate inputs:") and "Relu" in rec.message

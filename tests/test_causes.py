@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 from opkit.results.causes import causes, causes_text, input_feature, message_class
+from opkit.results.record import CaseRecord
 from opkit.results.report import build_report, validate_report
 
 
 def _case(op="Pad", version=13, types=None, outcome="error", message="", minimal="data=float32[2, 3]", **extra):
-    return {"backend": "rt", "suite": "differential", "op": op, "domain": "ai.onnx", "version": version,
-            "types": types or {"T": "tensor(float)"}, "example": "differential", "outcome": outcome,
-            "message": message, "repro": None, "minimal_example": minimal, **extra}
+    return CaseRecord.from_json({"backend": "rt", "suite": "differential", "op": op, "domain": "ai.onnx",
+                                 "version": version, "types": types or {"T": "tensor(float)"},
+                                 "example": "differential", "outcome": outcome, "message": message, "repro": None,
+                                 "minimal_example": minimal, **extra})
 
 
 ORT = ("Fail: [ONNXRuntimeError] : 1 : FAIL : Non-zero status code returned while running Pad node. Name:'' "

@@ -218,10 +218,10 @@ def test_a_killed_worker_with_the_backend_isolated_is_charged_to_opkit_not_the_b
     cluster = Cluster("tcp://127.0.0.1:8786", "--scheduler")
     killed = KilledWorker("opkit-x-0-1-Relu-6", Dead(), 3)
     isolated = cluster._failed_record(Unit(path, "Relu", (6,), False), "onnxruntime", False, killed)  # no_isolate
-    assert (isolated["outcome"], isolated["version"], isolated["details"]["workers_died"]) == ("untested", 6, 4)
-    assert "tcp://10.0.0.7:4321" in isolated["message"] and "reported before" not in isolated["message"]
+    assert (isolated.outcome, isolated.version, isolated.details["workers_died"]) == ("untested", 6, 4)
+    assert "tcp://10.0.0.7:4321" in isolated.message and "reported before" not in isolated.message
     in_process = cluster._failed_record(Unit(path, "Relu"), "onnxruntime", True, killed, finished=2)
-    assert in_process["outcome"] == "crash" and "reported before this one" in in_process["message"]
+    assert in_process.outcome == "crash" and "reported before this one" in in_process.message
     assert cluster.failed == []  # dying workers are the report's news, not a failed run
 
 

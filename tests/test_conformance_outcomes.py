@@ -29,56 +29,56 @@ def run_fake(cls: str, *, bindings=TYPES, timeout=10.0, max_examples=10, expecta
 
 def test_correct_backend_passes():
     results, _ = run_fake("Correct")
-    assert [r["outcome"] for r in results] == ["pass", "pass"]
-    assert all(r["examples_run"] >= 10 for r in results)
+    assert [r.outcome for r in results] == ["pass", "pass"]
+    assert all(r.examples_run >= 10 for r in results)
 
 
 def test_wrong_values_is_a_mismatch_with_errors():
     results, _ = run_fake("WrongValues")
-    assert [r["outcome"] for r in results] == ["mismatch", "mismatch"]
-    assert "max abs error 1" in results[0]["message"]
-    assert results[0]["details"]["what"] == "values"
+    assert [r.outcome for r in results] == ["mismatch", "mismatch"]
+    assert "max abs error 1" in results[0].message
+    assert results[0].details["what"] == "values"
     # hypothesis shrinks to a minimal failing example: one element
-    assert "[1, 1]" in results[0]["minimal_example"]
+    assert "[1, 1]" in results[0].minimal_example
 
 
 def test_wrong_shape_is_a_mismatch():
     results, _ = run_fake("WrongShape", bindings=TYPES[:1])
-    assert results[0]["outcome"] == "mismatch"
-    assert results[0]["details"]["what"] == "shape"
-    assert "shape" in results[0]["message"]
+    assert results[0].outcome == "mismatch"
+    assert results[0].details["what"] == "shape"
+    assert "shape" in results[0].message
 
 
 def test_wrong_dtype_is_a_mismatch():
     results, _ = run_fake("WrongDtype", bindings=TYPES[:1])
-    assert results[0]["outcome"] == "mismatch"
-    assert results[0]["details"]["what"] == "dtype"
-    assert "dtype double, expected float" in results[0]["message"]
+    assert results[0].outcome == "mismatch"
+    assert results[0].details["what"] == "dtype"
+    assert "dtype double, expected float" in results[0].message
 
 
 def test_refusal_at_load_is_unsupported():
     results, _ = run_fake("RefusesToLoad")
-    assert [r["outcome"] for r in results] == ["unsupported", "unsupported"]
-    assert "NOT_IMPLEMENTED" in results[0]["message"]
+    assert [r.outcome for r in results] == ["unsupported", "unsupported"]
+    assert "NOT_IMPLEMENTED" in results[0].message
 
 
 def test_exception_at_run_is_an_error():
     results, _ = run_fake("RaisesAtRun", bindings=TYPES[:1])
-    assert results[0]["outcome"] == "error"
-    assert "kernel exploded" in results[0]["message"]
+    assert results[0].outcome == "error"
+    assert "kernel exploded" in results[0].message
 
 
 def test_abort_is_a_crash_and_the_run_goes_on():
     results, worker = run_fake("Aborts", max_examples=5)
-    assert [r["outcome"] for r in results] == ["crash", "crash"]  # both bindings reported
-    assert "SIGABRT" in results[0]["message"]
+    assert [r.outcome for r in results] == ["crash", "crash"]  # both bindings reported
+    assert "SIGABRT" in results[0].message
     assert worker.restarts >= 2
 
 
 def test_sleep_is_a_timeout():
     results, worker = run_fake("Sleeps", bindings=TYPES[:1], timeout=1.0, max_examples=3)
-    assert results[0]["outcome"] == "timeout"
-    assert "no answer within 1 s" in results[0]["message"]
+    assert results[0].outcome == "timeout"
+    assert "no answer within 1 s" in results[0].message
     assert worker.restarts >= 1
 
 
@@ -89,10 +89,10 @@ def test_expectations_give_xfail_and_xpass(tmp_path):
                     "  - {op: Trilu, types: {T: [tensor(int64)]}, outcome: crash, reason: wrong class}\n")
     exp = load_expectations(str(path))
     results, _ = run_fake("WrongValues", expectations=exp)
-    assert results[0]["outcome"] == "xfail" and results[0]["expected"]["reason"] == "known bad float kernel"
-    assert results[1]["outcome"] == "mismatch"  # expected a crash, got a mismatch: still a failure
+    assert results[0].outcome == "xfail" and results[0].expected["reason"] == "known bad float kernel"
+    assert results[1].outcome == "mismatch"  # expected a crash, got a mismatch: still a failure
     results, _ = run_fake("Correct", expectations=exp, bindings=TYPES[:1])
-    assert results[0]["outcome"] == "xpass"
+    assert results[0].outcome == "xpass"
 
 
 def test_expectations_need_a_reason(tmp_path):

@@ -8,6 +8,7 @@ import pytest
 
 from opkit.run import session
 from opkit.results.report import REPORT_SCHEMA, validate_report
+from opkit.results.record import records
 from opkit.results.report_text import summary_table
 
 
@@ -66,7 +67,7 @@ def test_expectations_make_it_pass(tmp_path):
 
 def test_summary_table_lists_types(report):
     _, data = report
-    table = summary_table(data["cases"])
+    table = summary_table(records(data["cases"]))
     assert "bfloat16" in table and "U" in table and "legend" in table
 
 

@@ -40,11 +40,11 @@ def rerun(folder):
 def test_mismatch_bundle_reruns_standalone(tmp_path):
     results = make_bundles(tmp_path, "WrongValues", [{"T": "tensor(float)"}, {"T": "tensor(bfloat16)"}])
     for rec in results:
-        assert rec["outcome"] == "mismatch" and rec["repro"]
-        folder = rec["repro"]
+        assert rec.outcome == "mismatch" and rec.repro
+        folder = rec.repro
         assert sorted(os.listdir(folder)) == ["case.json", "expected.npz", "inputs.npz", "model.onnx", "repro.py"]
         meta = json.load(open(os.path.join(folder, "case.json")))
-        assert meta["types"] == rec["types"] and meta["outcome"] == "mismatch"
+        assert meta["types"] == rec.types and meta["outcome"] == "mismatch"
         proc = rerun(folder)
         assert proc.returncode == 1, proc.stderr
         assert "MISMATCH" in proc.stdout and "max abs error 1" in proc.stdout
@@ -52,15 +52,15 @@ def test_mismatch_bundle_reruns_standalone(tmp_path):
 
 def test_bundle_inputs_are_the_minimal_example(tmp_path):
     (rec,) = make_bundles(tmp_path, "WrongValues", [{"T": "tensor(int64)"}])
-    with np.load(os.path.join(rec["repro"], "inputs.npz")) as data:
+    with np.load(os.path.join(rec.repro, "inputs.npz")) as data:
         total = sum(data[k].size for k in data.files)
     assert total <= 2  # shrunk: one element (and maybe k)
 
 
 def test_unsupported_bundle_reports_the_refusal(tmp_path):
     (rec,) = make_bundles(tmp_path, "RefusesToLoad", [{"T": "tensor(float)"}])
-    assert rec["outcome"] == "unsupported"
-    proc = rerun(rec["repro"])
+    assert rec.outcome == "unsupported"
+    proc = rerun(rec.repro)
     assert proc.returncode == 1 and "NOT_IMPLEMENTED" in proc.stdout
 
 
@@ -80,11 +80,11 @@ def test_onnxruntime_bundle_reruns(tmp_path):
 
 def test_fixed_backend_exits_zero(tmp_path):
     (rec,) = make_bundles(tmp_path, "WrongValues", [{"T": "tensor(float)"}])
-    meta_path = os.path.join(rec["repro"], "case.json")
+    meta_path = os.path.join(rec.repro, "case.json")
     meta = json.load(open(meta_path))
     meta["backend"]["target"] = "test_conformance_fakes:Correct"  # "fix" the backend
     json.dump(meta, open(meta_path, "w"))
-    proc = rerun(rec["repro"])
+    proc = rerun(rec.repro)
     assert proc.returncode == 0 and "no longer reproduces" in proc.stdout
 
 
@@ -99,14 +99,14 @@ def test_a_robustness_crash_bundle_exits_zero_once_the_process_survives(tmp_path
         runner = Runner(backend, max_examples=30, seed=1, timeout=10.0,
                         repro=ReproWriter(str(tmp_path), backend_spec, backend.info, backend.ir_version))
         runner.run_robustness(spec, spec.version(14), [{"T": "tensor(int64)"}])
-    (rec,) = [r for r in runner.results if r["outcome"] == "crash"]
-    assert rerun(rec["repro"]).returncode != 0  # still dies
-    meta_path = os.path.join(rec["repro"], "case.json")
+    (rec,) = [r for r in runner.results if r.outcome == "crash"]
+    assert rerun(rec.repro).returncode != 0  # still dies
+    meta_path = os.path.join(rec.repro, "case.json")
     meta = json.load(open(meta_path))
     for fixed in ("test_conformance_fakes:Correct", "test_conformance_fakes:RaisesAtRun"):
         meta["backend"]["target"] = fixed
         json.dump(meta, open(meta_path, "w"))
-        proc = rerun(rec["repro"])
+        proc = rerun(rec.repro)
         assert proc.returncode == 0 and "no longer reproduces" in proc.stdout, (fixed, proc.stdout)
 
 
@@ -125,12 +125,12 @@ def test_a_bundle_tells_a_failure_that_changed_from_one_that_reproduces(tmp_path
     ReduceMax error on an empty axis is gone in 1.31, where the same case returns a wrong shape (a
     second bug). A recall run counts the first bug fixed, and the bundle does not say "fixed"."""
     (refused,) = make_bundles(tmp_path / "a", "RefusesToLoad", [{"T": "tensor(float)"}])
-    assert _retarget(refused["repro"], "RaisesAtRun").returncode == 1  # still raises: reproduces
-    assert _retarget(refused["repro"], "Correct").returncode == 0
+    assert _retarget(refused.repro, "RaisesAtRun").returncode == 1  # still raises: reproduces
+    assert _retarget(refused.repro, "Correct").returncode == 0
     (wrong, *_) = make_bundles(tmp_path / "b", "WrongValues", [{"T": "tensor(float)"}])
-    assert _retarget(wrong["repro"], "WrongValues").returncode == 1
-    proc = _retarget(wrong["repro"], "RaisesAtRun")
+    assert _retarget(wrong.repro, "WrongValues").returncode == 1
+    proc = _retarget(wrong.repro, "RaisesAtRun")
     assert proc.returncode == 3 and "recorded mismatch no longer reproduces" in proc.stdout, proc.stdout
     # the same case recorded as an error, now answered with wrong values
-    proc = _retarget(wrong["repro"], "WrongValues", outcome="error")
+    proc = _retarget(wrong.repro, "WrongValues", outcome="error")
     assert proc.returncode == 3 and "recorded error no longer reproduces" in proc.stdout, proc.stdout

@@ -107,16 +107,16 @@ def _run(cls, budget, max_examples=20):
 def test_shrink_budget_bounds_the_work_on_a_failure():
     small = _run("WrongValues", budget=3)
     large = _run("WrongValues", budget=1000)
-    assert small["outcome"] == large["outcome"] == "mismatch"
-    assert small["examples_run"] <= 20 + 3  # generation up to the failure, then at most 3 shrink draws
-    assert large["examples_run"] > small["examples_run"]
-    assert small["minimal_example"]  # still a repro case
+    assert small.outcome == large.outcome == "mismatch"
+    assert small.examples_run <= 20 + 3  # generation up to the failure, then at most 3 shrink draws
+    assert large.examples_run > small.examples_run
+    assert small.minimal_example  # still a repro case
 
 
 def test_unsupported_is_not_shrunk():
     result = _run("RefusesToLoad", budget=1000)
-    assert result["outcome"] == "unsupported"
-    assert result["examples_run"] == 1
+    assert result.outcome == "unsupported"
+    assert result.examples_run == 1
 
 
 def test_skipped_bindings_reach_the_report(tmp_path):
@@ -199,7 +199,7 @@ def test_resource_exhaustion_is_retried_in_a_fresh_worker(tmp_path, monkeypatch)
     with Worker(resolve(f"{FAKES}:ExhaustedOnce"), timeout=10) as worker:
         runner = Runner(BackendRunner(worker), max_examples=5, seed=3)
         runner.run_differential(spec, spec.version(14), TYPES[:1])
-        assert runner.results[0]["outcome"] == "pass"
+        assert runner.results[0].outcome == "pass"
         assert worker.restarts_exhausted == 1
     assert not marker.exists()
 

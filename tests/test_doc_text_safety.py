@@ -23,6 +23,7 @@ from jinja2.filters import do_indent
 
 from opkit.emit import GenContext
 from opkit.emit import docs_pages as dp
+from opkit.emit import page_text
 from opkit.core.markdown import SAFE_ROLES, good_destination, safe_inline, safe_markdown, safe_plain
 from opkit.spec.model import (
     Attribute, Example, FormalParameter, Kernel, Lowering, OpSpec, OpVersion, Property, Rule, TensorValue, Tolerance,
@@ -141,12 +142,12 @@ def _contexts(doc: str):
     """The places a doc goes on an operator page: at top level, inside a list item, after text on a
     list item's line; each followed by a trusted code block that must stay a code block."""
     yield "top", f"# Op\n\n{safe_markdown(doc)}\n\n- **domain**: `x`\n\n{SENTINEL}\n"
-    yield "item", f"* **alpha - FLOAT** (required):\n\n  {dp._indent(safe_markdown(doc))}\n* **beta**\n\n{SENTINEL}\n"
+    yield "item", f"* **alpha - FLOAT** (required):\n\n  {page_text._indent(safe_markdown(doc))}\n* **beta**\n\n{SENTINEL}\n"
     yield "plain", f"### Changes\n\n{safe_plain(doc)}\n\n{SENTINEL}\n"
-    yield "plain item", f"- **low** to `x`: {dp.plain(doc, inline=True)}\n\n{SENTINEL}\n"
-    yield "continues", f"- **low** to `x`: {do_indent(dp.plain(doc, continues=True), 2)}\n\n\n{SENTINEL}\n"
-    yield "name", f"* **{dp._text(doc)} - FLOAT** ({dp._span(doc)}):\n\n#### {dp._text(doc)}\n\n{SENTINEL}\n"
-    cell = dp.plain(doc, inline=True).replace("|", "\\|")
+    yield "plain item", f"- **low** to `x`: {page_text.plain(doc, inline=True)}\n\n{SENTINEL}\n"
+    yield "continues", f"- **low** to `x`: {do_indent(page_text.plain(doc, continues=True), 2)}\n\n\n{SENTINEL}\n"
+    yield "name", f"* **{page_text._text(doc)} - FLOAT** ({page_text._span(doc)}):\n\n#### {page_text._text(doc)}\n\n{SENTINEL}\n"
+    cell = page_text.plain(doc, inline=True).replace("|", "\\|")
     yield "cell", f"| a | b |\n|---|---|\n| {cell} | {safe_inline(doc)} |\n\n{SENTINEL}\n"
 
 

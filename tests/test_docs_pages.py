@@ -16,6 +16,7 @@ import pytest
 
 from opkit.emit import GenContext
 from opkit.emit import docs_pages as dp
+from opkit.emit import page_examples, page_links, page_text, page_values, version_diff, version_view
 from opkit.emit.json_schema import json_schema
 from opkit.emit.spec_fields import objects as schema_objects
 from opkit.spec.accuracy import accuracy_of
@@ -72,30 +73,30 @@ def _has(page: str, text: str, what: str) -> None:
 
 def _section(page: str, spec: OpSpec, since: int) -> str:
     """The part of the page for one version."""
-    label = f"({dp.version_label(spec, since)})="
+    label = f"({page_links.version_label(spec, since)})="
     start = page.index(label)
-    following = [page.index(f"({dp.version_label(spec, v.since)})=") for v in spec.versions
-                 if page.index(f"({dp.version_label(spec, v.since)})=") > start]
+    following = [page.index(f"({page_links.version_label(spec, v.since)})=") for v in spec.versions
+                 if page.index(f"({page_links.version_label(spec, v.since)})=") > start]
     return page[start: min(following) if following else len(page)]
 
 
-PROSE = [dp._dedent]  # how the spec being checked prints attribute and parameter docs
+PROSE = [page_text._dedent]  # how the spec being checked prints attribute and parameter docs
 
 
 def _use(spec: OpSpec) -> bool:
-    PROSE[0] = dp._prose(spec)
+    PROSE[0] = version_view._prose(spec)
     return True
 
 
 def _check_param(sec: str, p: FormalParameter) -> None:
     _has(sec, f"**{p.name}**", "parameter name")
     _has(sec, f"**{p.type}**", f"type of {p.name}")
-    _has(sec, PROSE[0](dp._dedent(p.doc)), f"doc of {p.name}")
+    _has(sec, PROSE[0](page_text._dedent(p.doc)), f"doc of {p.name}")
     line = next(l for l in sec.splitlines() if l.startswith(f"- **{p.name}** ("))
     option = {"single": "single", "optional": "optional", "variadic": f"variadic, at least {p.min_arity}"}[p.option]
     assert option in line, line
     assert ("homogeneous" if p.homogeneous else "heterogeneous") in line, line
-    assert dp._differentiability(p) in line, line
+    assert version_view._differentiability(p) in line, line
     if p.rank is not None:
         assert p.rank.describe() in line, line
 
@@ -105,7 +106,7 @@ def _check_tensor(sec: str, t: TensorValue | None, what: str) -> None:
         _has(sec, "left empty", what)
         return
     _has(sec, f"`{t.dtype}`", f"{what} dtype")
-    _has(sec, dp.format_tensor(t.value), f"{what} value")
+    _has(sec, page_values.format_tensor(t.value), f"{what} value")
     if t.shape:
         _has(sec, "[" + ", ".join(map(str, t.shape)) + "]", f"{what} shape")
 
@@ -114,56 +115,56 @@ VERSION_CHECKS = {
     "since": lambda sec, v, spec: _has(sec, f"## {spec.name} - {v.since}", "version heading"),
     "support_level": lambda sec, v, spec: _has(sec, f"SupportType.{v.support_level.upper()}", "support level"),
     "deprecated": lambda sec, v, spec: _has(sec, "deprecated" if v.deprecated else "available", "deprecated"),
-    "doc": lambda sec, v, spec: _has(sec, dp.absolute_links(dp._dedent(v.doc), spec.source), "doc"),
+    "doc": lambda sec, v, spec: _has(sec, page_links.absolute_links(page_text._dedent(v.doc), spec.source), "doc"),
     "attributes": lambda sec, v, spec: [_check_attribute(sec, a) for a in v.attributes if _use(spec)],
     "inputs": lambda sec, v, spec: [_check_param(sec, p) for p in v.inputs if _use(spec)],
     "outputs": lambda sec, v, spec: [_check_param(sec, p) for p in v.outputs if _use(spec)],
     "type_constraints": lambda sec, v, spec: [
-        (_has(sec, f"**{t.name}** in (", "type constraint"), _has(sec, dp._prose(spec)(dp._dedent(t.doc)), "constraint doc"),
+        (_has(sec, f"**{t.name}** in (", "type constraint"), _has(sec, version_view._prose(spec)(page_text._dedent(t.doc)), "constraint doc"),
          [_has(sec, f"`{x}`", "allowed type") for x in t.types]) for t in v.type_constraints],
-    "input_range": lambda sec, v, spec: _has(sec, f"inputs {dp._range(v.input_range)}", "input range")
+    "input_range": lambda sec, v, spec: _has(sec, f"inputs {version_view._range(v.input_range)}", "input range")
     if v.input_range else None,
-    "output_range": lambda sec, v, spec: _has(sec, f"outputs {dp._range(v.output_range)}", "output range")
+    "output_range": lambda sec, v, spec: _has(sec, f"outputs {version_view._range(v.output_range)}", "output range")
     if v.output_range else None,
     "function": lambda sec, v, spec: [(_has(sec, f"opset {f.opset}", "function opset"),
-                                       _has(sec, dp._block(f.text), "function body")) for f in v.function],
+                                       _has(sec, page_text._block(f.text), "function body")) for f in v.function],
     "context_dependent_function": lambda sec, v, spec: [
         _has(sec, str(o), "context-dependent opset") for o in v.context_dependent_function],
     "shape_inference": lambda sec, v, spec: _has(sec, f"**shape inference**: `{v.shape_inference}`", "shape inference"),
     "data_propagation": lambda sec, v, spec: _has(sec, f"**data propagation**: `{v.data_propagation}`", "data propagation"),
     "determinism": lambda sec, v, spec: _has(sec, f"**determinism**: `{v.determinism}`", "determinism"),
-    "changes": lambda sec, v, spec: _has(sec, dp.plain(dp._dedent(v.changes)), "changes"),
-    "semantics": lambda sec, v, spec: _has(sec, dp._block(v.semantics), "semantics"),
+    "changes": lambda sec, v, spec: _has(sec, page_text.plain(page_text._dedent(v.changes)), "changes"),
+    "semantics": lambda sec, v, spec: _has(sec, page_text._block(v.semantics), "semantics"),
     "family": lambda sec, v, spec: v.family is None or _has(sec, f"by the `{v.family}` family", "family hook"),
     "rules": lambda sec, v, spec: [(_has(sec, f"**{r.label}**", "rule label"),
                                     _has(sec, r.holds.replace("|", "\\|"), "rule"),
-                                    _has(sec, dp.plain(dp._dedent(r.doc)).replace("|", "\\|"), "rule doc")) for r in v.rules],
+                                    _has(sec, page_text.plain(page_text._dedent(r.doc)).replace("|", "\\|"), "rule doc")) for r in v.rules],
     "kernel": lambda sec, v, spec: _check_kernel(sec, v.kernel) if v.kernel else None,
-    "properties": lambda sec, v, spec: [(_has(sec, f"**{p.name}**", "property"), _has(sec, dp._block(p.holds), "holds"),
-                                         _has(sec, dp.plain(dp._dedent(p.doc)), "property doc"),
+    "properties": lambda sec, v, spec: [(_has(sec, f"**{p.name}**", "property"), _has(sec, page_text._block(p.holds), "holds"),
+                                         _has(sec, page_text.plain(page_text._dedent(p.doc)), "property doc"),
                                          _has(sec, p.types or "", "property types")) for p in v.properties],
     "lowerings": lambda sec, v, spec: [(_has(sec, f"**{lo.name}**", "lowering"), _has(sec, lo.to, "lowering target"),
-                                        _has(sec, dp.plain(dp._dedent(lo.doc)), "lowering doc"),
-                                        _has(sec, dp._block(lo.python), "lowering body")) for lo in v.lowerings],
+                                        _has(sec, page_text.plain(page_text._dedent(lo.doc)), "lowering doc"),
+                                        _has(sec, page_text._block(lo.python), "lowering body")) for lo in v.lowerings],
     "tolerances": lambda sec, v, spec: [(_has(sec, f"`{t.dtype}`", "tolerance dtype"),
                                          _has(sec, f"{t.rtol!r} | {t.atol!r}", "tolerance")) for t in v.tolerances],
     "examples": lambda sec, v, spec: [_check_example(sec, e) for e in v.examples],
     "accuracy": lambda sec, v, spec: _has(sec, f"Accuracy: `{accuracy_of(spec.domain, spec.name, v).name}`",
                                           "accuracy class"),
     "tolerance": lambda sec, v, spec: v.tolerance is None or (
-        _has(sec, dp.plain(dp._dedent(v.tolerance.doc), inline=True), "tolerance doc"),
+        _has(sec, page_text.plain(page_text._dedent(v.tolerance.doc), inline=True), "tolerance doc"),
         _has(sec, f"atol {v.tolerance.atol:g}" if v.tolerance.atol else "tolerance", "tolerance amount")),
 }
 
 
 def _check_attribute(sec: str, a: Attribute) -> None:
     _has(sec, f"**{a.name} - {a.type.upper()}**", "attribute")
-    _has(sec, PROSE[0](dp._dedent(a.doc)), f"doc of {a.name}")
+    _has(sec, PROSE[0](page_text._dedent(a.doc)), f"doc of {a.name}")
     line = next(l for l in sec.splitlines() if l.startswith(f"* **{a.name} - "))
     if a.required:
         assert "(required)" in line, line
     elif a.has_default:
-        assert f"default is `{dp._attr_value(a.default)}`" in line, line
+        assert f"default is `{page_values._attr_value(a.default)}`" in line, line
     else:
         assert "no default" in line, line
     if a.domain is not None:
@@ -175,18 +176,18 @@ def _check_kernel(sec: str, k: Kernel) -> None:
     if k.template:
         _has(sec, f"`{k.template}`", "kernel template")
         for name, value in k.params:
-            _has(sec, f"`{name} = {dp._attr_value(value)}`", "kernel parameter")
+            _has(sec, f"`{name} = {page_values._attr_value(value)}`", "kernel parameter")
     if k.python:
-        _has(sec, dp._block(k.python), "kernel body")
+        _has(sec, page_text._block(k.python), "kernel body")
     if k.same_as is not None:
         _has(sec, f"- {k.same_as}", "kernel same_as")
 
 
 def _check_example(sec: str, e: Example) -> None:
     _has(sec, f"#### {e.name}", "example")
-    _has(sec, dp.plain(dp._dedent(e.doc)), "example doc")
+    _has(sec, page_text.plain(page_text._dedent(e.doc)), "example doc")
     for name, value in e.attributes:
-        _has(sec, f"`{name} = {dp._attr_value(value)}`", "example attribute")
+        _has(sec, f"`{name} = {page_values._attr_value(value)}`", "example attribute")
     for name, t in e.inputs:
         _check_tensor(sec, t, f"example {e.name} input {name}")
     for name, t in e.outputs:
@@ -208,7 +209,7 @@ def test_every_spec_field_is_on_the_page(page, ctx):
     _has(text, f"`{spec.domain}`", "domain")
     for key, value in spec.source:
         _has(text, f"{key} {value}", "source")
-    _has(text, dp._dedent(spec.doc), "op doc")
+    _has(text, page_text._dedent(spec.doc), "op doc")
     for v in spec.versions:
         sec = _section(text, spec, v.since)
         for key, check in VERSION_CHECKS.items():
@@ -278,7 +279,7 @@ def test_newest_version_first_and_linked(ctx):
         sec = _section(text, spec, v.since)
         others = [o.since for o in spec.versions if o.since != v.since]
         for o in others:  # "other versions" links from every version to every other
-            assert f"<{dp.version_label(spec, o)}>`" in sec
+            assert f"<{page_links.version_label(spec, o)}>`" in sec
     assert "It is superseded by {ref}`ScaleShift - 3 <l-onnx-op-test.domain-scaleshift-3>`" in _section(text, spec, 1)
     assert "Same kernel as {ref}`ScaleShift - 3" in _section(text, spec, 7)
 
@@ -303,7 +304,7 @@ def test_consecutive_diffs_old_to_new(ctx):
 def test_fallback_diff_direction():
     spec = _two_versions()
     old, new = spec.versions[0], spec.versions[1]
-    text = dp._fallback_diff(spec, old, new)
+    text = version_diff._fallback_diff(spec, old, new)
     assert "--- ScaleShift-1" in text and "+++ ScaleShift-3" in text
     assert re.search(r"^\+\s+beta:", text, re.M), text
 
@@ -348,16 +349,16 @@ def test_headings_never_skip_a_level(ctx):
 
 def test_imported_relative_links_point_upstream():
     text = "see [the doc](Broadcasting.md) and [IR](IR.md#attributes), [x](https://a.b/c.md), [y](#z)"
-    out = dp.absolute_links(text, (("onnx", "1.23.2"),))
+    out = page_links.absolute_links(text, (("onnx", "1.23.2"),))
     assert "(https://github.com/onnx/onnx/blob/main/docs/Broadcasting.md)" in out
     assert "(https://github.com/onnx/onnx/blob/main/docs/IR.md#attributes)" in out
     assert "(https://a.b/c.md)" in out and "(#z)" in out
-    assert dp.absolute_links(text, (("hand-written", "x"),)) == text
+    assert page_links.absolute_links(text, (("hand-written", "x"),)) == text
 
 
 def test_plain_prose_is_escaped_outside_code():
-    assert dp.plain("2**31 - 1 and `a*b`") == "2\\*\\*31 - 1 and `a*b`"
-    assert dp.plain("x < y, [a, b)") == "x \\< y, \\[a, b)"
+    assert page_text.plain("2**31 - 1 and `a*b`") == "2\\*\\*31 - 1 and `a*b`"
+    assert page_text.plain("x < y, [a, b)") == "x \\< y, \\[a, b)"
 
 
 def test_hand_written_docs_are_text(ctx):
@@ -366,11 +367,11 @@ def test_hand_written_docs_are_text(ctx):
 
 
 def test_format_tensor():
-    assert dp.format_tensor(((4, 7), (10, 2))) == "[[ 4,  7],\n [10,  2]]"
-    assert dp.format_tensor((((1,), (2,)), ((3,), (4,)))) == "[[[1],\n  [2]],\n\n [[3],\n  [4]]]"
-    assert dp.format_tensor(()) == "[]"
-    assert dp.format_tensor(float("nan")) == "nan"
-    assert dp.format_tensor((True, False)) == "[ True, False]"
+    assert page_values.format_tensor(((4, 7), (10, 2))) == "[[ 4,  7],\n [10,  2]]"
+    assert page_values.format_tensor((((1,), (2,)), ((3,), (4,)))) == "[[[1],\n  [2]],\n\n [[3],\n  [4]]]"
+    assert page_values.format_tensor(()) == "[]"
+    assert page_values.format_tensor(float("nan")) == "nan"
+    assert page_values.format_tensor((True, False)) == "[ True, False]"
 
 
 # ------------------------------------------------------------------------------------------------
@@ -499,13 +500,13 @@ def test_snippet_compares_floats_with_a_tolerance():
     pytest.importorskip("opkit.backends.reference")
     spec = _load(PAGES["ai.onnx/Trilu"])
     v, e = _float_example(spec)
-    code = dp.snippet(spec, v, e)
+    code = page_examples.snippet(spec, v, e)
     assert "np.testing.assert_allclose(results[0], expected_output, rtol=1e-05, atol=1e-05)" in code
     exec(compile(code, "<float snippet>", "exec"), {})
     # off by a rounding error (1.2e-7 relative in float32): exact equality would fail, the tolerance passes
     name, t = e.outputs[0]
     nudged = dataclasses.replace(t, value=_scale(t.value, 1 + 2e-7))
-    code = dp.snippet(spec, v, dataclasses.replace(e, outputs=((name, nudged),)))
+    code = page_examples.snippet(spec, v, dataclasses.replace(e, outputs=((name, nudged),)))
     exec(compile(code, "<nudged snippet>", "exec"), {})
     with pytest.raises(AssertionError):
         exec(compile(code.replace("assert_allclose", "assert_array_equal").split(", rtol=")[0] + ")",
@@ -520,17 +521,17 @@ def _scale(value, factor):
 
 def test_snippet_tolerance_per_type():
     v = OpVersion(since=1, tolerances=(Tolerance("float16", rtol=0.01, atol=0.002),))
-    assert dp.snippet_tolerance(OpVersion(since=1), "float") == (1e-5, 1e-5)
-    assert dp.snippet_tolerance(OpVersion(since=1), "float16") == (1e-3, 1e-3)
-    assert dp.snippet_tolerance(OpVersion(since=1), "double") == (1e-12, 1e-12)
-    assert dp.snippet_tolerance(v, "float16") == (0.01, 0.002)  # the spec's own tolerance wins
+    assert page_examples.snippet_tolerance(OpVersion(since=1), "float") == (1e-5, 1e-5)
+    assert page_examples.snippet_tolerance(OpVersion(since=1), "float16") == (1e-3, 1e-3)
+    assert page_examples.snippet_tolerance(OpVersion(since=1), "double") == (1e-12, 1e-12)
+    assert page_examples.snippet_tolerance(v, "float16") == (0.01, 0.002)  # the spec's own tolerance wins
     for exact in ("int64", "uint8", "bool", "string"):
-        assert dp.snippet_tolerance(v, exact) is None
+        assert page_examples.snippet_tolerance(v, exact) is None
     spec = _load(PAGES["ai.onnx/Trilu"])
     for v in spec.versions:
         for e in v.examples:
             if e.outputs[0][1].dtype == "int64":
-                assert "np.testing.assert_array_equal(results[0]" in dp.snippet(spec, v, e)
+                assert "np.testing.assert_array_equal(results[0]" in page_examples.snippet(spec, v, e)
 
 
 def test_spec_fields_page():

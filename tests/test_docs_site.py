@@ -24,6 +24,7 @@ import pytest
 
 from opkit.emit import GenContext
 from opkit.emit import docs_pages as dp
+from opkit.emit import page_links, page_values
 from opkit.spec.load import load_specs
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -124,7 +125,7 @@ def test_trilu_page_content(site, specs):
     if v.rules:
         assert f"{v.rules[0].label} {v.rules[0].holds}" in text
     if v.examples:
-        expected = dp.format_tensor(v.examples[0].outputs[0][1].value)
+        expected = page_values.format_tensor(v.examples[0].outputs[0][1].value)
         assert _flat(expected) in text
     assert 'href="#l-onnx-op-trilu-14"' in markup  # the versions list
     assert "single, homogeneous, differentiable" in text
@@ -137,7 +138,7 @@ def test_trilu_page_content(site, specs):
 def test_other_versions_links(site, specs):
     spec = specs[("ai.onnx", "Pad")]
     markup = _page(site, "ai.onnx", "Pad")
-    labels = [dp.version_label(spec, v.since) for v in spec.versions]
+    labels = [page_links.version_label(spec, v.since) for v in spec.versions]
     for label in labels:
         assert f'id="{label}"' in markup
     newest = markup.split(f'id="{labels[-1]}"', 1)[1].split(f'id="{labels[-2]}"', 1)[0]
@@ -186,7 +187,7 @@ def test_trilu_in_a_browser(site, specs):
                    _flat(v.semantics)[:100]):
         assert needle in text, needle
     if v.examples:
-        assert _flat(dp.format_tensor(v.examples[0].outputs[0][1].value)) in text
+        assert _flat(page_values.format_tensor(v.examples[0].outputs[0][1].value)) in text
 
 
 def test_full_site_builds_with_warnings_as_errors(full_site):

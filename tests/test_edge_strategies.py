@@ -78,8 +78,8 @@ def test_a_bug_past_the_vector_width_is_found_only_with_the_long_axis():
     with Worker(resolve(f"{FAKES}:WrongPastSixteen"), timeout=10.0) as worker:
         runner = Runner(BackendRunner(worker), max_examples=150, seed=1, timeout=10.0)
         runner.run_differential(trilu, trilu.version(14), [{"T": "tensor(float)"}])
-    found = [r for r in runner.results if r["outcome"] == "mismatch"]
-    assert found and "edge=long last axis" in found[0]["minimal_example"], runner.results
+    found = [r for r in runner.results if r.outcome == "mismatch"]
+    assert found and "edge=long last axis" in found[0].minimal_example, runner.results
 
 
 def _reduce_max_failures(monkeypatch, seed, sweep=True):
@@ -92,7 +92,7 @@ def _reduce_max_failures(monkeypatch, seed, sweep=True):
         runner = Runner(BackendRunner(worker), max_examples=5, seed=seed, timeout=10.0)
         runner.run_differential(reduce_max, reduce_max.version(18), [{"T": "tensor(float)"}])
     monkeypatch.undo()
-    return [r for r in runner.results if r["outcome"] == "mismatch" and "nan" in r["message"].lower()]
+    return [r for r in runner.results if r.outcome == "mismatch" and "nan" in r.message.lower()]
 
 
 def test_the_edge_sweep_meets_every_edge_whatever_the_seed_draws(monkeypatch):
@@ -100,7 +100,7 @@ def test_the_edge_sweep_meets_every_edge_whatever_the_seed_draws(monkeypatch):
     at the last position of a drawn case, so a max that skips a late NaN is found on every seed."""
     found = [_reduce_max_failures(monkeypatch, seed) for seed in range(3)]
     assert all(found), found
-    assert any("edge=one NaN (last)" in f[0]["minimal_example"] for f in found), found
+    assert any("edge=one NaN (last)" in f[0].minimal_example for f in found), found
     # the search alone, with the same seeds and budget, misses it at least once
     assert not all(_reduce_max_failures(monkeypatch, seed, sweep=False) for seed in range(3))
 

@@ -59,7 +59,7 @@ def test_a_failure_on_every_input_is_reported_once():
     with Worker(resolve(f"{FAKES}:Aborts"), timeout=10.0) as worker:
         runner = Runner(BackendRunner(worker), max_examples=20, seed=1, timeout=10.0)
         runner.run_differential(TRILU, TRILU.version(14), [{"T": "tensor(float)"}])
-    assert [(r["example"], r["outcome"]) for r in runner.results] == [("differential", "crash")], runner.results
+    assert [(r.example, r.outcome) for r in runner.results] == [("differential", "crash")], runner.results
 
 
 def test_a_second_crash_breaking_another_rule_is_found_behind_the_first():
@@ -68,9 +68,9 @@ def test_a_second_crash_breaking_another_rule_is_found_behind_the_first():
     with Worker(resolve(f"{FAKES}:DiesOnExtremeKOrLowRank"), timeout=10.0) as worker:
         runner = Runner(BackendRunner(worker), max_examples=30, seed=1, timeout=10.0)
         runner.run_robustness(TRILU, TRILU.version(14), [{"T": "tensor(int64)"}])
-    crashes = [r for r in runner.results if r["outcome"] == "crash"]
-    rules = {broken_rule(r["details"]["breaks"]) for r in crashes}
-    assert VALID in rules and "rule rank:input" in rules, [(r["example"], r["details"]) for r in crashes]
+    crashes = [r for r in runner.results if r.outcome == "crash"]
+    rules = {broken_rule(r.details["breaks"]) for r in crashes}
+    assert VALID in rules and "rule rank:input" in rules, [(r.example, r.details) for r in crashes]
 
 
 def test_a_load_check_records_a_case_the_rules_admit():
@@ -200,12 +200,12 @@ def test_far_out_of_range_indices_are_asked(monkeypatch):
         with Worker(resolve(f"{FAKES}:ReadsFarIndices"), timeout=10.0) as worker:
             runner = Runner(BackendRunner(worker), max_examples=20, seed=0, timeout=10.0)
             runner.run_robustness(roi, roi.version(16), [binding])
-        return [r for r in runner.results if r["outcome"] == "crash"]
+        return [r for r in runner.results if r.outcome == "crash"]
 
     found = crashes()
     assert found, "no crash found"
-    assert "batch_indices" in found[0]["details"]["change"] or "every input" in found[0]["details"]["change"], found
-    assert "V3" in found[0]["details"]["breaks"]  # an index out of range, not a valid input
+    assert "batch_indices" in found[0].details["change"] or "every input" in found[0].details["change"], found
+    assert "V3" in found[0].details["breaks"]  # an index out of range, not a valid input
     monkeypatch.setattr(hostile, "index_inputs", lambda version: frozenset())
     assert crashes() == []
 
@@ -222,8 +222,8 @@ def test_two_crashes_replayed_in_one_binding_are_two_cases_with_their_own_bundle
         runner = Runner(backend, max_examples=30, seed=1, timeout=10.0,
                         repro=ReproWriter(str(tmp_path), backend_spec, backend.info, backend.ir_version))
         runner.run_robustness(TRILU, TRILU.version(14), [{"T": "tensor(int64)"}])
-        assert len([r for r in runner.results if r["outcome"] == "crash"]) == 2, runner.results
+        assert len([r for r in runner.results if r.outcome == "crash"]) == 2, runner.results
         runner.replay_expensive(TRILU, TRILU.version(14), "robustness", [{"T": "tensor(int64)"}, {"T": "tensor(int32)"}])
-    replays = [r for r in runner.results if r["example"].startswith("robustness-replay")]
-    assert sorted(r["example"] for r in replays) == ["robustness-replay", "robustness-replay-2"], replays
-    assert len({r["repro"] for r in replays}) == 2
+    replays = [r for r in runner.results if r.example.startswith("robustness-replay")]
+    assert sorted(r.example for r in replays) == ["robustness-replay", "robustness-replay-2"], replays
+    assert len({r.repro for r in replays}) == 2

@@ -17,6 +17,7 @@ from opkit.backends.registry import resolve
 from opkit.cases import generatable
 from opkit.conformance import harness
 from opkit.conformance.output_compare import Mismatch, compare_value
+from opkit.results.record import CaseRecord
 from opkit.cases.onnx_model import build
 from opkit.conformance.repro import ReproWriter
 from opkit.conformance.backend_runner import BackendRunner
@@ -167,8 +168,8 @@ def test_identity_runs_on_sequences_and_optionals_end_to_end():
     runner = Runner(BackendRunner(InProcess(resolve("reference"))), max_examples=15, seed=2, siblings=5)
     runner.run_differential(spec, v, [{"V": "seq(tensor(float))"}, {"V": "optional(tensor(int64))"},
                                       {"V": "optional(seq(tensor(bool)))"}])
-    assert [r["outcome"] for r in runner.results] == ["pass"] * 3, runner.results
-    assert all(r["examples_run"] >= 10 for r in runner.results)
+    assert [r.outcome for r in runner.results] == ["pass"] * 3, runner.results
+    assert all(r.examples_run >= 10 for r in runner.results)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -351,7 +352,8 @@ def _bundle(tmp_path, target, op, since, types, attrs, inputs):
     ex = Runner(runner).execute_differential(v, case)
     record = {"backend": target, "domain": "ai.onnx", "op": op, "version": since, "types": types,
               "suite": "differential", "example": "differential", "outcome": ex.outcome, "message": ex.message}
-    folder = ReproWriter(str(tmp_path), backend_spec, runner.info, runner.ir_version)(record, case, ex, v)
+    writer = ReproWriter(str(tmp_path), backend_spec, runner.info, runner.ir_version)
+    folder = writer(CaseRecord(**record), case, ex, v)
     return ex, folder
 
 

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from opkit.emit import GenContext
+from opkit.core import naming
 from opkit.emit import kernels as K
 from opkit.kernels import KernelValidationError
 from opkit.spec.load import load_specs
@@ -152,5 +153,5 @@ def test_pyname_avoids_keywords_and_reserved_names():
     assert K.pyname("lambda") == "lambda_"
     assert K.pyname("np") == "np_"
     assert K.pyname("X") == "X"
-    assert K.snake("ReduceLogSumExp") == "reduce_log_sum_exp"
-    assert K.snake("GRU") == "gru"
+    assert naming.snake("ReduceLogSumExp") == "reduce_log_sum_exp"
+    assert naming.snake("GRU") == "gru"

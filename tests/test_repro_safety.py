@@ -62,9 +62,9 @@ def test_hostile_message_stays_data(tmp_path, name, monkeypatch):
         runner = Runner(backend, max_examples=3, seed=3, repro=repro)
         runner.run_differential(spec, spec.version(14), [{"T": "tensor(float)"}])
     results = runner.results
-    assert results and all(r["repro"] for r in results)
+    assert results and all(r.repro for r in results)
     for rec in results:
-        folder = rec["repro"]
+        folder = rec.repro
         if not os.path.isabs(folder):
             folder = os.path.join(str(tmp_path), folder)
         meta = json.load(open(os.path.join(folder, "case.json"), encoding="utf-8"))

@@ -71,30 +71,30 @@ def _case_alone_passes(folder) -> bool:
 
 def test_property_failure_bundle_replays_the_property(tmp_path):
     record = _property_bundle(tmp_path)
-    assert record["outcome"] == "mismatch" and record["message"].startswith("property 'partition' does not hold")
-    folder = record["repro"]
+    assert record.outcome == "mismatch" and record.message.startswith("property 'partition' does not hold")
+    folder = record.repro
     meta = json.load(open(os.path.join(folder, "case.json")))
     assert meta["property"]["name"] == "partition"
     assert _case_alone_passes(folder)  # so rerunning the drawn case said "no longer reproduces"
     proc = rerun(folder)
     assert proc.returncode == 1, proc.stdout + proc.stderr
-    assert record["message"] in proc.stdout
+    assert record.message in proc.stdout
     assert "differs from the reference kernel" in proc.stdout  # names the call the backend gets wrong
 
 
 def test_property_failure_is_the_same_on_every_run(tmp_path):
     """Shrinking included: the same seed ends at the same minimal example and message."""
     first, second = _property_bundle(tmp_path / "a"), _property_bundle(tmp_path / "b")
-    assert {k: first.get(k) for k in COMPARED} == {k: second.get(k) for k in COMPARED}
+    assert {k: getattr(first, k) for k in COMPARED} == {k: getattr(second, k) for k in COMPARED}
 
 
 def test_property_bundle_of_a_fixed_backend_exits_zero(tmp_path):
     record = _property_bundle(tmp_path)
-    meta_path = os.path.join(record["repro"], "case.json")
+    meta_path = os.path.join(record.repro, "case.json")
     meta = json.load(open(meta_path))
     meta["backend"]["target"] = "reproducibility_fakes:FixedTrilu"
     json.dump(meta, open(meta_path, "w"))
-    proc = rerun(record["repro"])
+    proc = rerun(record.repro)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "no longer reproduces" in proc.stdout
 
@@ -283,8 +283,8 @@ def test_crash_message_is_the_same_on_every_run():
         runner = Runner(BackendRunner(worker), max_examples=1, seed=1)
         runner.run_differential(spec, spec.version(14), [{"T": "tensor(float)"}])
     (record,) = runner.results
-    assert record["outcome"] == "crash"
-    assert record["message"] == "backend worker died: killed by signal SIGABRT"
+    assert record.outcome == "crash"
+    assert record.message == "backend worker died: killed by signal SIGABRT"
 
 
 def test_overlapping_runs_keep_local_constants_off_until_the_last_ends():

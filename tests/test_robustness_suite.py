@@ -71,17 +71,17 @@ def _robustness(cls: str, max_examples: int = 10):
 
 def test_a_backend_that_answers_or_refuses_passes():
     results = _robustness("Correct")
-    assert [r["outcome"] for r in results] == ["pass"]
-    assert results[0]["suite"] == "robustness" and results[0]["examples_run"] > 10
+    assert [r.outcome for r in results] == ["pass"]
+    assert results[0].suite == "robustness" and results[0].examples_run > 10
 
 
 def test_a_process_that_dies_on_a_hostile_input_is_a_crash_with_what_triggered_it():
     results = _robustness("DiesOnExtremeK", max_examples=30)
-    assert [r["outcome"] for r in results] == ["crash"]
+    assert [r.outcome for r in results] == ["crash"]
     record = results[0]
-    assert "SIGFPE" in record["message"]
-    assert record["details"]["change"].startswith(("k:", "every input"))
-    assert record["details"]["breaks"]  # what the reference kernel says of the input
+    assert "SIGFPE" in record.message
+    assert record.details["change"].startswith(("k:", "every input"))
+    assert record.details["breaks"]  # what the reference kernel says of the input
     assert input_feature(record).startswith("hostile ")
     # a process death is the runtime's defect whatever the input: confirmed without an audit
     status, why, confirmed = judged(None, [record], ())
@@ -92,17 +92,17 @@ def test_the_search_goes_on_after_a_failure_and_reports_a_second_distinct_bug():
     with Worker(resolve(f"{FAKES}:TwoBugs"), timeout=10.0) as worker:
         runner = Runner(BackendRunner(worker), max_examples=30, seed=1, timeout=10.0)
         runner.run_differential(TRILU, TRILU.version(14), [{"T": "tensor(float)"}])
-    by_example = {r["example"]: r for r in runner.results}
-    assert set(by_example) == {"differential", "differential-2"}, [(r["example"], r["outcome"]) for r in runner.results]
-    assert {r["outcome"] for r in runner.results} == {"mismatch", "error"}
-    assert "empty tensors" in next(r for r in runner.results if r["outcome"] == "error")["message"]
+    by_example = {r.example: r for r in runner.results}
+    assert set(by_example) == {"differential", "differential-2"}, [(r.example, r.outcome) for r in runner.results]
+    assert {r.outcome for r in runner.results} == {"mismatch", "error"}
+    assert "empty tensors" in next(r for r in runner.results if r.outcome == "error").message
 
 
 def test_a_single_bug_is_reported_once():
     with Worker(resolve(f"{FAKES}:WrongValues"), timeout=10.0) as worker:
         runner = Runner(BackendRunner(worker), max_examples=20, seed=1, timeout=10.0)
         runner.run_differential(TRILU, TRILU.version(14), [{"T": "tensor(float)"}])
-    assert [(r["example"], r["outcome"]) for r in runner.results] == [("differential", "mismatch")]
+    assert [(r.example, r.outcome) for r in runner.results] == [("differential", "mismatch")]
 
 
 def test_the_search_goes_on_after_a_crash():
@@ -110,8 +110,8 @@ def test_the_search_goes_on_after_a_crash():
     with Worker(resolve(f"{FAKES}:DiesOnExtremeKAndFailsEmpty"), timeout=10.0) as worker:
         runner = Runner(BackendRunner(worker), max_examples=40, seed=1, timeout=10.0)
         runner.run_differential(TRILU, TRILU.version(14), [{"T": "tensor(float)"}])
-    outcomes = {r["outcome"] for r in runner.results}
-    assert {"crash", "error"} <= outcomes, [(r["example"], r["outcome"], r["message"][:60]) for r in runner.results]
+    outcomes = {r.outcome for r in runner.results}
+    assert {"crash", "error"} <= outcomes, [(r.example, r.outcome, r.message[:60]) for r in runner.results]
 
 
 def test_a_crash_shrunk_in_one_binding_is_recorded_unshrunk_in_the_next():
@@ -121,14 +121,14 @@ def test_a_crash_shrunk_in_one_binding_is_recorded_unshrunk_in_the_next():
     with Worker(resolve(f"{FAKES}:DiesOnExtremeK"), timeout=10.0) as worker:
         runner = Runner(BackendRunner(worker), max_examples=30, seed=1, timeout=10.0)
         runner.run_robustness(TRILU, TRILU.version(14), bindings)
-    crashes = [r for r in runner.results if r["outcome"] == "crash" and r["example"] == "robustness"]
-    assert [r["types"]["T"] for r in crashes] == ["tensor(int64)", "tensor(int32)"], runner.results
+    crashes = [r for r in runner.results if r.outcome == "crash" and r.example == "robustness"]
+    assert [r.types["T"] for r in crashes] == ["tensor(int64)", "tensor(int32)"], runner.results
     first, second = crashes
-    assert "shrunk" not in first["details"]
-    assert second["details"]["shrunk"].startswith("no: the same failure")
-    assert "SIGFPE" in second["message"] and second["details"]["change"]
+    assert "shrunk" not in first.details
+    assert second.details["shrunk"].startswith("no: the same failure")
+    assert "SIGFPE" in second.message and second.details["change"]
     # found again on the first crashing draw: far fewer worker restarts than the shrink of the first
-    assert second["examples_run"] < first["examples_run"]
+    assert second.examples_run < first.examples_run
 
 
 def test_a_mismatch_shrunk_in_one_binding_is_shrunk_briefly_in_the_next():
@@ -136,11 +136,11 @@ def test_a_mismatch_shrunk_in_one_binding_is_shrunk_briefly_in_the_next():
     with Worker(resolve(f"{FAKES}:WrongValues"), timeout=10.0) as worker:
         runner = Runner(BackendRunner(worker), max_examples=20, seed=1, timeout=10.0)
         runner.run_differential(TRILU, TRILU.version(14), bindings)
-    first, *others = [r for r in runner.results if r["example"] == "differential"]
-    assert first["outcome"] == "mismatch" and "shrunk" not in first["details"]
-    assert others and all(r["outcome"] == "mismatch" for r in others)
-    assert all(r["details"]["shrunk"].startswith("briefly (at most 8 draws)") for r in others), others
-    assert all(r["minimal_example"] for r in others)
+    first, *others = [r for r in runner.results if r.example == "differential"]
+    assert first.outcome == "mismatch" and "shrunk" not in first.details
+    assert others and all(r.outcome == "mismatch" for r in others)
+    assert all(r.details["shrunk"].startswith("briefly (at most 8 draws)") for r in others), others
+    assert all(r.minimal_example for r in others)
 
 
 def test_a_crash_of_one_binding_is_replayed_on_the_others_after_the_search():
@@ -149,13 +149,13 @@ def test_a_crash_of_one_binding_is_replayed_on_the_others_after_the_search():
     with Worker(resolve(f"{FAKES}:DiesOnExtremeK"), timeout=10.0) as worker:
         runner = Runner(BackendRunner(worker), max_examples=30, seed=1, timeout=10.0)
         runner.run_robustness(TRILU, TRILU.version(14), [{"T": "tensor(int64)"}])
-        assert [r["outcome"] for r in runner.results] == ["crash"]
+        assert [r.outcome for r in runner.results] == ["crash"]
         runner.replay_expensive(TRILU, TRILU.version(14), "robustness",
                                 [{"T": "tensor(int64)"}, {"T": "tensor(int32)"}, {"T": "tensor(float)"}])
-    replays = [r for r in runner.results if r["example"] == "robustness-replay"]
-    assert sorted(r["types"]["T"] for r in replays) == ["tensor(float)", "tensor(int32)"], runner.results
-    assert all(r["outcome"] == "crash" and r["details"]["replayed_from"] == {"T": "tensor(int64)"} for r in replays)
-    assert all("int32" in r["minimal_example"] or "float32" in r["minimal_example"] for r in replays)
+    replays = [r for r in runner.results if r.example == "robustness-replay"]
+    assert sorted(r.types["T"] for r in replays) == ["tensor(float)", "tensor(int32)"], runner.results
+    assert all(r.outcome == "crash" and r.details["replayed_from"] == {"T": "tensor(int64)"} for r in replays)
+    assert all("int32" in r.minimal_example or "float32" in r.minimal_example for r in replays)
 
 
 def test_recast_carries_values_to_another_binding_or_says_it_cannot():

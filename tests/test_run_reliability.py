@@ -17,6 +17,7 @@ import time
 import pytest
 
 from opkit.run import interrupts, session
+from opkit.results.record import records
 from opkit.results.report import build_report, read_report, validate_report, write_report
 
 TESTS = os.path.dirname(os.path.abspath(__file__))
@@ -37,7 +38,7 @@ def _report(n: int = 3) -> dict:
     target = {"backends": [{"name": "reference", "version": "1"}], "opkit": "0", "onnx": "0", "numpy": "0",
               "seed": 0, "machine": {"platform": "x", "cpu_count": 1}}
     settings = {"suites": ["differential"], "ops": None, "max_examples": 5, "timeout_s": 10.0, "expectations": []}
-    return build_report([dict(case, message="x" * 200) for _ in range(n)], target, settings, 1.0)
+    return build_report(records([dict(case, message="x" * 200) for _ in range(n)]), target, settings, 1.0)
 
 
 def _mount_tmpfs(folder, options: str) -> bool:
@@ -182,7 +183,7 @@ def test_read_report_gives_the_report(tmp_path):
 def test_an_interrupted_report_is_not_ok():
     report = _report()
     settings = dict(report["settings"], interrupted=True)
-    interrupted = build_report(report["cases"], report["target"], settings, 1.0)
+    interrupted = build_report(records(report["cases"]), report["target"], settings, 1.0)
     assert interrupted["summary"]["ok"] is False
     assert validate_report(interrupted) == []
 

@@ -108,10 +108,10 @@ def test_one_trilu_case_runs_and_is_recorded(name):
         worker.close()
     assert len(runner.results) == 1
     record = runner.results[0]
-    assert record["backend"] == name and record["example"] == "triu"
-    assert record["outcome"] in OUTCOMES
+    assert record.backend == name and record.example == "triu"
+    assert record.outcome in OUTCOMES
     if name != "torch":  # onnx2torch has no Trilu converter: unsupported
-        assert record["outcome"] == "pass", record["message"]
+        assert record.outcome == "pass", record.message
 
 
 # ------------------------------------------------------------------------------------------------

@@ -7,6 +7,7 @@ import json
 
 import numpy as np
 
+from opkit.results.record import CaseRecord
 from opkit.results.report_text import failures_text
 from opkit.results.report import validate_report
 from opkit.results.verdicts import AGREES_WITH_OPKIT, AGREES_WITH_RUNTIME, ALSO_FAILS, CANNOT_RUN, DIFFERS_FROM_BOTH
@@ -81,4 +82,5 @@ def test_the_terminal_lines_name_each_engine():
     case = {"backend": "rt", "domain": "ai.onnx", "op": "Abs", "version": 13, "types": {"T": "tensor(float)"},
             "outcome": "mismatch", "suite": "differential", "example": "differential", "message": "m",
             "second_opinion": [{"backend": "onnx-reference", "verdict": AGREES_WITH_RUNTIME, "message": "x differs"}]}
-    assert "REVIEW: second opinion: onnx-reference agrees with the runtime (x differs)" in failures_text([case])
+    assert "REVIEW: second opinion: onnx-reference agrees with the runtime (x differs)" in failures_text(
+        [CaseRecord(**case)])

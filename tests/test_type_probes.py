@@ -63,19 +63,19 @@ def test_a_registration_missing_for_one_pair_is_found_by_the_probes():
     results = _run(probe_limit=PROBE_LIMIT)
     by_binding = {}
     for r in results:
-        by_binding.setdefault(_key(r["types"]), []).append(r)
+        by_binding.setdefault(_key(r.types), []).append(r)
     refused = by_binding[_key(REFUSED)]
-    assert [r["outcome"] for r in refused] == ["unsupported"]
+    assert [r.outcome for r in refused] == ["unsupported"]
     # every other binding ran too; a probe runs a few examples, the searched ones the full count
     assert len(by_binding) >= 190
     searched = {_key(b) for b in covering_bindings(CAST.version(13), 8)}
-    runs = {kind: [r["examples_run"] for r in results if r["outcome"] == "pass"
-                   and (_key(r["types"]) in searched) == (kind == "searched")] for kind in ("searched", "probe")}
+    runs = {kind: [r.examples_run for r in results if r.outcome == "pass"
+                   and (_key(r.types) in searched) == (kind == "searched")] for kind in ("searched", "probe")}
     # each draw runs with its 15 siblings
     assert runs["probe"] and max(runs["probe"]) <= PROBE_EXAMPLES * 16, runs
     assert statistics.median(runs["probe"]) * 2 < statistics.median(runs["searched"]), runs
     # without probes the pair is never tried
-    without = {_key(r["types"]) for r in _run(probe_limit=0)}
+    without = {_key(r.types) for r in _run(probe_limit=0)}
     assert _key(REFUSED) not in without and without == searched
 
 
@@ -88,7 +88,7 @@ def test_a_binding_the_adapter_cannot_feed_is_still_loaded_and_a_refusal_recorde
         runner = Runner(BackendRunner(worker, info), max_examples=5, seed=0, timeout=10.0)
         runner.run_differential(trilu, trilu.version(14), [{"T": "tensor(bfloat16)"}, {"T": "tensor(float16)"},
                                                           {"T": "tensor(float)"}])
-    outcomes = {r["types"]["T"]: (r["outcome"], r.get("details", {}).get("load_only")) for r in runner.results}
+    outcomes = {r.types["T"]: (r.outcome, (r.details or {}).get("load_only")) for r in runner.results}
     assert outcomes == {"tensor(bfloat16)": ("unsupported", True), "tensor(float)": ("pass", None)}, outcomes
     # the float16 model loads: its values cannot be checked, so it stays skipped with the reason
     assert [s["types"]["T"] for s in runner.skipped] == ["tensor(float16)"]
@@ -116,9 +116,9 @@ def test_a_probe_refused_at_load_for_an_attribute_asks_its_values_with_the_defau
         runner = Runner(BackendRunner(worker), max_examples=2, seed=0, timeout=10.0)
         load_error = Exec("error", "Exception during initialization: Attribute saturate ...", {"stage": "load"})
         runner._plain_retry(cast, cast.version(21), binding, load_error, refused)
-        found = [r for r in runner.results if r["example"] == "differential-2"]
-        assert len(found) == 1 and "stod" in found[0]["message"], runner.results
-        assert "edge=numeric text" in found[0]["minimal_example"] and "saturate" not in found[0]["minimal_example"]
+        found = [r for r in runner.results if r.example == "differential-2"]
+        assert len(found) == 1 and "stod" in found[0].message, runner.results
+        assert "edge=numeric text" in found[0].minimal_example and "saturate" not in found[0].minimal_example
         # an error at run, not at load, is a finding about the values already: nothing is retried
         runner._plain_retry(cast, cast.version(21), binding, Exec("error", "stod", {"stage": "run"}), refused)
         assert len(runner.results) == 1

@@ -33,17 +33,17 @@ def test_no_valid_draw_is_untested_not_an_error_of_the_backend(oracle_rejecting_
     runner = Runner(BackendRunner(InProcess(resolve("reference"))), max_examples=5, seed=1, siblings=0)
     runner.run_differential(spec, spec.version(14), [{"T": "tensor(float)"}])
     (rec,) = runner.results
-    assert rec["outcome"] == "untested"
-    assert rec["details"]["stage"] == "generate"
-    assert "could not draw valid inputs" in rec["message"]
-    assert rec["rejected"] > 0  # the final check's rejections are counted in the record
-    assert rec["repro"] is None  # no repro bundle for something the backend never ran
+    assert rec.outcome == "untested"
+    assert rec.details["stage"] == "generate"
+    assert "could not draw valid inputs" in rec.message
+    assert rec.rejected > 0  # the final check's rejections are counted in the record
+    assert rec.repro is None  # no repro bundle for something the backend never ran
 
 
 def test_untested_does_not_fail_a_run_but_a_run_with_nothing_tested_does():
     def case(outcome):
         return CaseRecord("rt", "differential", "Relu", "ai.onnx", 14, {"T": "tensor(float)"}, "differential",
-                          outcome).to_json()
+                          outcome)
 
     target = {"backends": [], "opkit": "0", "onnx": "0", "numpy": "0", "seed": 0,
               "machine": {"platform": "x", "cpu_count": 1}}

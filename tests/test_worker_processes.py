@@ -388,7 +388,10 @@ def test_a_crash_keeps_the_runtimes_last_words_and_the_terminal_stays_clean(tag,
 
 
 def test_the_runtimes_last_words_reach_the_report_and_the_terminal():
+    import dataclasses
+
     from opkit.results.causes import causes, causes_text
+    from opkit.results.record import CaseRecord
     from opkit.conformance.case_exec import result_exec
     from opkit.conformance.worker_engine import Result
 
@@ -396,9 +399,10 @@ def test_the_runtimes_last_words_reach_the_report_and_the_terminal():
                             output="terminate called without an active exception"))
     assert ex.message == "backend worker died: killed by signal SIGABRT"
     assert ex.details == {"runtime_output": "terminate called without an active exception"}
-    case = {"backend": "fake", "domain": "ai.onnx", "op": "Trilu", "version": 14, "types": {"T": "tensor(float)"},
-            "outcome": CRASH, "message": ex.message, "details": ex.details, "minimal_example": "x=float32[2, 3]"}
-    found = causes([case, {**case, "details": {"runtime_output": "another run's words"}}])
+    case = CaseRecord(backend="fake", suite="differential", domain="ai.onnx", op="Trilu", version=14,
+                      types={"T": "tensor(float)"}, outcome=CRASH, message=ex.message, details=ex.details,
+                      minimal_example="x=float32[2, 3]")
+    found = causes([case, dataclasses.replace(case, details={"runtime_output": "another run's words"})])
     assert len(found) == 1  # the words never split one bug into two causes
     assert "runtime wrote: terminate called without an active exception" in causes_text(found)
 

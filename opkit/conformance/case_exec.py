@@ -91,10 +91,10 @@ def failure_class(ex: Exec, case: Case | None = None) -> tuple:
     differ" on ordinary values is the same bug reached by other values; a NaN position, an error,
     a crash, or the same message met with a NaN or infinity, or another broken rule is another
     one. ``case``: the case that failed, when ``ex`` does not name it."""
-    from ..results.causes import message_class
+    from ..results.causes import classify_message
 
     details = ex.details or {}
-    return (ex.outcome, message_class({"outcome": ex.outcome, "message": ex.message, "details": details}),
+    return (ex.outcome, classify_message(ex.outcome, ex.message, details),
             trigger(ex.outcome, details, ex.case if ex.case is not None else case))
 
 

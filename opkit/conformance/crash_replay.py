@@ -26,10 +26,9 @@ class CrashReplay:
         # what each binding showed: outcome and message class, and for a hostile input the rule it
         # broke (GatherND's out-of-range batch_dims and its mismatched batch dims both SIGSEGV),
         # from the record's details as the crash's class came from the Exec's
-        shown = {(tuple(sorted(r["types"].items())),
-                  failure_class(Exec(r["outcome"], r["message"], r.get("details") or {})))
-                 for r in self.results if r["op"] == spec.name and r["domain"] == spec.domain
-                 and r["version"] == version.since and r["suite"] == suite}
+        shown = {(tuple(sorted(r.types.items())), failure_class(Exec(r.outcome, r.message, r.details or {})))
+                 for r in self.results if r.op == spec.name and r.domain == spec.domain
+                 and r.version == version.since and r.suite == suite}
         replays: dict = {}
         for cls, (origin, minimal) in list(crashes.items()):
             for binding in bindings:

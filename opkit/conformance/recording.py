@@ -21,7 +21,8 @@ class Recording:
     """The records of a ``Runner`` (a mixin: needs its ``sink``, ``progress``, ``results``,
     ``skipped``, ``backend_name``, ``second_opinion``, ``repro`` and ``expectations``)."""
 
-    def _emit(self, item: dict) -> None:
+    def _emit(self, item: CaseRecord | dict) -> None:
+        """Stream a record, or a skipped item (a dict marked ``skipped``), to the sink."""
         if self.sink is not None:
             try:
                 self.sink(item)
@@ -35,7 +36,7 @@ class Recording:
     # -- records
     def _record(self, spec: OpSpec, version: OpVersion, suite: str, example: str, types: dict, ex: Exec,
                 runs: int, duration: float, minimal: Case | None = None, backend: str | None = None,
-                rejected: int = 0) -> dict:
+                rejected: int = 0) -> CaseRecord:
         check_stop()  # a case finished after the stop request is not recorded (see the module doc)
         record = CaseRecord(
             backend=backend or self.backend_name, suite=suite, op=spec.name, domain=spec.domain,
@@ -49,18 +50,17 @@ class Recording:
                 version, ex.case if ex.case is not None else minimal, ex.outcome, ex.expected, ex.actual))
         if ex.outcome in FAILING and self.repro is not None and minimal is not None and backend is None:
             try:
-                record = replace(record, repro=self.repro(record.to_json(), minimal, ex, version))
+                record = replace(record, repro=self.repro(record, minimal, ex, version))
             except Exception as exc:  # noqa: BLE001 - a repro failure must not lose the case
                 record = replace(record, repro_error=f"{type(exc).__name__}: {exc}")
         if backend is None:  # backend-independent records (lowerings) are not the backend's expectations
             record = self.expectations.apply_record(record)
         check_stop()  # writing the repro may have taken a while
-        rec = record.to_json()
-        self.results.append(rec)
-        self._emit(rec)
+        self.results.append(record)
+        self._emit(record)
         if self.progress:
-            self.progress(rec)
-        return rec
+            self.progress(record)
+        return record
 
 
 def _jsonable(value):

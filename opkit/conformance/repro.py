@@ -31,6 +31,7 @@ from ..core.values import EMPTY_OPTIONAL, is_optional_type
 from ..core.dtypes import elem_from_dtype
 from ..cases.onnx_model import DEFAULT_AI_ONNX_OPSET, build, model_opset
 from ..cases.output_shapes import with_output_ranks
+from ..results.record import CaseRecord
 
 _RAW = {"bfloat16", "float8e4m3fn", "float8e4m3fnuz", "float8e5m2", "float8e5m2fnuz", "uint4", "int4",
         "float4e2m1", "float8e8m0", "uint2", "int2", "float6e2m3", "float6e3m2"}
@@ -95,19 +96,19 @@ class ReproWriter:
         self.ir_version = ir_version
         self.written: dict[tuple, str] = {}
 
-    def __call__(self, record: dict, case: Case, ex, version: OpVersion) -> str | None:
-        types = "_".join(v[7:-1] if v.startswith("tensor(") else v for _, v in sorted(record["types"].items()))
-        key = (record["backend"], record["domain"], record["op"], record["version"], types, record["suite"],
-               record["example"], record["outcome"])
+    def __call__(self, record: CaseRecord, case: Case, ex, version: OpVersion) -> str | None:
+        types = "_".join(v[7:-1] if v.startswith("tensor(") else v for _, v in sorted(record.types.items()))
+        key = (record.backend, record.domain, record.op, record.version, types, record.suite,
+               record.example, record.outcome)
         if key in self.written:
             return self.written[key]
-        name = f"{types or 'notypes'}-{record['suite']}-{record['outcome']}"
-        if record["example"] != record["suite"]:  # an example, a property, a search's second failure
-            name += f"-{_slug(record['example'])}"
-        folder = os.path.join(self.root, _slug(record["backend"]), _slug(record["domain"]),
-                              _slug(f"{record['op']}-{record['version']}"), _slug(name))
+        name = f"{types or 'notypes'}-{record.suite}-{record.outcome}"
+        if record.example != record.suite:  # an example, a property, a search's second failure
+            name += f"-{_slug(record.example)}"
+        folder = os.path.join(self.root, _slug(record.backend), _slug(record.domain),
+                              _slug(f"{record.op}-{record.version}"), _slug(name))
         os.makedirs(folder, exist_ok=True)
-        built = build(case, version, ir_version=self.ir_version, infer=record["suite"] != "robustness",
+        built = build(case, version, ir_version=self.ir_version, infer=record.suite != "robustness",
                       opset=model_opset(case.domain, case.since, self.info.get("min_opsets")), companion_opset=min(
             DEFAULT_AI_ONNX_OPSET, (self.info.get("max_opsets") or {}).get("ai.onnx", DEFAULT_AI_ONNX_OPSET)))
         if self.info.get("needs_output_shapes") and ex.expected is not None:  # as the backend got it
@@ -133,7 +134,7 @@ class ReproWriter:
         out_values = save_values(folder, "expected", value_expected)
         allowances = _allowances(version, case, ex.expected, built.output_names,
                                  {**out_elems, **_sequence_elems(value_expected)})
-        backend = {"name": record["backend"], "target": self.spec.target, "api": self.spec.api,
+        backend = {"name": record.backend, "target": self.spec.target, "api": self.spec.api,
                    "options": {k: list(v) if isinstance(v, tuple) else v for k, v in self.spec.options},
                    "version": self.info.get("version", "")}
         if self.spec.api in ("onnx", "auto") or self.spec.name not in ("onnxruntime", "onnx-reference"):
@@ -152,16 +153,16 @@ class ReproWriter:
             except Exception:  # noqa: BLE001
                 pass
         meta = {
-            "op": record["op"], "domain": record["domain"], "version": record["version"], "types": record["types"],
-            "suite": record["suite"], "example": record["example"], "outcome": record["outcome"],
-            "message": record["message"], "case": case.describe(), "backend": backend,
+            "op": record.op, "domain": record.domain, "version": record.version, "types": record.types,
+            "suite": record.suite, "example": record.example, "outcome": record.outcome,
+            "message": record.message, "case": case.describe(), "backend": backend,
             "input_elems": in_elems, "output_elems": out_elems, "allowances": allowances,
             "input_values": in_values, "expected_values": out_values,
         }
-        if getattr(ex, "calls", None) and record["suite"] == "properties":  # replay the property itself
+        if getattr(ex, "calls", None) and record.suite == "properties":  # replay the property itself
             from . import property_bundle
 
-            meta["property"] = property_bundle.write(folder, version, record["example"], case, ex.calls,
+            meta["property"] = property_bundle.write(folder, version, record.example, case, ex.calls,
                                                      encode_arrays, _allowances)
         with open(os.path.join(folder, "case.json"), "w", encoding="utf-8") as f:
             json.dump(meta, f, indent=1, default=str)

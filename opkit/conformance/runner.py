@@ -30,18 +30,14 @@ from ..spec.model import OpSpec, OpVersion
 from ..cases import cases
 from ..cases.edges import sweep as edge_sweep
 from ..cases.hostile import Hostile, attribute_variants, hostile_variants
-from ..cases.strategies import (
-    PROBE_LIMIT,
-    Case,
-    covering_bindings,
-    edge_cases,
-    probe_bindings,
-    with_attribute,
-    with_default_attributes,
-)
+from ..cases.bindings import PROBE_LIMIT, covering_bindings, probe_bindings
+from ..cases.case import Case
+from ..cases.derived import with_attribute, with_default_attributes
+from ..cases.fixed import edge_cases
 from . import harness
 from ..core.dtypes import in_class
 from .triggers import broken_rule
+from ..results.record import CaseRecord
 from ..results.outcomes import CRASH, ERROR, PASS, TIMEOUT, UNSUPPORTED, UNTESTED, Expectations
 from .attribute_batches import ATTRIBUTE_BATCH, attribute_batch
 from .backend_runner import BackendRunner
@@ -77,9 +73,9 @@ class Runner(Recording, CaseExecutors, HypothesisSearch, BindingChecks, CrashRep
 
     def __init__(self, backend: BackendRunner, *, max_examples: int = 100, seed: int = 0,
                  timeout: float = 10.0, repro=None, expectations: Expectations | None = None,
-                 progress: Callable[[dict], None] | None = None, backend_name: str | None = None,
+                 progress: Callable[[CaseRecord], None] | None = None, backend_name: str | None = None,
                  siblings: int = 15, max_bindings: int | None = 64, shrink_budget: int | None = None,
-                 sink: Callable[[dict], None] | None = None, second_opinion=None,
+                 sink: Callable[[CaseRecord | dict], None] | None = None, second_opinion=None,
                  probe_limit: int | None = PROBE_LIMIT):
         self.backend = backend
         self.probe_limit = probe_limit  # see cases.bindings.probe_bindings
@@ -91,7 +87,7 @@ class Runner(Recording, CaseExecutors, HypothesisSearch, BindingChecks, CrashRep
         self.expectations = expectations or Expectations()
         self.progress = progress
         self.backend_name = backend_name or backend.info.get("name", "backend")
-        self.results: list[dict] = []
+        self.results: list[CaseRecord] = []
         self.skipped: list[dict] = []  # (op version, binding) pairs not run, with the reason
         self._skipped_keys: set = set()
         # (op version, suite) -> failure classes already found and shrunk in one of its type
@@ -105,8 +101,9 @@ class Runner(Recording, CaseExecutors, HypothesisSearch, BindingChecks, CrashRep
         self.siblings = siblings
         self.max_bindings = max_bindings
         self.shrink_budget = SHRINK_BUDGET if shrink_budget is None else shrink_budget
-        # called with every record and every skipped item (marked "skipped": True) as it is made:
-        # -j pool processes stream them to the parent, so an interrupted run still reports them
+        # called with every record (a CaseRecord) and every skipped item (a dict marked "skipped": True)
+        # as it is made: -j pool processes stream them to the parent, so an interrupted run still
+        # reports them
         self.sink = sink
 
     def execute_robustness(self, version: OpVersion, drawn: tuple[Case, int], avoid: frozenset = frozenset()) -> Exec:

@@ -89,7 +89,7 @@ class SecondOpinions:
         return bool(self.specs)
 
     def _runner(self, spec):
-        from .runner import BackendRunner
+        from .backend_runner import BackendRunner
 
         runner = self._runners.get(spec.name)
         if runner is None:
@@ -102,7 +102,7 @@ class SecondOpinions:
     def ask(self, version, case, outcome: str, expected: tuple | None, runtime_outputs: list | None) -> list[dict]:
         """Every engine's opinion on ``case`` (JSON form), in the order they were named."""
         from . import harness
-        from .runner import check_outputs
+        from .case_exec import check_outputs
 
         if expected is None:
             try:

@@ -70,9 +70,11 @@ def _kind(spec: OpSpec) -> str:
 
 
 def render(specs: list[OpSpec], results: dict) -> str:
-    from ..suites.onnx_node import per_op_counts
+    from ..results.record import records
+    from ..suites.onnx_node import case_counts
 
-    ops = {k: {"passed": p, "total": t} for k, (p, t) in per_op_counts(results).items()}
+    cases = records(results.get("cases", []), RESULTS)
+    ops = {k: {"passed": p, "total": t} for k, (p, t) in case_counts(cases).items()}
     passed = sum(p["passed"] for p in ops.values())
     total = sum(p["total"] for p in ops.values())
     onnx_version = (results.get("target") or {}).get("onnx", "?")
@@ -123,13 +125,13 @@ def render(specs: list[OpSpec], results: dict) -> str:
               "| All node tests pass | ... with a kernel |", "|---|---|---|---|---|---|---|"]
     lines += summary
     lines += body
-    failing = sorted((c["example"], c) for c in results.get("cases", []) if c["outcome"] != "pass")
+    failing = sorted((c.example, c) for c in cases if c.outcome != "pass")
     if failing:
         lines += ["", "## Node tests not passing", "", "| Case | Op | Outcome | Message |", "|---|---|---|---|"]
         for name, case in failing:
-            msg = case.get("message", "").replace("|", "\\|").replace("\n", " ")
-            op = case["op"] if case["domain"] == "ai.onnx" else f"{case['domain']}::{case['op']}"
-            lines.append(f"| {name} | {op} | {case['outcome']} | {msg} |")
+            msg = case.message.replace("|", "\\|").replace("\n", " ")
+            op = case.op if case.domain == "ai.onnx" else f"{case.domain}::{case.op}"
+            lines.append(f"| {name} | {op} | {case.outcome} | {msg} |")
     return "\n".join(lines) + "\n"
 
 

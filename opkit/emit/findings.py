@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from ..results.audit import AUDIT, VERDICTS, judged, load_audit
 from ..results.causes import Cause, causes
+from ..results.record import CaseRecord, report_records
 from . import GenContext
 from .scoreboard import _esc, _short, _slug, load
 
@@ -40,7 +41,7 @@ def _opinion_text(cause: Cause) -> str:
 
 def render_backend(backend: str, source: str, report: dict, found: list[Cause], audit) -> str:
     charged = [c for c in found if c.outcome in CHARGED]
-    members = cause_members(report.get("cases", []), backend)
+    members = cause_members(report_records(report), backend)
     status = {id(c): judged(c, members.get(_key(c), []), audit) for c in charged}
     cases = {v: sum(c.cases for c in charged if status[id(c)][0] == v) for v in (*VERDICTS, "unaudited")}
     # an unaudited cause may still hold cases a second opinion confirms one by one
@@ -90,15 +91,14 @@ def _key(cause: Cause) -> tuple:
     return (cause.backend, cause.domain, cause.op, cause.outcome, cause.signature, cause.feature)
 
 
-def cause_members(cases: list[dict], backend: str) -> dict[tuple, list[dict]]:
+def cause_members(cases: list[CaseRecord], backend: str) -> dict[tuple, list[CaseRecord]]:
     """The charged cases of ``backend`` under each cause key (as ``causes`` groups them)."""
     from ..results.causes import input_feature, message_class
 
-    out: dict[tuple, list[dict]] = {}
+    out: dict[tuple, list[CaseRecord]] = {}
     for c in cases:
-        if c.get("backend") == backend and c.get("outcome") in CHARGED:
-            out.setdefault((backend, c["domain"], c["op"], c["outcome"], message_class(c), input_feature(c)),
-                           []).append(c)
+        if c.backend == backend and c.outcome in CHARGED:
+            out.setdefault((backend, c.domain, c.op, c.outcome, message_class(c), input_feature(c)), []).append(c)
     return out
 
 
@@ -107,11 +107,11 @@ def backend_causes(reports: list[dict]) -> dict[str, tuple[dict, list[Cause]]]:
     causes. (A backend's later reports, such as a Trilu-only run beside its sweep, repeat cases.)"""
     out: dict[str, tuple[dict, list[Cause]]] = {}
     for report in reports:
-        cases = report.get("cases", [])
-        for backend in sorted({c.get("backend") for c in cases if c.get("outcome") in CHARGED}):
+        cases = report_records(report)
+        for backend in sorted({c.backend for c in cases if c.outcome in CHARGED}):
             if not backend or backend == "opkit" or backend in out:
                 continue
-            found = causes([c for c in cases if c.get("backend") == backend], outcomes=CHARGED)
+            found = causes([c for c in cases if c.backend == backend], outcomes=CHARGED)
             if found:
                 out[backend] = (report, found)
     return out

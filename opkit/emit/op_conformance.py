@@ -19,6 +19,7 @@ import re
 from dataclasses import dataclass
 
 from ..core.markdown import safe_inline
+from ..results.record import CaseRecord, report_records
 from .bundles import bundle_link
 
 FAILING_SHOWN = 3  # root causes listed per runtime and version; the findings page has the rest
@@ -102,12 +103,11 @@ class OpConformance:
         self.matrix = build_matrix(reports)
         self._charged = CHARGED
         self._found = backend_causes(reports)  # backend -> (its report, causes): a findings page each
-        self._cases: dict[tuple, list[dict]] = {}  # (backend, domain, op, version) -> failing cases
+        self._cases: dict[tuple, list[CaseRecord]] = {}  # (backend, domain, op, version) -> failing cases
         for backend, (report, _) in self._found.items():
-            for case in report.get("cases", []):
-                if isinstance(case, dict) and case.get("backend") == backend and case.get("outcome") in CHARGED:
-                    key = (backend, case.get("domain"), case.get("op"), case.get("version"))
-                    self._cases.setdefault(key, []).append(case)
+            for case in report_records(report):
+                if case.backend == backend and case.outcome in CHARGED:
+                    self._cases.setdefault((backend, case.domain, case.op, case.version), []).append(case)
         self._ops = {(domain, op) for domain, op, _ in self.matrix.cells}
 
     def has_page(self, domains: tuple[str, ...], op: str) -> str:

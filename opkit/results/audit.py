@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from ..core.jsonfiles import JSONFileError
 from .causes import Cause
+from .record import CaseRecord
 from .verdicts import AGREES_WITH_OPKIT, needs_review
 
 AUDIT = "conformance/audit.yaml"
@@ -72,23 +73,23 @@ def load_audit(root: str) -> tuple[AuditEntry, ...]:
     return tuple(entries)
 
 
-def _died(case: dict) -> bool:
+def _died(case: CaseRecord) -> bool:
     """A robustness case whose runtime process died of a signal: no input may do that, whatever
     the spec says of its result (a memory-limit kill or a hang still needs an audit: the input may
     have asked for that much work)."""
-    return (case.get("suite") == "robustness" and case.get("outcome") == "crash"
-            and "killed by signal" in (case.get("message") or ""))
+    return (case.suite == "robustness" and case.outcome == "crash"
+            and "killed by signal" in (case.message or ""))
 
 
-def _confirmed(case: dict) -> bool:
+def _confirmed(case: CaseRecord) -> bool:
     """A case whose second opinion computes opkit's expected outputs (and none sides against it),
     or a runtime process that died on a hostile input."""
-    opinions = case.get("second_opinion") or ()
+    opinions = case.second_opinion or ()
     return _died(case) or (any(o.get("verdict") == AGREES_WITH_OPKIT for o in opinions)
                            and not needs_review(opinions))
 
 
-def judged(cause: Cause, cases: list[dict], audit: tuple[AuditEntry, ...]) -> tuple[str, str, int]:
+def judged(cause: Cause, cases: list[CaseRecord], audit: tuple[AuditEntry, ...]) -> tuple[str, str, int]:
     """(status, why, cases confirmed by a second opinion) of a cause: the audit's verdict when an
     entry covers it; else real when every case's second opinion agrees with opkit; else unaudited
     (some cases may still be confirmed: the count says how many)."""

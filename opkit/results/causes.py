@@ -22,6 +22,7 @@ import re
 from dataclasses import dataclass
 
 from .outcomes import FAILING
+from .record import CaseRecord
 from .verdicts import needs_review, opinion_lines
 
 _TENSOR_TYPE = re.compile(r"tensor\([a-z0-9_]+\)")
@@ -69,11 +70,16 @@ class Cause:
                 f" ({self.cases} case{'s' if self.cases != 1 else ''}: {types})")
 
 
-def message_class(case: dict) -> str:
+def message_class(case: CaseRecord) -> str:
     """The message with what varies between instances of one bug abstracted away."""
-    details = case.get("details") or {}
-    message = case.get("message") or ""
-    if case.get("outcome") == "mismatch":
+    return classify_message(case.outcome, case.message, case.details)
+
+
+def classify_message(outcome: str, message: str | None, details: dict | None) -> str:
+    """``message_class`` of an outcome, message and details (also of a result not yet a record)."""
+    details = details or {}
+    message = message or ""
+    if outcome == "mismatch":
         what = details.get("what")
         name = message.split(":", 1)[0] if ":" in message else "output"
         if what == "property":
@@ -91,14 +97,14 @@ def message_class(case: dict) -> str:
     return text if len(text) <= SIGNATURE_LENGTH else text[:SIGNATURE_LENGTH] + " ..."
 
 
-def input_feature(case: dict) -> str:
+def input_feature(case: CaseRecord) -> str:
     """What about the minimal failing input stands out: a zero-size tensor, a scalar input, or
     NaN / infinity in the difference the backend made; for the robustness suite, what the hostile
     variant changed ("hostile B: integer extremes"). "" when nothing does."""
-    minimal = case.get("minimal_example") or ""
-    message = case.get("message") or ""
-    change = (case.get("details") or {}).get("change")
-    if case.get("suite") == "robustness" and change:  # what the hostile variant changed, e.g. "B: integer extremes"
+    minimal = case.minimal_example or ""
+    message = case.message or ""
+    change = (case.details or {}).get("change")
+    if case.suite == "robustness" and change:  # what the hostile variant changed, e.g. "B: integer extremes"
         return "hostile " + _NUMBER.sub("N", change.split(" = ", 1)[0])
     for dims in _SHAPE.findall(minimal):
         if dims.strip() and any(d.strip() == "0" for d in dims.split(",")):
@@ -113,41 +119,42 @@ def input_feature(case: dict) -> str:
     return ""
 
 
-def _types(case: dict) -> str:
-    return ", ".join(f"{k}={v[7:-1] if v.startswith('tensor(') else v}" for k, v in sorted(case["types"].items()))
+def _types(case: CaseRecord) -> str:
+    return ", ".join(f"{k}={v[7:-1] if v.startswith('tensor(') else v}" for k, v in sorted(case.types.items()))
 
 
-def _size(case: dict) -> tuple:
+def _size(case: CaseRecord) -> tuple:
     """Smaller minimal examples first (fewer characters is a fair proxy for fewer, smaller inputs)."""
-    return (case.get("repro") is None, len(case.get("minimal_example") or case.get("message") or ""))
+    return (case.repro is None, len(case.minimal_example or case.message or ""))
 
 
-def causes(cases: list[dict], outcomes=FAILING) -> list[Cause]:
+def causes(cases: list[CaseRecord], outcomes=FAILING) -> list[Cause]:
     """The causes of a report's failing cases (``outcomes``), most cases first."""
-    groups: dict[tuple, list[dict]] = {}
+    groups: dict[tuple, list[CaseRecord]] = {}
     for case in cases:
-        if case.get("outcome") not in outcomes:
+        if case.outcome not in outcomes:
             continue
-        key = (case["backend"], case["domain"], case["op"], case["outcome"], message_class(case), input_feature(case))
+        key = (case.backend, case.domain, case.op, case.outcome, message_class(case), input_feature(case))
         groups.setdefault(key, []).append(case)
     out = []
     for (backend, domain, op, outcome, signature, feature), items in groups.items():
         smallest = min(items, key=_size)
-        example = {k: smallest[k] for k in ("version", "types", "message", "minimal_example", "repro")
-                   if smallest.get(k) is not None}
-        if smallest.get("second_opinion"):
-            example["second_opinion"] = smallest["second_opinion"]
-        said = runtime_output(smallest)
+        example = {k: getattr(smallest, k) for k in ("version", "types", "message", "minimal_example", "repro")
+                   if getattr(smallest, k) is not None}
+        if smallest.second_opinion:
+            example["second_opinion"] = smallest.second_opinion
+        said = (smallest.details or {}).get("runtime_output") or ""
         if said:
             example["runtime_output"] = said
         out.append(Cause(backend, domain, op, outcome, signature, feature,
-                         tuple(sorted({c["version"] for c in items})), tuple(sorted({_types(c) for c in items})),
-                         len(items), example, any(needs_review(c.get("second_opinion")) for c in items)))
+                         tuple(sorted({c.version for c in items})), tuple(sorted({_types(c) for c in items})),
+                         len(items), example, any(needs_review(c.second_opinion) for c in items)))
     return sorted(out, key=lambda c: (-c.cases, c.backend, c.domain, c.op, c.outcome, c.signature))
 
 
 def runtime_output(case: dict) -> str:
-    """What the runtime wrote as the case crashed or hung (a report case or a cause's example)."""
+    """What the runtime wrote as the case crashed or hung (a cause's example, or a report case's
+    JSON form)."""
     return case.get("runtime_output") or (case.get("details") or {}).get("runtime_output") or ""
 
 
@@ -165,5 +172,5 @@ def causes_text(found: list[Cause], limit: int = 40) -> str:
     return "\n".join(lines)
 
 
-__all__ = ["Cause", "causes", "causes_text", "input_feature", "message_class", "runtime_output",
-           "runtime_output_lines"]
+__all__ = ["Cause", "causes", "causes_text", "classify_message", "input_feature", "message_class",
+           "runtime_output", "runtime_output_lines"]

@@ -13,7 +13,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
 from ..core.dtypes import type_label_order
-from .record import records
+from .record import report_records
 
 # cell outcome precedence: the worst case outcome names the cell
 SEVERITY = ("crash", "timeout", "error", "mismatch", "xpass", "unsupported", "xfail", "pass", "untested")
@@ -95,7 +95,7 @@ def build_matrix(reports: list[dict], ops: list[str] | None = None) -> Matrix:
     cells: dict = defaultdict(lambda: defaultdict(dict))
     for report in reports:
         infos = {b.get("name"): b for b in report.get("target", {}).get("backends", [])}
-        for case in records(report["cases"], report.get("_path", "report")):
+        for case in report_records(report):
             runtime = case.backend
             if runtime in ("spec", "opkit"):  # lowering checks; opkit's own failures in older reports
                 continue

@@ -25,6 +25,10 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # record.py imports this module
+    from .record import CaseRecord
 
 PASS, MISMATCH, UNSUPPORTED, ERROR, CRASH, TIMEOUT, XFAIL, XPASS, UNTESTED = (
     "pass", "mismatch", "unsupported", "error", "crash", "timeout", "xfail", "xpass", "untested")
@@ -62,17 +66,22 @@ class Expectation:
     path: str = field(default="", compare=False)  # the file, for warnings
     index: int = field(default=-1, compare=False)  # the entry's position in the file
 
-    def matches(self, case: dict) -> bool:
-        if case["op"] != self.op or case["domain"] != self.domain:
+    def matches(self, case: CaseRecord) -> bool:
+        return self.matches_fields(case.op, case.domain, case.version, case.suite, case.example, case.types)
+
+    def matches_fields(self, op: str, domain: str, version: int, suite: str | None, example: str | None,
+                       types: dict) -> bool:
+        """``matches`` of a case's fields (also of a skipped item, which is not a record)."""
+        if op != self.op or domain != self.domain:
             return False
-        if self.version is not None and case["version"] != self.version:
+        if self.version is not None and version != self.version:
             return False
-        if self.suite and case.get("suite") not in self.suite:
+        if self.suite and suite not in self.suite:
             return False
-        if self.example and case.get("example") not in self.example:
+        if self.example and example not in self.example:
             return False
         for param, allowed in self.types:
-            if case.get("types", {}).get(param) not in allowed:
+            if types.get(param) not in allowed:
                 return False
         return True
 
@@ -81,7 +90,7 @@ class Expectation:
 class Expectations:
     entries: list[Expectation] = field(default_factory=list)
 
-    def find(self, case: dict) -> Expectation | None:
+    def find(self, case: CaseRecord) -> Expectation | None:
         return next((e for e in self.entries if e.matches(case)), None)
 
     def apply(self, case: dict) -> dict:
@@ -89,14 +98,16 @@ class Expectations:
         xpass (``CaseRecord.with_expectation``). Mutates and returns ``case`` (a record's JSON form)."""
         from .record import CaseRecord
 
-        entry = self.find(case)
+        entry = next((e for e in self.entries if e.matches_fields(
+            case["op"], case["domain"], case["version"], case.get("suite"), case.get("example"),
+            case.get("types", {}))), None)
         if entry is not None:
             case.update(CaseRecord.from_json(case).with_expectation(entry).to_json())
         return case
 
     def apply_record(self, record):
         """``apply`` for a ``CaseRecord``: the record as the matching entry sees it."""
-        return record.with_expectation(self.find(record.to_json()))
+        return record.with_expectation(self.find(record))
 
 
 KEYS = {"op", "domain", "version", "types", "suite", "example", "outcome", "reason"}
@@ -211,7 +222,7 @@ def _strings(value) -> tuple:
     return (str(value),) if isinstance(value, (str, int)) else tuple(str(v) for v in value)
 
 
-def unmatched_expectations(expectations: Expectations, cases: list[dict], skipped: list[dict],
+def unmatched_expectations(expectations: Expectations, cases: list[CaseRecord], skipped: list[dict],
                            ops: dict[tuple[str, str], object], suites, known_ops=None) -> list[str]:
     """Warnings (one line each) for entries that matched no case of a run: stale entries, or typos
     in an op, version, type, suite or example name. Only entries the run could have matched count:
@@ -221,7 +232,7 @@ def unmatched_expectations(expectations: Expectations, cases: list[dict], skippe
     case is the one that applies, so an entry shadowed by an earlier one is reported too."""
     used: set[int] = set()
     for case in cases:
-        if case.get("backend") in ("opkit", "spec"):
+        if case.backend in ("opkit", "spec"):
             continue  # backend-independent records: expectations do not apply to them
         for k, entry in enumerate(expectations.entries):
             if entry.matches(case):
@@ -229,8 +240,9 @@ def unmatched_expectations(expectations: Expectations, cases: list[dict], skippe
                 break
     for item in skipped:  # a binding ONNX rejects is not run: not the entry's fault
         for k, entry in enumerate(expectations.entries):
-            if entry.matches(dict(item, suite=item.get("suite", entry.suite[0] if entry.suite else None),
-                                  example=entry.example[0] if entry.example else None)):
+            if entry.matches_fields(item["op"], item["domain"], item["version"],
+                                    item.get("suite", entry.suite[0] if entry.suite else None),
+                                    entry.example[0] if entry.example else None, item.get("types", {})):
                 used.add(k)
     out = []
     for k, entry in enumerate(expectations.entries):
@@ -260,15 +272,14 @@ def unmatched_expectations(expectations: Expectations, cases: list[dict], skippe
     return out
 
 
-def _binding_not_run(entry: Expectation, spec, cases: list[dict]) -> bool:
+def _binding_not_run(entry: Expectation, spec, cases: list[CaseRecord]) -> bool:
     """True when some type binding the entry names exists for the op but no case of the run used
     it (the run tested a subset of the bindings)."""
     try:
         from ..cases.bindings import all_bindings
     except ImportError:  # pragma: no cover
         return False
-    ran = {tuple(sorted(c.get("types", {}).items())) for c in cases
-           if c.get("op") == entry.op and c.get("domain") == entry.domain}
+    ran = {tuple(sorted(c.types.items())) for c in cases if c.op == entry.op and c.domain == entry.domain}
     for version in getattr(spec, "versions", []):
         if entry.version is not None and version.since != entry.version:
             continue

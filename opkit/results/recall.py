@@ -162,7 +162,8 @@ def first_broken_release(known: KnownFailure) -> str:
 
 def findings(known: KnownFailure, cases: list[dict], own=lambda case: False) -> list[dict]:
     """The cases of a report that fail in ``known``'s way and that opkit's audit does not call its
-    own: what ``match`` counts as finding it."""
+    own: what ``match`` counts as finding it. ``cases``: the report's cases as loaded (JSON; the
+    recall benchmark replays the bundles of those returned), read by key, not as records."""
     return [c for c in cases if tested(known, c) and c.get("outcome") != "untested" and shows(known, c)
             and not own(c)]
 
@@ -213,15 +214,18 @@ def audit_judge(report: dict, audit) -> callable:
     from .audit import judged
     from .causes import causes
 
-    cases = report.get("cases", [])
+    from .record import CaseRecord, report_records
+
     verdict: dict[tuple, str] = {}
-    for cause in causes(cases, outcomes=FAILING):
+    for cause in causes(report_records(report), outcomes=FAILING):
         verdict[(cause.backend, cause.op, cause.outcome, cause.signature, cause.feature)] = judged(cause, [], audit)[0]
 
-    def own(case: dict) -> bool:
+    def own(case: dict | CaseRecord) -> bool:
+        """``case``: one of the report's cases (its JSON form, as ``match`` passes it) or a record."""
         from .causes import input_feature, message_class
 
-        key = (case.get("backend"), case.get("op"), case.get("outcome"), message_class(case), input_feature(case))
+        record = case if isinstance(case, CaseRecord) else CaseRecord.from_json(case)
+        key = (record.backend, record.op, record.outcome, message_class(record), input_feature(record))
         return verdict.get(key) == "opkit"
 
     return own

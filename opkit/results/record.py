@@ -110,3 +110,13 @@ _KIND_WORDS = {str: "a string", int: "an integer", dict: "an object", (int, floa
 def records(cases: list, where: str = "report") -> list[CaseRecord]:
     """Every case of a report's ``cases`` list as a record (RecordError names the first bad one)."""
     return [CaseRecord.from_json(c, f"{where}: cases[{i}]") for i, c in enumerate(cases)]
+
+
+def report_records(report: dict) -> list[CaseRecord]:
+    """A loaded report's cases as records, read once per report: kept in the report under the
+    private key ``_records`` (as a loaded report keeps its file under ``_path``), so that the
+    emitters reading one report each get the same records without converting it again."""
+    found = report.get("_records")
+    if found is None:
+        found = report["_records"] = records(report.get("cases", []), report.get("_path", "report"))
+    return found

@@ -24,6 +24,7 @@ from collections import Counter
 
 from .outcomes import OUTCOMES, SUCCESS, SUITES, UNTESTED, run_ok
 from .causes import causes
+from .record import CaseRecord
 from .verdicts import VERDICTS, needs_review
 
 SCHEMA_ID = "https://opkit.dev/schemas/conformance-report-1.json"
@@ -173,7 +174,7 @@ def project_path(path: str) -> str:
     return os.path.basename(full)
 
 
-def build_report(cases: list[dict], target: dict, settings: dict, duration: float,
+def build_report(cases: list[CaseRecord], target: dict, settings: dict, duration: float,
                  skipped: list[dict] | None = None, *, warnings: list[str] | None = None,
                  require_cases: bool = False) -> dict:
     """The report document. ``summary.ok`` is true only when every case succeeded (pass, xfail),
@@ -182,19 +183,19 @@ def build_report(cases: list[dict], target: dict, settings: dict, duration: floa
     bundles that could not be written) go to ``summary.warnings``."""
     if settings.get("expectations"):
         settings = {**settings, "expectations": [project_path(p) for p in settings["expectations"]]}
-    counts = Counter(c["outcome"] for c in cases)
+    counts = Counter(c.outcome for c in cases)
     # untested cases are opkit's, not the backend's: they neither fail nor pass a run
-    ok = (all(c["outcome"] in SUCCESS for c in cases if c["outcome"] != UNTESTED) and not settings.get("interrupted"))
-    if require_cases and not run_ok(c["outcome"] for c in cases):
+    ok = (all(c.outcome in SUCCESS for c in cases if c.outcome != UNTESTED) and not settings.get("interrupted"))
+    if require_cases and not run_ok(c.outcome for c in cases):
         ok = False
     report = {
         "format": FORMAT,
         "target": target,
         "settings": settings,
         "summary": {"total": len(cases), "outcomes": {o: counts[o] for o in OUTCOMES if counts[o]},
-                    "examples_run": sum(c.get("examples_run", 0) for c in cases),
+                    "examples_run": sum(c.examples_run for c in cases),
                     "ok": ok, "duration_s": round(duration, 3)},
-        "cases": cases,
+        "cases": [c.to_json() for c in cases],
     }
     opinions = opinion_counts(cases)
     if opinions:
@@ -447,12 +448,12 @@ def _check(value, schema, where, problems):
             _check(item, schema["items"], f"{where}/{i}", problems)
 
 
-def opinion_counts(cases: list[dict]) -> dict[str, int]:
+def opinion_counts(cases: list[CaseRecord]) -> dict[str, int]:
     """How the second opinions went over a run's findings: verdict -> findings (a finding counts
     under each distinct verdict its engines gave), plus ``review``: findings to look at first."""
     counts: Counter = Counter()
     for c in cases:
-        opinions = c.get("second_opinion")
+        opinions = c.second_opinion
         if not opinions:
             continue
         for verdict in {o["verdict"] for o in opinions}:

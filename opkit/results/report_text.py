@@ -10,6 +10,7 @@ from collections import Counter, defaultdict
 from ..core.dtypes import type_label_order
 from .causes import runtime_output_lines
 from .outcomes import FAILING, LETTERS, OUTCOMES, UNTESTED
+from .record import CaseRecord
 from .verdicts import opinion_lines
 
 
@@ -19,16 +20,16 @@ def _short_type(types: dict) -> str:
     return ",".join(v[7:-1] if v.startswith("tensor(") else v for _, v in sorted(types.items()))
 
 
-def summary_table(cases: list[dict]) -> str:
+def summary_table(cases: list[CaseRecord]) -> str:
     """op x type table of outcome letters (one per case: examples, properties, differential)."""
     if not cases:
         return "no cases ran"
     rows: dict[tuple, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
     backends = []
     for c in cases:
-        if c["backend"] not in backends:
-            backends.append(c["backend"])
-        rows[(c["backend"], c["domain"], c["op"], c["version"])][_short_type(c["types"])].append(LETTERS[c["outcome"]])
+        if c.backend not in backends:
+            backends.append(c.backend)
+        rows[(c.backend, c.domain, c.op, c.version)][_short_type(c.types)].append(LETTERS[c.outcome])
     lines = []
     for key in sorted(rows, key=lambda k: (backends.index(k[0]), k[1], k[2], k[3])):
         backend, domain, op, version = key
@@ -41,29 +42,29 @@ def summary_table(cases: list[dict]) -> str:
             counts = Counter(letters)
             tally = " ".join(f"{n}{l}" for l, n in sorted(counts.items()))
             lines.append(f"  {t:<{width}}  {letters:<12} {tally}")
-    counts = Counter(c["outcome"] for c in cases)
+    counts = Counter(c.outcome for c in cases)
     lines.append("")
     lines.append("legend: " + "  ".join(f"{LETTERS[o]} {o}" for o in OUTCOMES))
     lines.append("total: " + ", ".join(f"{counts[o]} {o}" for o in OUTCOMES if counts[o] and o != UNTESTED)
-                 + f"  ({sum(c.get('examples_run', 0) for c in cases)} examples run)")
+                 + f"  ({sum(c.examples_run for c in cases)} examples run)")
     if counts[UNTESTED]:
         lines.append(f"untested: {counts[UNTESTED]} cases opkit could not test (not charged to the backend; "
                      f"see untested_text / the report's cases with outcome 'untested')")
     return "\n".join(lines)
 
 
-def untested_text(cases: list[dict], limit: int = 20) -> str:
+def untested_text(cases: list[CaseRecord], limit: int = 20) -> str:
     """What opkit could not test, grouped by op version and reason: one line each."""
-    groups: dict[tuple, list[dict]] = {}
+    groups: dict[tuple, list[CaseRecord]] = {}
     for c in cases:
-        if c["outcome"] == UNTESTED:
-            stage = (c.get("details") or {}).get("stage", "")
-            groups.setdefault((c["domain"], c["op"], c["version"], stage), []).append(c)
+        if c.outcome == UNTESTED:
+            stage = (c.details or {}).get("stage", "")
+            groups.setdefault((c.domain, c.op, c.version, stage), []).append(c)
     lines = []
     for (domain, op, version, stage), items in list(groups.items())[:limit]:
         name = op if domain == "ai.onnx" else f"{domain}::{op}"
         lines.append(f"UNTESTED    {name}-{version} ({len(items)} case{'s' if len(items) != 1 else ''}"
-                     f"{', ' + stage if stage else ''}) {items[0]['message'][:200]}")
+                     f"{', ' + stage if stage else ''}) {items[0].message[:200]}")
     if len(groups) > limit:
         lines.append(f"... and {len(groups) - limit} more groups (see the JSON report)")
     return "\n".join(lines)
@@ -88,21 +89,22 @@ def skipped_text(skipped: list[dict], limit: int = 8) -> str:
     return "\n".join(lines)
 
 
-def failures_text(cases: list[dict], limit: int = 40) -> str:
+def failures_text(cases: list[CaseRecord], limit: int = 40) -> str:
     """Failures grouped by (backend, op version, types, outcome): one line each, with the suites."""
-    groups: dict[tuple, list[dict]] = {}
+    groups: dict[tuple, list[CaseRecord]] = {}
     for c in cases:
-        if c["outcome"] in FAILING or c["outcome"] == "xpass":
-            key = (c["backend"], c["domain"], c["op"], c["version"], _short_type(c["types"]), c["outcome"])
+        if c.outcome in FAILING or c.outcome == "xpass":
+            key = (c.backend, c.domain, c.op, c.version, _short_type(c.types), c.outcome)
             groups.setdefault(key, []).append(c)
     lines = []
     for (backend, domain, op, version, types, outcome), items in list(groups.items())[:limit]:
         first = items[0]
-        where = ", ".join(f"{c['suite']}:{c['example']}" for c in items[:4]) + (" ..." if len(items) > 4 else "")
+        said = {"details": first.details, "second_opinion": first.second_opinion}  # what the line helpers read
+        where = ", ".join(f"{c.suite}:{c.example}" for c in items[:4]) + (" ..." if len(items) > 4 else "")
         name = op if domain == "ai.onnx" else f"{domain}::{op}"
-        lines.append(f"{outcome.upper():<11} {backend} {name}-{version} {types} [{where}] {first['message'][:240]}"
-                     + (f"\n            repro: {first['repro']}" if first.get("repro") else "")
-                     + "".join(f"\n            {line}" for line in runtime_output_lines(first) + opinion_lines(first)))
+        lines.append(f"{outcome.upper():<11} {backend} {name}-{version} {types} [{where}] {first.message[:240]}"
+                     + (f"\n            repro: {first.repro}" if first.repro else "")
+                     + "".join(f"\n            {line}" for line in runtime_output_lines(said) + opinion_lines(said)))
     if len(groups) > limit:
         lines.append(f"... and {len(groups) - limit} more groups (see the JSON report)")
     return "\n".join(lines)
@@ -121,16 +123,16 @@ class Progress:
         self.examples = 0
         self.detail = None  # a callable whose text ends the line (a Dask run: cases per worker)
 
-    def __call__(self, case: dict) -> None:
-        self.counts[case["outcome"]] += 1
-        self.examples += case.get("examples_run", 0)
+    def __call__(self, case: CaseRecord) -> None:
+        self.counts[case.outcome] += 1
+        self.examples += case.examples_run
         if not self.enabled:
             return
         now = time.perf_counter()
         text = (f"[{now - self.start:6.1f}s] {sum(self.counts.values())} cases, {self.examples} examples: "
                 + " ".join(f"{n}{LETTERS[o]}" for o, n in sorted(self.counts.items()))
                 + (f"  [{self.detail()}]" if self.detail else "")  # before the op: a TTY line is cut at 150
-                + f"  {case['backend']} {case['op']}-{case['version']} {_short_type(case['types'])}")
+                + f"  {case.backend} {case.op}-{case.version} {_short_type(case.types)}")
         if self.tty:
             self.stream.write("\r" + text[:150].ljust(150))
             self.stream.flush()

@@ -41,9 +41,11 @@ import time
 import uuid
 from dataclasses import dataclass, field, replace
 
+from ..results.record import CaseRecord
 from .cluster_units import Unit, units
 from .cluster_worker import _spec_digest, check_worker, run_task, stop_run
 from .job import Job
+from .unit import streamed_item
 
 
 SCHEDULER_ENV = "DASK_SCHEDULER_ADDRESS"  # Dask's own convention (dask.config "scheduler-address")
@@ -276,7 +278,7 @@ class Cluster:
         self._count(run, records[counted:], out["worker"])
 
     def _failed_record(self, unit: Unit, backend: str, no_isolate: bool, exc: BaseException,
-                       finished: int = 0) -> dict:
+                       finished: int = 0) -> CaseRecord:
         from distributed import KilledWorker
 
         from .unit import _runner_error
@@ -284,21 +286,21 @@ class Cluster:
 
         record = _runner_error(unit.path, backend, exc)
         if unit.versions:
-            record["version"] = unit.versions[0]
+            record = replace(record, version=unit.versions[0])
         if isinstance(exc, KilledWorker):
             worker = getattr(getattr(exc, "last_worker", None), "address", "?")
             deaths = getattr(exc, "allowed_failures", 0) + 1
-            record["message"] = (f"{deaths} Dask worker(s) died while running this op (the last: {worker}); the "
-                                 "scheduler gave up on it (distributed.scheduler.allowed-failures)"
-                                 + ("; the cases its last attempt finished are reported before this one"
-                                    if finished else ""))
-            record["details"] = {"stage": "cluster", "worker": worker, "workers_died": deaths}
+            record = replace(record, message=(
+                f"{deaths} Dask worker(s) died while running this op (the last: {worker}); the "
+                "scheduler gave up on it (distributed.scheduler.allowed-failures)"
+                + ("; the cases its last attempt finished are reported before this one" if finished else "")),
+                details={"stage": "cluster", "worker": worker, "workers_died": deaths})
             if no_isolate:  # the backend ran inside the worker that died
-                record["outcome"] = CRASH
+                record = replace(record, outcome=CRASH)
         else:  # it raised twice (``retries``), or the scheduler cancelled it (lost connection)
-            record["message"] = f"task failed on the Dask cluster: {type(exc).__name__}: {_one_line(exc)}"
-            record["details"] = {"stage": "cluster"}
-            self.failed.append(f"{unit.label}: {record['message']}")
+            record = replace(record, message=f"task failed on the Dask cluster: {type(exc).__name__}: {_one_line(exc)}",
+                             details={"stage": "cluster"})
+            self.failed.append(f"{unit.label}: {record.message}")
         return record
 
     def _note_info(self, position: int, info: dict | None) -> None:
@@ -319,24 +321,24 @@ class Cluster:
             out.append(f"{len(self.failed)} op version(s) did not run on the Dask cluster, e.g. {self.failed[0]}")
         return out
 
-    def _count(self, run, records: list[dict], worker: str | None) -> None:
+    def _count(self, run, records: list[CaseRecord | dict], worker: str | None) -> None:
         for record in records:
-            if record.get("skipped") or "_info" in record:
+            if not isinstance(record, CaseRecord):  # a skipped item
                 continue
             run.progress(record)
             if worker:
                 self.per_worker[worker] += 1
 
     @staticmethod
-    def _uncount(run, records: list[dict]) -> None:
+    def _uncount(run, records: list[CaseRecord | dict]) -> None:
         """Take a superseded attempt's cases back out of the progress counts."""
         counts = getattr(run.progress, "counts", None)
         for record in records:
-            if counts is not None and not record.get("skipped") and "_info" not in record:
-                counts[record["outcome"]] -= 1
-                if counts[record["outcome"]] <= 0:
-                    del counts[record["outcome"]]
-                run.progress.examples -= record.get("examples_run", 0)
+            if counts is not None and isinstance(record, CaseRecord):
+                counts[record.outcome] -= 1
+                if counts[record.outcome] <= 0:
+                    del counts[record.outcome]
+                run.progress.examples -= record.examples_run
 
     def _drain(self, run) -> None:
         """Apply the events received so far (main thread only)."""
@@ -357,6 +359,9 @@ class Cluster:
                 task.attempts.add(msg["attempt"])
             if "_info" in item:
                 continue
+            item = streamed_item(item)  # a record's JSON form read back as the record
+            if item is None:
+                continue
             task.streamed.append(item)
             self._count(run, [item], msg["worker"])
 
@@ -373,9 +378,10 @@ class Cluster:
                   "task(s) of this run (Dask reschedules them elsewhere)", file=sys.stderr)
 
     # -- what the run produced so far
-    def records(self) -> list[dict]:
+    def records(self) -> list[CaseRecord | dict]:
         """Every record so far, in backend and op order: finished tasks' records, then the cases
-        unfinished tasks streamed (safe to call at any time from the main thread)."""
+        unfinished tasks streamed (safe to call at any time from the main thread); skipped items
+        are the dicts they are (marked ``skipped``)."""
         out = []
         for key in sorted(self.tasks):
             task = self.tasks[key]

@@ -129,13 +129,14 @@ def _engines() -> dict:
 
 def run_task(job: Job, run_id: str, topic: str, index: int) -> dict:
     """One op on one backend, on a Dask worker: ``run_unit`` with this thread's backend process,
-    every record sent to the client as an event as it is made. Returns the records, the backend's
+    every record sent to the client as an event as it is made (its JSON form). Returns the records
+    (``CaseRecord``, pickled by Dask) and skipped items, the backend's
     description, which worker and attempt ran it, and whether the client stopped it."""
     import warnings
 
     from distributed import get_worker
 
-    from .unit import run_unit
+    from .unit import run_unit, stream_line
     from ..conformance.stopping import stop_thread_on
 
     warnings.simplefilter("ignore")  # kernels' numeric warnings are not outcomes
@@ -146,10 +147,10 @@ def run_task(job: Job, run_id: str, topic: str, index: int) -> dict:
     if stop.is_set():
         return out
 
-    def send(item: dict) -> None:
+    def send(item) -> None:
         # JSON text, as -j's partial-results files: records may hold values msgpack does not know
         worker.log_event(topic, {"task": index, "attempt": attempt, "worker": worker.address,
-                                 "item": json.dumps(item, default=str)})
+                                 "item": json.dumps(stream_line(item), default=str)})
 
     _allow_children()
     _activate(job.project)

@@ -8,8 +8,9 @@ import os
 import sys
 from dataclasses import replace
 
+from ..results.record import CaseRecord
 from .job import Job
-from .unit import _POOL_WORKERS, _runner_error, run_unit
+from .unit import _POOL_WORKERS, _runner_error, run_unit, stream_line, streamed_item
 
 MAX_POOL_ATTEMPTS = 3  # pool breakdowns an op may be caught in before it is reported as a runner error
 
@@ -41,16 +42,17 @@ def _die_with_parent() -> None:
 
 
 class _Stream:
-    """The pool process's end of a partial-results file: one JSON line per record, appended with
-    one write each, so a process killed at any moment leaves at most one truncated last line."""
+    """The pool process's end of a partial-results file: one JSON line per record (its ``to_json``)
+    or skipped item, appended with one write each, so a process killed at any moment leaves at most
+    one truncated last line."""
 
     def __init__(self, path: str):
         self.fd = os.open(path, os.O_WRONLY | os.O_APPEND)
 
-    def write(self, item: dict) -> None:
+    def write(self, item: CaseRecord | dict) -> None:
         import json
 
-        os.write(self.fd, (json.dumps(item, default=str) + "\n").encode("utf-8"))
+        os.write(self.fd, (json.dumps(stream_line(item), default=str) + "\n").encode("utf-8"))
 
     def on_start(self, runner, info) -> None:
         self.write({"_info": info})
@@ -92,7 +94,7 @@ class _PoolStreams:
     is left whatever kills the run; elsewhere named files, removed as each op ends)."""
 
     def __init__(self):
-        self.done: dict[int, list[dict]] = {}
+        self.done: dict[int, list[CaseRecord | dict]] = {}  # records, then skipped items (dicts)
         self.files: dict[int, tuple] = {}  # op index -> (file object, path for the pool process, named)
 
     def open(self, i: int) -> str:
@@ -102,7 +104,7 @@ class _PoolStreams:
         self.files[i] = shared_temp_file("opkit-partial-", ".jsonl")
         return self.files[i][1]
 
-    def finish(self, i: int, records: list[dict]) -> None:
+    def finish(self, i: int, records: list[CaseRecord | dict]) -> None:
         self.done[i] = records
         self.discard(i)
 
@@ -139,17 +141,18 @@ class _PoolStreams:
                 out.append(item)
         return out
 
-    def records(self) -> list[dict]:
+    def records(self) -> list[CaseRecord | dict]:
         """Every record so far in op order: finished tasks' results, then what unfinished tasks
-        streamed (safe to call from another thread)."""
+        streamed (records read back as ``CaseRecord``, skipped items as the dicts they are; safe to
+        call from another thread)."""
         done = dict(self.done)
         out = []
         for i in sorted(set(done) | set(self.files)):
             if i in done:
                 out += done[i]
             else:
-                out += [item for item in self._lines(i) if "_info" not in item]
-        return out
+                out += [streamed_item(item) for item in self._lines(i) if "_info" not in item]
+        return [item for item in out if item is not None]
 
     def info(self) -> dict | None:
         for i in sorted(self.files):
@@ -230,7 +233,7 @@ def _pool_round(run, position: int, spec_b, job: Job, paths: list[str], streams:
                     continue
                 recs, info = outcome
                 for r in recs:
-                    if not r.get("skipped"):
+                    if isinstance(r, CaseRecord):
                         run.progress(r)
                 if info and position not in run.infos:
                     run.infos[position] = info
@@ -238,7 +241,8 @@ def _pool_round(run, position: int, spec_b, job: Job, paths: list[str], streams:
     return broken
 
 
-def _pool_result(fut, path: str, spec_b, attempts: dict[int, int], i: int) -> tuple[list[dict], dict | None] | None:
+def _pool_result(fut, path: str, spec_b, attempts: dict[int, int],
+                 i: int) -> tuple[list[CaseRecord | dict], dict | None] | None:
     """A finished pool task's (records, info); a runner error when its process failed; None when
     the pool broke under it fewer than MAX_POOL_ATTEMPTS times (it runs again)."""
     from concurrent.futures.process import BrokenProcessPool

@@ -53,6 +53,7 @@ import time
 from dataclasses import replace
 
 from ..core.exit_codes import ExitCode
+from ..results.record import CaseRecord
 from .config import RunConfig
 from .interrupts import _Interrupts, _say
 from .job import Job
@@ -76,7 +77,7 @@ class _Run:
         self.finishing = False  # set when the report is being built: signals no longer raise
         self.reported = False
         self.code: int | None = None
-        self.sources: list = []  # callables returning records so far (skipped items marked)
+        self.sources: list = []  # callables returning records so far (CaseRecord; skipped items: dicts)
         self.infos: dict[int, dict] = {}  # backend position -> describe() info
         self.streams: dict = {}  # backend position -> its -j pool's streams (pool._PoolStreams)
         self.warnings: list[str] = []
@@ -90,7 +91,7 @@ class _Run:
         from ..backends.registry import BackendUnavailable
         from ..emit.write_generated import stale_kernels
         from ..core.project import active
-        from ..results.report import Progress
+        from ..results.report_text import Progress
 
         config = self.config
         _check_options(config)
@@ -190,25 +191,27 @@ class _Run:
                 raise TestUsageError(str(exc)) from None
 
     # -- what the run produced so far
-    def collect(self) -> tuple[list[dict], list[dict]]:
+    def collect(self) -> tuple[list[CaseRecord], list[dict]]:
+        """(records, skipped items) so far: the sources yield records (``CaseRecord``) and skipped
+        items (dicts marked ``skipped``)."""
         items = []
         for source in list(self.sources):
             try:
                 items += source()
             except Exception:  # noqa: BLE001 - a partial report beats none
                 pass
-        skipped = [{k: v for k, v in r.items() if k != "skipped"} for r in items if r.get("skipped")]
-        records = [r for r in items if not r.get("skipped")]
+        skipped = [{k: v for k, v in r.items() if k != "skipped"} for r in items if not isinstance(r, CaseRecord)]
+        records = [r for r in items if isinstance(r, CaseRecord)]
         return records, skipped
 
-    def build(self, interrupted: bool) -> tuple[dict, list[dict], list[dict], list[str]]:
+    def build(self, interrupted: bool) -> tuple[dict, list[CaseRecord], list[dict], list[str]]:
         return build_run_report(self, interrupted)
 
     def finish(self) -> int:
         """Write the report and the terminal summary; the exit code. Safe to call again (a
         KeyboardInterrupt that landed here before ``finishing`` was set)."""
         from ..results.report import write_report
-        from ..conformance.runner import stop_requested
+        from ..conformance.stopping import stop_requested
 
         self.finishing = True
         with self.lock:
@@ -253,7 +256,7 @@ class _Run:
         except BaseException as exc:  # noqa: BLE001 - exit regardless
             _say(f"opkit test: could not write the partial report: {type(exc).__name__}: {exc}")
         finally:
-            from ..conformance.worker import descendants, kill_pid
+            from ..conformance.process_kill import descendants, kill_pid
 
             for pid in descendants(os.getpid()):
                 kill_pid(pid)
@@ -295,7 +298,7 @@ def run_test(args: argparse.Namespace | RunConfig) -> int:
     """``opkit test`` of the spec-driven suites: the exit code (``ExitCode``)."""
     import warnings
 
-    from ..conformance.runner import stop_requested
+    from ..conformance.stopping import stop_requested
 
     run = _Run(args if isinstance(args, RunConfig) else RunConfig.from_args(args))
     try:

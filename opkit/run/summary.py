@@ -8,6 +8,7 @@ import sys
 import time
 
 from ..core.exit_codes import ExitCode
+from ..results.record import CaseRecord
 
 
 def _listed(values):
@@ -31,7 +32,7 @@ def backend_infos(run) -> list[dict]:
     return infos
 
 
-def build_run_report(run, interrupted: bool) -> tuple[dict, list[dict], list[dict], list[str]]:
+def build_run_report(run, interrupted: bool) -> tuple[dict, list[CaseRecord], list[dict], list[str]]:
     """The report of what the run did so far; with the records, skipped items and warnings in it."""
     from ..results.report import build_report, environment
 
@@ -42,10 +43,10 @@ def build_run_report(run, interrupted: bool) -> tuple[dict, list[dict], list[dic
         warnings += _empty_ops(run, records, skipped)
     if run.cluster is not None:
         warnings += run.cluster.warnings()
-    failed_repros = [r for r in records if r.get("repro_error")]
+    failed_repros = [r for r in records if r.repro_error]
     if failed_repros:
         warnings.append(f"{len(failed_repros)} repro bundle(s) could not be written under {run.repro_dir}: "
-                        f"{failed_repros[0]['repro_error']}")
+                        f"{failed_repros[0].repro_error}")
     config = run.config
     target = environment(backend_infos(run), config.seed)
     settings = {"suites": run.suites, "ops": _listed(config.op), "max_examples": config.max_examples,
@@ -73,7 +74,7 @@ def _unmatched(run, records, skipped) -> list[str]:
         if not expectations.entries:
             continue
         name = (run.infos.get(position) or {}).get("name", spec_b.name)
-        mine = [r for r in records if r["backend"] == name]
+        mine = [r for r in records if r.backend == name]
         suites = run.suites if position == 0 else [x for x in run.suites if x != "lowerings"]
         out += [f"expectation {w}" for w in unmatched_expectations(expectations, mine, skipped, ops, suites, known)]
     return out
@@ -81,7 +82,7 @@ def _unmatched(run, records, skipped) -> list[str]:
 
 def _empty_ops(run, records, skipped) -> list[str]:
     """Why ops had no case: for every op when none ran, else for the ops --op named."""
-    ran = {(r["domain"], r["op"]) for r in records}
+    ran = {(r.domain, r.op) for r in records}
     if records and not run.config.op:
         return []
     out = []
@@ -100,10 +101,10 @@ def exit_code(run, records, interrupted: bool) -> int:
         return ExitCode.INTERRUPTED
     if run.cluster is not None and run.cluster.failed:  # ops that did not run: not a passing run
         return ExitCode.PROBLEMS
-    return ExitCode.OK if run_ok(r["outcome"] for r in records) else ExitCode.PROBLEMS
+    return ExitCode.OK if run_ok(r.outcome for r in records) else ExitCode.PROBLEMS
 
 
-def print_summary(run, report: dict, records: list[dict], skipped: list[dict], warnings: list[str],
+def print_summary(run, report: dict, records: list[CaseRecord], skipped: list[dict], warnings: list[str],
                   interrupted: bool, write_error: str | None) -> None:
     """The terminal summary of a finished run: the table, the causes of failures, what could not
     be tested or was not run, one line of totals, the warnings and why the run did not pass."""
@@ -121,7 +122,7 @@ def print_summary(run, report: dict, records: list[dict], skipped: list[dict], w
         print(f"{failing} failing case{'s' if failing != 1 else ''} from {len(found)} cause"
               f"{'s' if len(found) != 1 else ''} (one line each, with the smallest failing case):")
         print(causes_text(found))
-    xpassed = failures_text([c for c in records if c["outcome"] == "xpass"])
+    xpassed = failures_text([c for c in records if c.outcome == "xpass"])
     if xpassed:
         print(xpassed)
     untested = untested_text(records)
@@ -151,7 +152,7 @@ def print_summary(run, report: dict, records: list[dict], skipped: list[dict], w
     elif not records:
         print("opkit test: no case ran, so nothing was tested (see the warnings above): exit 1",
               file=sys.stderr)
-    elif all(r["outcome"] == UNTESTED for r in records):
+    elif all(r.outcome == UNTESTED for r in records):
         print("opkit test: opkit could not test any case (outcome 'untested'; nothing is charged to the "
               "backend): exit 1", file=sys.stderr)
 

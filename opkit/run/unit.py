@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 
+from ..results.record import CaseRecord, RecordError
 from .job import Job
 
 # this process's backend workers and second-opinion engines, kept between the ops a -j pool
@@ -12,8 +13,10 @@ from .job import Job
 _POOL_WORKERS: dict = {}
 
 
-def run_unit(job: Job, worker=None, on_start=None, sink=None, engines: dict | None = None) -> tuple[list[dict], dict]:
-    """Run every suite for some specs on one backend (in this process); returns (records, info).
+def run_unit(job: Job, worker=None, on_start=None, sink=None,
+             engines: dict | None = None) -> tuple[list[CaseRecord | dict], dict]:
+    """Run every suite for some specs on one backend (in this process); returns (items, info): the
+    records (``CaseRecord``), then the skipped items (dicts marked ``skipped``: ``_unit_records``).
     A ``worker`` given is reused and left running; otherwise one is started and closed.
     ``on_start(runner, info)`` is called once the backend is up: the runner's ``results`` and
     ``skipped`` grow as cases finish, so a caller interrupted by Ctrl-C still has them. ``sink``
@@ -71,17 +74,35 @@ def run_unit(job: Job, worker=None, on_start=None, sink=None, engines: dict | No
         restore_memory_limit(previous)
 
 
-def _unit_records(runner) -> list[dict]:
-    """A runner's records, then the bindings it did not run (marked, so that pool processes can
-    return them too)."""
+def _unit_records(runner) -> list[CaseRecord | dict]:
+    """A runner's records, then the bindings it did not run (dicts marked ``skipped``, so that pool
+    processes can return them too)."""
     return list(runner.results) + [dict(item, skipped=True) for item in list(runner.skipped)]
 
 
-def _runner_error(path: str, backend: str, exc: BaseException) -> dict:
+def _runner_error(path: str, backend: str, exc: BaseException) -> CaseRecord:
     from ..spec.load import load_spec_file
 
     spec, _ = load_spec_file(path)
-    return {"backend": backend, "suite": "differential", "op": spec.name if spec else os.path.basename(path)[:-5],
-            "domain": spec.domain if spec else "?", "version": spec.versions[-1].since if spec else 0, "types": {},
-            "example": "runner", "outcome": "untested", "message": f"runner process failed: {type(exc).__name__}: {exc}",
-            "examples_run": 0, "duration_s": 0.0, "repro": None, "details": {"stage": "runner"}}
+    return CaseRecord(backend=backend, suite="differential", op=spec.name if spec else os.path.basename(path)[:-5],
+                      domain=spec.domain if spec else "?", version=spec.versions[-1].since if spec else 0, types={},
+                      example="runner", outcome="untested",
+                      message=f"runner process failed: {type(exc).__name__}: {exc}", examples_run=0, duration_s=0.0,
+                      repro=None, details={"stage": "runner"})
+
+
+def stream_line(item: CaseRecord | dict) -> dict:
+    """What a record or skipped item is sent as when it is streamed (-j's partial-results lines, a
+    Dask worker's events): a record's JSON form, a skipped item (or ``_info``) as it is."""
+    return item.to_json() if isinstance(item, CaseRecord) else item
+
+
+def streamed_item(item: dict) -> CaseRecord | dict | None:
+    """A streamed line as what it was: a skipped item stays a dict, a record's JSON form becomes the
+    record again (None for a line that is neither: nothing a pool process or worker sends)."""
+    if item.get("skipped"):
+        return item
+    try:
+        return CaseRecord.from_json(item, "a streamed record")
+    except RecordError:
+        return None

@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from ..core.values import structure
+from ..results.record import CaseRecord, records
 
 SUITE = "onnx-node"
 _EXPANDED = re.compile(r"_expanded(_ver\d+)?$")
@@ -71,10 +72,8 @@ class SuiteResult:
             entry[1] += 1
         return {op: (p, t) for op, (p, t) in sorted(out.items())}
 
-    def records(self) -> list:
+    def records(self) -> list[CaseRecord]:
         """The cases as conformance records (``opkit.results.record.CaseRecord``), by name."""
-        from ..results.record import CaseRecord
-
         out = []
         for c in sorted(self.cases, key=lambda c: c.name):
             domain, _, op = c.op.rpartition("::")
@@ -94,17 +93,22 @@ class SuiteResult:
 
         target.pop("python", None)  # a committed report must not change with the machine it was made on
         target["machine"] = {"platform": platform.system(), "cpu_count": None}
-        return build_report([r.to_json() for r in self.records()], target,
+        return build_report(self.records(), target,
                             {"suites": [SUITE], "ops": sorted(ops) if ops else None}, 0.0)
 
 
 def per_op_counts(report: dict) -> dict[str, tuple[int, int]]:
     """(passed, total) node cases per op key ('Abs', 'com.microsoft::Op') of a node-suite report."""
+    return case_counts(records(report.get("cases", []), report.get("_path", "report")))
+
+
+def case_counts(cases: list[CaseRecord]) -> dict[str, tuple[int, int]]:
+    """``per_op_counts`` of a report's cases read as records."""
     out: dict[str, list[int]] = {}
-    for c in report.get("cases", []):
-        key = c["op"] if c["domain"] == "ai.onnx" else f"{c['domain']}::{c['op']}"
+    for c in cases:
+        key = c.op if c.domain == "ai.onnx" else f"{c.domain}::{c.op}"
         entry = out.setdefault(key, [0, 0])
-        entry[0] += c["outcome"] == "pass"
+        entry[0] += c.outcome == "pass"
         entry[1] += 1
     return {k: (p, t) for k, (p, t) in sorted(out.items())}
 
