@@ -38,7 +38,7 @@ from . import harness
 from ..core.dtypes import in_class
 from .triggers import broken_rule
 from ..results.record import CaseRecord
-from ..results.outcomes import CRASH, ERROR, PASS, TIMEOUT, UNSUPPORTED, UNTESTED, Expectations
+from ..results.outcomes import CRASH, ERROR, PASS, SPEC_SUITES, TIMEOUT, UNSUPPORTED, UNTESTED, Expectations
 from .attribute_batches import ATTRIBUTE_BATCH, attribute_batch
 from .backend_runner import BackendRunner
 from .binding_checks import BindingChecks
@@ -50,7 +50,7 @@ from .recording import Recording
 from .stopping import check_stop
 
 
-BACKEND_SUITES = ("examples", "properties", "differential", "robustness")  # the suites run_spec runs on the backend
+BACKEND_SUITES = tuple(s for s in SPEC_SUITES if s != "lowerings")  # the suites run_spec runs on the backend
 ROBUSTNESS_BINDINGS = 8  # type bindings per op version the robustness suite covers (each type seen)
 # a crash is a property of a code path, hit by most draws that reach it: a fifth of the
 # examples (each runs a valid case and 15 hostile variants) finds what the full count finds

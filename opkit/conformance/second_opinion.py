@@ -21,12 +21,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-from ..results.outcomes import CRASH, ERROR, MISMATCH, TIMEOUT
+from ..results.outcomes import FINDING_OUTCOMES, MISMATCH, OUTPUT_SUITES
 from ..results.verdicts import AGREES_WITH_OPKIT, AGREES_WITH_RUNTIME, ALSO_FAILS, CANNOT_RUN, DIFFERS_FROM_BOTH
 from .worker import OK, UNSUPPORTED
 
-ASKED_ABOUT = (MISMATCH, ERROR, CRASH, TIMEOUT)  # the outcomes charged to the runtime as findings
-SUITES = ("differential", "examples")  # suites whose failure is about outputs for given inputs
+ASKED_ABOUT = FINDING_OUTCOMES  # the outcomes charged to the runtime as findings
+SUITES = OUTPUT_SUITES  # suites whose failure is about outputs for given inputs
 MESSAGE_LIMIT = 300
 
 

@@ -23,7 +23,7 @@ from collections import Counter
 from dataclasses import dataclass
 
 from ..results.matrix import Matrix, build_matrix, label_order, op_title
-from ..results.outcomes import OUTCOMES
+from ..results.outcomes import FINDING_OUTCOMES, OUTCOMES, XPASS
 from ..core.jsonfiles import portable_text, read_report
 from . import GenContext
 
@@ -203,8 +203,7 @@ def _op_page(board: _Board, domain: str, op: str) -> str:
                     cells.append("-")
                     continue
                 text = cell.text()
-                text = f"**{text}**" if not cell.agrees and cell.outcome in ("mismatch", "error", "crash",
-                                                                              "timeout", "xpass") else text
+                text = f"**{text}**" if not cell.agrees and cell.outcome in (*FINDING_OUTCOMES, XPASS) else text
                 link = "" if cell.agrees else _repro_link(root, cell.repro, OUT)
                 cells.append(text + (f" {link}" if link else ""))
             grouped.setdefault(tuple(cells), []).append(lab)

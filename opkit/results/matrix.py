@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 from ..core.dtypes import type_label_order
 from .record import report_records
+from .outcomes import OUTPUT_SUITES
 
 # cell outcome precedence: the worst case outcome names the cell
 SEVERITY = ("crash", "timeout", "error", "mismatch", "xpass", "unsupported", "xfail", "pass", "untested")
@@ -114,7 +115,7 @@ def build_matrix(reports: list[dict], ops: list[str] | None = None) -> Matrix:
             # bundle holds one input of a relation that may only fail together with the others
             if case.outcome != cell.outcome:
                 continue
-            rank = (0 if case.suite in ("differential", "examples") else 1) if case.repro else 2
+            rank = (0 if case.suite in OUTPUT_SUITES else 1) if case.repro else 2
             if cell.shown != cell.outcome or rank < cell.rank:
                 cell.message = case.message
                 cell.repro = case.repro

@@ -45,7 +45,13 @@ def run_ok(outcomes) -> bool:
     """A run succeeded when every case opkit could test succeeded and at least one was tested."""
     tested = [o for o in outcomes if o != UNTESTED]
     return bool(tested) and all(o in SUCCESS for o in tested)
-SUITES = ("examples", "properties", "differential", "robustness", "lowerings", "onnx-node")
+# the suite names, one vocabulary: the spec-driven suites of `opkit test` (in run order), then onnx's
+# node tests; the suites whose failures are about outputs for given inputs (the second opinion and
+# the comparison matrix read those first); the outcomes charged to a runtime as findings
+SPEC_SUITES = ("examples", "properties", "differential", "robustness", "lowerings")
+SUITES = SPEC_SUITES + ("onnx-node",)
+OUTPUT_SUITES = ("differential", "examples")
+FINDING_OUTCOMES = (MISMATCH, ERROR, CRASH, TIMEOUT)
 
 
 class ExpectationsError(ValueError):

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 
 from ..cases.bindings import PROBE_LIMIT
+from ..results.outcomes import SPEC_SUITES
 
 EXIT_CODES_HELP = (
     "exit codes: 0 every case opkit could test passed (or failed as an expectations file says); cases "
@@ -16,7 +17,7 @@ EXIT_CODES_HELP = (
     "that cannot be written, an expectations file that does not load); 130 interrupted by Ctrl-C or "
     "SIGTERM: the report still holds every case that finished (settings.interrupted true, summary.ok "
     "false). Expectations entries that matched no case are warnings (stderr and summary.warnings).")
-SUITE_CHOICES = ("examples", "properties", "differential", "robustness", "lowerings", "all")
+SUITE_CHOICES = SPEC_SUITES + ("all",)
 
 
 class TestUsageError(Exception):
@@ -111,5 +112,5 @@ def _check_options(args) -> None:
 def _suites(args) -> list[str]:
     chosen = args.suite or ["all"]
     if "all" in chosen:
-        return ["examples", "properties", "differential", "robustness", "lowerings"]
+        return list(SPEC_SUITES)
     return list(dict.fromkeys(chosen))
