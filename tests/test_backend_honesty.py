@@ -141,10 +141,10 @@ def test_skips_are_listed_apart_by_reason():
 
 
 def test_opkit_test_reports_skips_and_does_not_charge_them(tmp_path):
-    from opkit.run import session
+    from opkit.cli import main
 
     path = tmp_path / "r.json"
-    code = session.main(["--backend", "onnxruntime", "--op", "Celu", "--max-examples", "3", "--no-repro",
+    code = main(["test", "--backend", "onnxruntime", "--op", "Celu", "--max-examples", "3", "--no-repro",
                      "--no-expectations", "-q", "--report", str(path)])
     report = json.loads(path.read_text())
     assert code == 0 and report["summary"]["ok"]  # Celu-12 passes; Celu-28 is not a failure

@@ -6,14 +6,14 @@ import json
 
 import pytest
 
-from opkit.run import session
+from opkit.cli import main
 from opkit.results.report import REPORT_SCHEMA, validate_report
 from opkit.results.record import records
 from opkit.results.report_text import summary_table
 
 
 def run(*argv):
-    return session.main(list(argv))
+    return main(["test", *argv])
 
 
 @pytest.fixture(scope="module")

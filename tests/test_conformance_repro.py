@@ -65,9 +65,9 @@ def test_unsupported_bundle_reports_the_refusal(tmp_path):
 
 
 def test_onnxruntime_bundle_reruns(tmp_path):
-    from opkit.run import session
+    from opkit.cli import main
 
-    code = session.main(["--backend", "onnxruntime", "--op", "ai.onnx::Trilu", "--suite", "differential",
+    code = main(["test", "--backend", "onnxruntime", "--op", "ai.onnx::Trilu", "--suite", "differential",
                      "--max-examples", "3", "--repro-dir", str(tmp_path), "--no-expectations", "-q",
                      "--report", str(tmp_path / "r.json")])
     assert code == 1

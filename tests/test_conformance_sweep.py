@@ -120,10 +120,10 @@ def test_unsupported_is_not_shrunk():
 
 
 def test_skipped_bindings_reach_the_report(tmp_path):
-    from opkit.run.session import main
+    from opkit.cli import main
 
     path = tmp_path / "r.json"
-    code = main(["--backend", "reference", "--op", "BitCast", "--suite", "differential", "--max-examples", "2",
+    code = main(["test", "--backend", "reference", "--op", "BitCast", "--suite", "differential", "--max-examples", "2",
                  "--report", str(path), "--no-repro", "-q"])
     report = json.loads(path.read_text())
     assert code in (0, 1)

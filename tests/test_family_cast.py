@@ -13,7 +13,7 @@ def test_string_to_number_casts_are_valid():
     for op in ("Cast", "CastLike"):
         spec = harness.load_op("ai.onnx", op)
         version = spec.version(25)
-        bindings = [b for b in __import__("opkit.cases.strategies", fromlist=["all_bindings"]).all_bindings(version)
+        bindings = [b for b in __import__("opkit.cases.bindings", fromlist=["all_bindings"]).all_bindings(version)
                     if b["T1"] == "tensor(string)"]
         assert bindings
         result = measure(spec, version, bindings[:6], 10)

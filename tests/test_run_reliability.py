@@ -16,7 +16,8 @@ import time
 
 import pytest
 
-from opkit.run import interrupts, session
+from opkit.cli import main
+from opkit.run import interrupts
 from opkit.results.record import records
 from opkit.results.report import build_report, read_report, validate_report, write_report
 
@@ -341,7 +342,7 @@ def test_the_watchdog_ends_a_run_that_will_not_stop(tmp_path):
 
 
 def _run(*argv):
-    return session.main(list(argv))
+    return main(["test", *argv])
 
 
 ABS = ("--backend", "reference", "--op", "Abs", "--suite", "differential", "--max-examples", "2", "-q")
@@ -457,7 +458,7 @@ def test_an_op_without_cases_next_to_one_with_cases_is_a_warning(tmp_path, capsy
 
 def test_the_help_documents_the_exit_codes(capsys):
     with pytest.raises(SystemExit):
-        session.main(["--help"])
+        main(["test", "--help"])
     out = " ".join(capsys.readouterr().out.split())
     assert "no case ran" in out and "130" in out
 

@@ -52,7 +52,7 @@ def test_missing_engine_is_a_usage_error_naming_the_extra(name):
     if _installed(modules):
         pytest.skip(f"{name}'s engine is installed here")
     backend = name if _registered(name) else target
-    proc = subprocess.run([sys.executable, "-m", "opkit.run.session", "--backend", backend, "--op", "Trilu",
+    proc = subprocess.run([sys.executable, "-m", "opkit", "test", "--backend", backend, "--op", "Trilu",
                            "--suite", "examples", "--no-repro", "-q"],
                           cwd=ROOT, capture_output=True, text=True, timeout=120, check=False)
     assert proc.returncode == 2, proc.stderr

@@ -58,11 +58,11 @@ def test_untested_does_not_fail_a_run_but_a_run_with_nothing_tested_does():
 
 
 def test_cli_exit_code_ignores_untested_cases(tmp_path, oracle_rejecting_relu, capsys):
-    from opkit.run.session import main
+    from opkit.cli import main
 
     path = tmp_path / "r.json"
     # Relu-14's oracle rejects everything (untested); Relu-13 and the examples still test the backend
-    code = main(["--backend", "reference", "--op", "Relu", "--suite", "differential", "--max-examples", "3",
+    code = main(["test", "--backend", "reference", "--op", "Relu", "--suite", "differential", "--max-examples", "3",
                  "--report", str(path), "--no-repro", "-q", "-j", "1"])
     report = json.loads(path.read_text())
     outcomes = {(c["version"], c["outcome"]) for c in report["cases"]}

@@ -209,7 +209,7 @@ def test_pool_processes_with_exit_with_parent_go_when_the_sweep_is_killed(tmp_pa
     proc, (pool_pid, pid) = _start(tmp_path, """
         import multiprocessing as mp
         from concurrent.futures import ProcessPoolExecutor
-        from opkit.conformance.worker import exit_with_parent
+        from opkit.conformance.worker_process import exit_with_parent
 
         def job(out, tag):
             sys.argv[1:] = [out, tag]

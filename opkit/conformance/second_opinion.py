@@ -3,17 +3,10 @@
 A mismatch or error that opkit charges to a runtime is a claim about someone else's work, and
 opkit's own reference kernel can be the one that is wrong. So each failing case's minimal model
 and inputs are also run on other engines (onnx's ReferenceEvaluator by default, and any runtime
-named with ``--second-opinion``), and the report records what each says:
-
-- ``agrees with opkit``: it computes opkit's expected outputs (the runtime is the odd one out);
-- ``agrees with the runtime``: it computes what the runtime computed, not what opkit expects;
-- ``differs from both``: its outputs match neither;
-- ``also fails``: the runtime failed to run the case and so does this engine (a shared limitation,
-  or an input the spec does not allow after all);
-- ``cannot run it``: it does not support the op or type, or fails where the runtime computed.
-
-A finding whose second opinions side with the runtime, or also fail, is flagged for review
-(``needs_review``): it is shown apart in the terminal and on the scoreboard.
+named with ``--second-opinion``), and the report records what each says: one verdict per engine,
+in the words of :mod:`opkit.results.verdicts` (agrees with opkit, agrees with
+the runtime, differs from both, also fails, cannot run it), which also says when a finding is
+flagged for review.
 """
 
 from __future__ import annotations

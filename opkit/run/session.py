@@ -57,7 +57,7 @@ from ..results.record import CaseRecord
 from .config import RunConfig
 from .interrupts import _Interrupts, _say
 from .job import Job
-from .options import TestUsageError, _check_options, _suites, add_test_arguments
+from .options import TestUsageError, _check_options, _suites
 from .pool import run_pool
 from .resolve import _backend_specs, _check_available, _load_expectations, _second_opinion_specs, _select_specs
 from .summary import build_run_report, exit_code, print_summary
@@ -341,15 +341,3 @@ def run_test(args: argparse.Namespace | RunConfig) -> int:
     except ImportError as exc:
         print(f"opkit: {exc}", file=sys.stderr)
         return ExitCode.USAGE
-
-
-def main(argv=None) -> int:
-    """``opkit test`` of the spec-driven suites on its own (``python -m opkit.run.session``; tests)."""
-    parser = argparse.ArgumentParser(prog="opkit test")
-    parser.add_argument("--specs", metavar="DIR")
-    add_test_arguments(parser)
-    return run_test(parser.parse_args(argv))
-
-
-if __name__ == "__main__":
-    sys.exit(main())
