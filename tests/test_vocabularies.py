@@ -21,6 +21,7 @@ def test_the_suite_choices_of_opkit_test_are_the_spec_suites():
     assert SUITE_CHOICES == outcomes.SPEC_SUITES + ("all",)
     assert set(outcomes.OUTPUT_SUITES) <= set(outcomes.SPEC_SUITES)
     assert set(outcomes.FINDING_OUTCOMES) <= set(outcomes.FAILING)
+    assert sorted(outcomes.SEVERITY) == sorted(outcomes.OUTCOMES)
     test = next(a for a in build_parser()._subparsers._group_actions[0].choices["test"]._actions
                 if "--suite" in a.option_strings)
     assert set(test.choices) == set(SUITE_CHOICES) | {"onnx-node"}

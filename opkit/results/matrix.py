@@ -13,11 +13,8 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
 from ..core.dtypes import type_label_order
+from .outcomes import OUTPUT_SUITES, SEVERITY  # the worst case outcome names the cell
 from .record import report_records
-from .outcomes import OUTPUT_SUITES
-
-# cell outcome precedence: the worst case outcome names the cell
-SEVERITY = ("crash", "timeout", "error", "mismatch", "xpass", "unsupported", "xfail", "pass", "untested")
 
 
 @dataclass

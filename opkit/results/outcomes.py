@@ -33,6 +33,8 @@ if TYPE_CHECKING:  # record.py imports this module
 PASS, MISMATCH, UNSUPPORTED, ERROR, CRASH, TIMEOUT, XFAIL, XPASS, UNTESTED = (
     "pass", "mismatch", "unsupported", "error", "crash", "timeout", "xfail", "xpass", "untested")
 OUTCOMES = (PASS, MISMATCH, UNSUPPORTED, ERROR, CRASH, TIMEOUT, XFAIL, XPASS, UNTESTED)
+# worst first: the outcome a table cell holding several cases shows (opkit compare, the scoreboard)
+SEVERITY = (CRASH, TIMEOUT, ERROR, MISMATCH, XPASS, UNSUPPORTED, XFAIL, PASS, UNTESTED)
 FAILING = (MISMATCH, UNSUPPORTED, ERROR, CRASH, TIMEOUT)
 SUCCESS = (PASS, XFAIL)
 # outcomes that say something about the backend (every outcome but untested)
