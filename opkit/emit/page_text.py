@@ -64,23 +64,23 @@ def _text(text: Any) -> str:
     return safe_markdown(" ".join(str(text).split()), inline=True)
 
 
-def _span(text: Any) -> str:
-    """Text from a spec as inline code, as it is (newlines made spaces), whatever backticks it
-    holds (the span's fence is longer than any backtick run inside)."""
-    text = " ".join(str(text).splitlines())
+def _inline(text: str) -> str:
+    """``text`` (one line) as inline code whatever backticks it holds: the span's fence is longer
+    than any backtick run inside."""
     if "`" not in text:
         return f"`{text}`"
     ticks = "`" * (longest_backtick_run(text) + 1)
     return f"{ticks} {text} {ticks}"
+
+
+def _span(text: Any) -> str:
+    """Text from a spec as inline code, as it is (newlines made spaces)."""
+    return _inline(" ".join(str(text).splitlines()))
 
 
 def _code(text: str) -> str:
-    """Inline code that survives backticks inside."""
-    text = " ".join(str(text).split())
-    if "`" not in text:
-        return f"`{text}`"
-    ticks = "`" * (longest_backtick_run(text) + 1)
-    return f"{ticks} {text} {ticks}"
+    """Inline code with every run of white space made one space."""
+    return _inline(" ".join(str(text).split()))
 
 
 def _cell(text: str) -> str:
