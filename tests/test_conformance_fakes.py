@@ -347,3 +347,40 @@ class ReadsFarIndices(FakeBackend):
     @classmethod
     def rep(cls, model):
         return _FarIndexRep(model)
+
+
+class _RefusesLowerRep(_Rep):
+    """Implements Trilu but refuses the lower triangle (upper = 0) when the model loads, in the words
+    a runtime uses for a feature it lacks; ``wrong_past`` > 0: values of inputs with more elements
+    than that come out wrong (a second, unrelated bug of the same binding)."""
+
+    wrong_past = 0
+
+    def __init__(self, model, post):
+        super().__init__(model, post)
+        if self.upper == 0:
+            raise NotImplementedError("the lower triangle (upper = 0) is not supported")
+
+    def run(self, inputs, **kwargs):
+        (out,) = super().run(inputs, **kwargs)
+        return (_plus_one(out) if self.wrong_past and out.size > self.wrong_past else out,)
+
+
+class RefusesLower(_Fake):
+    """A runtime that implements Trilu for every type but refuses one valid attribute value."""
+
+    @classmethod
+    def rep(cls, model):
+        return _RefusesLowerRep(model, cls.post)
+
+
+class _RefusesLowerWrongRep(_RefusesLowerRep):
+    wrong_past = 6
+
+
+class RefusesLowerAndWrongOnLarger(_Fake):
+    """RefusesLower with a second bug: wrong values on inputs of more than 6 elements."""
+
+    @classmethod
+    def rep(cls, model):
+        return _RefusesLowerWrongRep(model, cls.post)

@@ -8,6 +8,13 @@ Errors: ``prepare`` or ``run`` raise ``Unsupported`` when the backend refuses th
 runner reports the case as *unsupported*, not as an error); ``is_unsupported(exc)`` lets a backend
 classify its native exceptions (e.g. onnxruntime's NOT_IMPLEMENTED) the same way.
 
+Not implementing an op or type at all is a coverage fact; refusing one input of an op and type the
+engine does implement (an attribute value, a shape) is a conformance failure, *refused*. Where a
+backend can tell the two apart from its own words, ``lacks_kernel(exc)`` says which (True: no kernel
+is registered for the op or type; False: a kernel was found and refused the input); None (the
+default) leaves it to the runner, which charges a refusal once another case of the same op version
+and type binding ran.
+
 What an engine cannot know is not run at all (``limits``): op versions newer than the opsets it
 declares (``max_opsets``) or than the versions its ONNX schemas know (``known_versions``), and
 domains it cannot run as configured (``unavailable_domains``) are *skipped* with the reason, never
@@ -75,6 +82,12 @@ class BackendBase:
 
     def is_unsupported(self, exc: BaseException) -> bool:
         return isinstance(exc, (Unsupported, NotImplementedError))
+
+    def lacks_kernel(self, exc: BaseException) -> bool | None:
+        """Of an exception ``is_unsupported`` accepts: True when it says the engine has no kernel
+        for the op or type, False when a kernel was found and refused the input, None when the
+        words do not tell (see the module doc)."""
+        return None
 
     def max_opsets(self) -> dict[str, int]:
         """The newest opset of each domain the engine can know, for the domains where that is known:

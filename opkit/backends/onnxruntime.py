@@ -40,6 +40,14 @@ _UNSUPPORTED = re.compile(r"Could not find an implementation|No Op registered fo
                           r"does not support|not implemented|Unsupported (value attribute )?data ?type|"
                           r"No opset import for domain|Unsupported model IR|"
                           r"ONNX Runtime only \*guarantees\* support", re.I)
+# The part of _UNSUPPORTED that says no kernel exists for the op or the type (kernel lookup at session
+# creation, an unknown element type, an unknown op, domain, IR version or opset): a coverage fact.
+# Every other refusal comes from a kernel that was found and then refused the input (a reduction
+# for float16, layout = 1, dilations with SAME padding, a value attribute's type): "refused".
+_NO_KERNEL = re.compile(r"Could not find an implementation|Failed to find kernel|No Op registered for|"
+                        r"is not a registered function/op|is not currently registered or supported|"
+                        r"No opset import for domain|Unsupported model IR|ONNX Runtime only \*guarantees\* support",
+                        re.I)
 # "[ONNXRuntimeError] : 9 : NOT_IMPLEMENTED : ..." -- how every onnxruntime status reaches Python
 _STATUS = re.compile(r"\[ONNXRuntimeError\] : (\d+) : ([A-Z_]+) :")
 # the Python exception classes onnxruntime raises per status, for messages without the prefix
@@ -69,6 +77,15 @@ def says_unsupported(exc: BaseException) -> bool:
     if status is None:
         return False
     return status == "NOT_IMPLEMENTED" or bool(_UNSUPPORTED.search(str(exc)))
+
+
+def lacks_kernel(exc: BaseException) -> bool | None:
+    """Of a refusal ``says_unsupported`` accepts: True when onnxruntime found no kernel for the op or
+    type (``_NO_KERNEL``), False when its kernel refused the input; None for an exception that is
+    not onnxruntime's (opkit's own ``Unsupported``: the runner decides)."""
+    if status_of(exc) is None:
+        return None
+    return bool(_NO_KERNEL.search(str(exc)))
 
 
 def _packed_ortvalue(ort, arr, elem: str):
@@ -226,3 +243,6 @@ class OnnxRuntimeBackend(BackendBase):
 
     def is_unsupported(self, exc: BaseException) -> bool:
         return isinstance(exc, (Unsupported, NotImplementedError)) or says_unsupported(exc)
+
+    def lacks_kernel(self, exc: BaseException) -> bool | None:
+        return lacks_kernel(exc)

@@ -80,6 +80,8 @@ def example_exec(version: OpVersion, case: Case, example, expected: tuple, resul
 
 def result_exec(result: Result) -> Exec:
     details = {"stage": result.stage} if result.stage else {}
+    if getattr(result, "no_kernel", False):  # (a Result from an older pickled worker has no field)
+        details["kernel"] = "missing"
     if result.output:  # what the runtime wrote as it crashed or hung: its own words
         details["runtime_output"] = result.output
     return Exec(result.kind, result.message, details)

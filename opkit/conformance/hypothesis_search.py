@@ -15,8 +15,10 @@ from ..cases.case import Case, NotGeneratable
 from . import harness
 from .determinism import local_constants_off
 from .triggers import masked_by
-from ..results.outcomes import FAILING, PASS, TIMEOUT, UNSUPPORTED, UNTESTED
+from ..cases.derived import with_default_attributes
+from ..results.outcomes import FAILING, PASS, REFUSED, TIMEOUT, UNSUPPORTED, UNTESTED
 from .case_exec import EXPENSIVE, MEMORY_KILL, Exec, _memory_kill, failure_class
+from .refusals import Refusals, as_refused, binding_key, ran, refused_attributes, undecided
 from .stopping import check_stop
 
 MAX_DISTINCT = 4  # distinct failures searched for per (op version, binding, suite); see Runner.search
@@ -36,8 +38,9 @@ SEEN_SHRINK_BUDGET = 8
 # deterministic for a seed.
 SHRINK_BUDGET = 60
 # A backend that refuses the op or type at load refuses every draw of the signature: hypothesis's
-# first draw is already its simplest case, so there is nothing to shrink.
-SHRINK_BUDGET_BY_OUTCOME = {UNSUPPORTED: 0}
+# first draw is already its simplest case, so there is nothing to shrink. A refusal of one input of
+# an implemented op and type is shrunk briefly, to the attribute values or shape it refuses.
+SHRINK_BUDGET_BY_OUTCOME = {UNSUPPORTED: 0, REFUSED: 20}
 # An error raised while the runtime loads the model (an attribute value it refuses) depends on the
 # model, not on the values fed: a short shrink reaches the attributes; the rest re-ran one refusal
 # (three quarters of the draws spent on errors in a full sweep).
@@ -64,7 +67,7 @@ def _stable_seed(*parts) -> int:
     return int.from_bytes(hashlib.sha256(repr(parts).encode()).digest()[:4], "little")
 
 
-class HypothesisSearch:
+class HypothesisSearch(Refusals):
     """The searches of a ``Runner`` (a mixin: needs its ``max_examples``, ``shrink_budget``,
     ``_shrunk_classes``, ``_expensive_cases`` and ``_record``)."""
 
@@ -218,6 +221,7 @@ class HypothesisSearch:
         follows a refusal or a hang. ``on_phase(seen)`` is told the classes excluded before each
         phase."""
         seen: set = set()
+        key = binding_key(spec.domain, spec.name, version.since, binding)
         known = self._shrunk_classes.setdefault((spec.domain, spec.name, version.since, suite), set())
         for phase in range(distinct):
             masked = {"hits": 0, "other": 0}
@@ -225,7 +229,7 @@ class HypothesisSearch:
                 on_phase(frozenset(seen))
 
             def guarded(case, seen=frozenset(seen), masked=masked):
-                ex = execute(case)
+                ex = self.note(key, execute(case))
                 if ex.outcome != PASS and masked_by(failure_class(ex, case), seen):
                     masked["hits"] += 1
                     masked["expensive"] = masked.get("expensive", 0) + (ex.outcome in EXPENSIVE)
@@ -248,12 +252,18 @@ class HypothesisSearch:
                     + ": the same failure was shrunk in another type binding of this op version")
             if phase and ex.outcome in (PASS, UNTESTED):
                 return
+            if undecided(ex) and not self.implemented(key):
+                self._plain_ask(key, version, execute, ex, minimal)
+            if ex.outcome == REFUSED:
+                ex.details = dict(ex.details or {}, refused_with=refused_attributes(minimal, version))
             if not phase:
                 self.last_search = (ex, minimal)  # what the binding's first search found (see _plain_retry)
             self._record(spec, version, suite, suite if not phase else f"{suite}-{phase + 1}", binding, ex, runs,
                          time.perf_counter() - t0, minimal, rejected=self.last_run["invalid"])
-            # a refusal ends the binding, and so does a hang or a memory kill (each draw that
-            # meets it again costs the whole timeout, or seconds of allocation); a crash does not: a second bug behind it (MaxUnpool's
+            # a refusal for want of a kernel ends the binding, and so does a hang or a memory kill
+            # (each draw that meets it again costs the whole timeout, or seconds of allocation); a
+            # refusal of one input does not: the rest of the op is still searched, the refused
+            # region masked like any failure found; nor does a crash: a second bug behind it (MaxUnpool's
             # out-of-range index behind its scalar-indices segfault) is searched for, with the
             # known crash met again at most MAX_EXPENSIVE times
             if ex.outcome in FAILING:
@@ -267,3 +277,17 @@ class HypothesisSearch:
                 return
             seen.add(failure_class(ex, minimal))
             t0 = time.perf_counter()
+
+    def _plain_ask(self, key: tuple, version: OpVersion, execute, ex: Exec, minimal: Case | None) -> None:
+        """A refusal whose words do not say whether the kernel is missing, of a binding not yet seen
+        to run: ask the same case once more with every optional attribute at its default. When
+        that runs, the op and type are implemented and ``ex`` is charged as ``refused``."""
+        plain = with_default_attributes(minimal, version) if minimal is not None else None
+        if plain is None or plain == minimal:
+            return
+        try:
+            asked = self.note(key, execute(plain))
+        except (harness.Invalid, _StopShrinking):
+            return
+        if ran(asked):
+            as_refused(ex, "the same case with every optional attribute at its default ran")

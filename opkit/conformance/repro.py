@@ -244,7 +244,7 @@ RAW = {"bfloat16": "bfloat16", "float8e4m3fn": "float8_e4m3fn", "float8e4m3fnuz"
        "float6e2m3": "float6_e2m3fn", "float6e3m2": "float6_e3m2fn"}
 # narrower than a byte: ONNX (and onnxruntime's tensors) pack them, numpy keeps one per byte
 PACKED = {"int4", "uint4", "float4e2m1", "int2", "uint2"}
-RAISED = ("error", "unsupported")  # recorded outcomes where the backend raised
+RAISED = ("error", "unsupported", "refused")  # recorded outcomes where the backend raised
 
 
 def load(name, elems):

@@ -38,7 +38,7 @@ from . import harness
 from ..core.dtypes import in_class
 from .triggers import broken_rule
 from ..results.record import CaseRecord
-from ..results.outcomes import CRASH, ERROR, PASS, SPEC_SUITES, TIMEOUT, UNSUPPORTED, UNTESTED, Expectations
+from ..results.outcomes import CRASH, ERROR, PASS, REFUSED, SPEC_SUITES, TIMEOUT, UNSUPPORTED, UNTESTED, Expectations
 from .attribute_batches import ATTRIBUTE_BATCH, attribute_batch
 from .backend_runner import BackendRunner
 from .binding_checks import BindingChecks
@@ -47,6 +47,7 @@ from .case_executors import CaseExecutors
 from .crash_replay import CrashReplay
 from .hypothesis_search import SHRINK_BUDGET, HypothesisSearch, _stable_seed
 from .recording import Recording
+from .refusals import binding_key
 from .stopping import check_stop
 
 
@@ -130,7 +131,7 @@ class Runner(Recording, CaseExecutors, HypothesisSearch, BindingChecks, CrashRep
                 continue
             batch.append(hostile)
         results = self.backend.run_cases([h.case for h in batch], version, self.timeout, infer=False)
-        if results and results[0].kind == UNSUPPORTED:
+        if results and results[0].kind in (UNSUPPORTED, REFUSED):  # the valid case itself: no hostile one asked
             ex = result_exec(results[0])
             ex.case, ex.count = base, 1
             return ex
@@ -159,7 +160,8 @@ class Runner(Recording, CaseExecutors, HypothesisSearch, BindingChecks, CrashRep
                              time.perf_counter() - t0)
                 continue
             result = self.backend.run_case(case, version, self.timeout)
-            ex = example_exec(version, case, example, expected, result)
+            ex = self.note(binding_key(spec.domain, spec.name, version.since, case.type_map),
+                           example_exec(version, case, example, expected, result))
             ex.expected = expected
             self._record(spec, version, "examples", example.name, case.type_map, ex, 1, time.perf_counter() - t0,
                          case)

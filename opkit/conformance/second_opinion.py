@@ -16,7 +16,7 @@ from typing import Callable
 
 from ..results.outcomes import FINDING_OUTCOMES, MISMATCH, OUTPUT_SUITES
 from ..results.verdicts import AGREES_WITH_OPKIT, AGREES_WITH_RUNTIME, ALSO_FAILS, CANNOT_RUN, DIFFERS_FROM_BOTH
-from .worker import OK, UNSUPPORTED
+from .worker import OK, REFUSED, UNSUPPORTED
 
 ASKED_ABOUT = FINDING_OUTCOMES  # the outcomes charged to the runtime as findings
 SUITES = OUTPUT_SUITES  # suites whose failure is about outputs for given inputs
@@ -47,7 +47,7 @@ def judge(outcome: str, expected: tuple | None, runtime_outputs: list | None, re
     """The verdict of one engine's ``result`` (a worker Result) on a case the runtime failed with
     ``outcome``. ``compare_outputs(reference, actual)`` returns None when ``actual`` matches
     ``reference`` within the spec's tolerance, else a one-line difference."""
-    if result.kind == UNSUPPORTED:
+    if result.kind in (UNSUPPORTED, REFUSED):  # the engine does not run it either: no opinion
         return Opinion(backend, CANNOT_RUN, _short(result.message))
     if result.kind != OK:
         verdict = CANNOT_RUN if outcome == MISMATCH else ALSO_FAILS

@@ -15,7 +15,7 @@ import re
 
 import numpy as np
 
-from ..results.outcomes import MISMATCH, UNSUPPORTED
+from ..results.outcomes import MISMATCH, REFUSED, UNSUPPORTED
 
 NON_FINITE = "NaN or infinity in an input"
 VALID = "valid input"
@@ -73,7 +73,7 @@ def trigger(outcome: str, details: dict, case) -> str:
     input regime; NaN and infinity only for wrong values (an error or a crash met with a NaN
     among the values is, in practice, the one met without: searching for it again doubled the
     cost of such bindings and found the same bug)."""
-    if details.get("stage") == "load" or outcome == UNSUPPORTED:
+    if details.get("stage") == "load" or outcome in (UNSUPPORTED, REFUSED):
         return ""
     if "breaks" in details:
         return broken_rule(str(details["breaks"]))

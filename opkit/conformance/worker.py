@@ -35,7 +35,7 @@ import time
 
 from .limits import DEFAULT_MEMORY_LIMIT_GB, ResidentWatch, format_gb, limit_bytes
 from .worker_output import WorkerOutput
-from .worker_engine import CRASH, ERROR, OK, TIMEOUT, UNSUPPORTED, Result  # noqa: F401  (moved; OK re-exported)
+from .worker_engine import CRASH, ERROR, OK, REFUSED, TIMEOUT, UNSUPPORTED, Result  # noqa: F401  (moved; OK re-exported)
 from .worker_process import _main
 from .process_kill import _LIVE, _await_exit, _exit_text, _exited, _outside_group, _watch_at_exit, kill_group, kill_pid
 
@@ -314,7 +314,7 @@ _EXHAUSTED = ("Resource temporarily unavailable", "can't alloc", "std::bad_alloc
 
 
 def _exhausted(result: Result) -> bool:
-    return result.kind in (ERROR, UNSUPPORTED) and any(text in result.message for text in _EXHAUSTED)
+    return result.kind in (ERROR, UNSUPPORTED, REFUSED) and any(text in result.message for text in _EXHAUSTED)
 
 
 def run_many_on(worker, requests, timeout=None) -> list[Result]:

@@ -8,7 +8,7 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
-OK, UNSUPPORTED, ERROR, CRASH, TIMEOUT = "ok", "unsupported", "error", "crash", "timeout"
+OK, UNSUPPORTED, REFUSED, ERROR, CRASH, TIMEOUT = "ok", "unsupported", "refused", "error", "crash", "timeout"
 MAX_SESSIONS = 512
 
 
@@ -19,6 +19,7 @@ class Result:
     message: str = ""
     stage: str = ""  # load | run
     output: str = ""  # a crash, hang or memory kill: the last lines the worker wrote (worker_output)
+    no_kernel: bool = False  # UNSUPPORTED, and the backend's words say it has no kernel for the op or type
 
 
 def _short(exc: BaseException) -> str:
@@ -43,6 +44,19 @@ class _Engine:
         info.update(limits(self.backend))  # IR version, opsets and domains the runner must respect
         return info
 
+    def _refusal(self, exc: BaseException, stage: str) -> Result:
+        """What the backend raised, as a Result: ERROR, or for a refusal UNSUPPORTED (no kernel for
+        the op or type; or the backend's words do not tell, and the runner decides from what else
+        of the binding ran: ``refusals``) or REFUSED (its words say a kernel was found and refused
+        the input)."""
+        if not self.backend.is_unsupported(exc):
+            return Result(ERROR, None, _short(exc), stage)
+        lacks = getattr(self.backend, "lacks_kernel", None)
+        said = lacks(exc) if lacks is not None else None
+        if said is False:
+            return Result(REFUSED, None, _short(exc), stage)
+        return Result(UNSUPPORTED, None, _short(exc), stage, no_kernel=said is True)
+
     def has(self, key: str) -> bool:
         return key in self.sessions
 
@@ -54,8 +68,7 @@ class _Engine:
             try:
                 entry = ("session", self.backend.prepare(model_bytes))
             except Exception as exc:  # noqa: BLE001 - everything a backend raises is an outcome
-                kind = UNSUPPORTED if self.backend.is_unsupported(exc) else ERROR
-                entry = ("failed", Result(kind, None, _short(exc), "load"))
+                entry = ("failed", self._refusal(exc, "load"))
             self.sessions[key] = entry
             if len(self.sessions) > MAX_SESSIONS:
                 self.sessions.popitem(last=False)
@@ -68,8 +81,7 @@ class _Engine:
         try:
             outputs = entry[1].run(feeds)
         except Exception as exc:  # noqa: BLE001
-            kind = UNSUPPORTED if self.backend.is_unsupported(exc) else ERROR
-            return Result(kind, None, _short(exc), "run")
+            return self._refusal(exc, "run")
         return Result(OK, [None if o is None else _plain(o) for o in outputs])
 
 

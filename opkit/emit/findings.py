@@ -55,9 +55,10 @@ def render_backend(backend: str, source: str, report: dict, found: list[Cause], 
     share = (100.0 * real / total) if total else 100.0
     lines = [_HEADER.format(src=f"{source} and {AUDIT}"), "", f"# Findings: {backend}", "",
              f"From `{source}` ({_esc(versions)}; {report.get('settings', {}).get('max_examples', '?')} examples per "
-             f"binding, seed {target.get('seed', '?')}). Failures charged to the runtime (mismatch, error, crash, "
-             "timeout), grouped by root cause; `unsupported` (a type or op the runtime does not implement) is "
-             "listed on the scoreboard, not here.", "",
+             f"binding, seed {target.get('seed', '?')}). Failures charged to the runtime (mismatch, refused, error, "
+             "crash, timeout), grouped by root cause; `refused`: the runtime implements the op and type but raised on "
+             "an input every rule of the spec allows; `unsupported` (a type or op the runtime does not implement at "
+             "all) is listed on the scoreboard, not here.", "",
              "| | causes | cases |", "|---|---:|---:|",
              f"| charged to the runtime | {len(charged)} | {total} |"]
     for verdict, label in (("real", "real (second opinion or audit)"), ("opkit", "opkit's own mistake"),

@@ -23,7 +23,7 @@ from collections import Counter
 from dataclasses import dataclass
 
 from ..results.matrix import Matrix, build_matrix, label_order, op_title
-from ..results.outcomes import FINDING_OUTCOMES, OUTCOMES, XPASS
+from ..results.outcomes import FINDING_OUTCOMES, OUTCOMES, PASS, SEVERITY, UNTESTED, XPASS
 from ..core.jsonfiles import portable_text, read_report
 from . import GenContext
 
@@ -149,7 +149,7 @@ def _index_page(board: _Board, reports: list[dict]) -> str:
         from .findings import backend_causes
 
         found = backend_causes(reports)
-        lines += [("| Runtime | Version | Agrees (op x type) | Cases: pass / mismatch / unsupported / "
+        lines += [("| Runtime | Version | Agrees (op x type) | Cases: pass / mismatch / refused / unsupported / "
                    "error+crash+timeout | Root causes of the failures | Untested (opkit's) | Ran with |"),
                   "|---|---|---|---|---|---|---|"]
         for r in runtimes:
@@ -160,7 +160,7 @@ def _index_page(board: _Board, reports: list[dict]) -> str:
             cause_text = (f"[{n_causes}](../findings/{_slug(r)}.md)" + (f" ({review} to review)" if review else "")
                           if n_causes else "0")
             lines.append(f"| [{_esc(r)}]({board.rt_pages[r]}.md) | {_esc(str(matrix.versions[r].get('version', '?')))} "
-                         f"| {agree[r]}/{bindings[r]} | {t['pass']} / {t['mismatch']} / {t['unsupported']} / {bad} "
+                         f"| {agree[r]}/{bindings[r]} | {t['pass']} / {t['mismatch']} / {t['refused']} / {t['unsupported']} / {bad} "
                          f"| {cause_text} | {t['untested']} | {board.info_text(r)} |")
         lines += ["", "## Operators", ""]
         for (domain, op), page in sorted(board.op_pages.items()):
@@ -170,9 +170,11 @@ def _index_page(board: _Board, reports: list[dict]) -> str:
                          f"{', '.join(map(str, versions))})")
         lines += ["", "## Reading a cell", "",
                   "`pass`: every case passed. Otherwise the worst outcome among the binding's cases, in the order",
-                  "crash, timeout, error, mismatch, xpass, unsupported, xfail, with (failing cases/cases).",
+                  f"{', '.join(o for o in SEVERITY if o not in (PASS, UNTESTED))}, with (failing cases/cases).",
                   "*mismatch*: the runtime ran and disagrees with the reference kernel (values, dtype or shape);",
-                  "*unsupported*: it refused the op or type at load or run; *error*: it failed otherwise.",
+                  "*refused*: it implements the op and type but raised on an input every rule of the spec allows",
+                  "(an attribute value, a shape or a type combination it does not support);",
+                  "*unsupported*: it has no kernel for the op or type; *error*: it failed otherwise.",
                   "*untested*: opkit could not test the binding (no valid input drawn, a reference-kernel or",
                   "property error); it is opkit's gap, never counted against the runtime.", ""]
     return "\n".join(lines).rstrip() + "\n"

@@ -14,7 +14,10 @@ from dataclasses import dataclass
 from ..core.jsonfiles import JSONFileError
 from .causes import Cause
 from .record import CaseRecord
-from .verdicts import AGREES_WITH_OPKIT, needs_review
+from .verdicts import AGREES_WITH_OPKIT, DIFFERS_FROM_BOTH, needs_review
+
+# the verdicts of an engine that computed the case (whatever its values): what confirms a refusal
+COMPUTED = (AGREES_WITH_OPKIT, DIFFERS_FROM_BOTH)
 
 AUDIT = "conformance/audit.yaml"
 VERDICTS = ("real", "opkit", "ambiguous")
@@ -83,8 +86,11 @@ def _died(case: CaseRecord) -> bool:
 
 def _confirmed(case: CaseRecord) -> bool:
     """A case whose second opinion computes opkit's expected outputs (and none sides against it),
-    or a runtime process that died on a hostile input."""
+    a refusal of an input another engine computes (the case satisfies every rule of the spec: it was
+    drawn valid and opkit's kernel computed it), or a runtime process that died on a hostile input."""
     opinions = case.second_opinion or ()
+    if case.outcome == "refused":
+        return any(o.get("verdict") in COMPUTED for o in opinions) and not needs_review(opinions)
     return _died(case) or (any(o.get("verdict") == AGREES_WITH_OPKIT for o in opinions)
                            and not needs_review(opinions))
 
@@ -99,6 +105,9 @@ def judged(cause: Cause, cases: list[CaseRecord], audit: tuple[AuditEntry, ...])
         return entry.verdict, entry.why, confirmed
     if confirmed == len(cases) and cases and all(_died(c) for c in cases):
         return "real", "the runtime's process died on an input: a runtime may refuse any input, never crash", confirmed
+    if confirmed == len(cases) and cases and cause.outcome == "refused":
+        return "real", ("the input satisfies every rule of the spec and the second opinion computes it: the runtime "
+                        "refuses valid input of an op and type it implements"), confirmed
     if confirmed == len(cases):
         return "real", "the second opinion computes opkit's expected outputs", confirmed
     return "unaudited", "", confirmed

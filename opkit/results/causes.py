@@ -4,7 +4,7 @@ One runtime bug fails many cases: every type binding of an op, every version tha
 kernel, every input that reaches the same code path. A team wants to see each bug once. A *cause*
 groups a backend's failing cases of one op by what they have in common:
 
-- the outcome (mismatch, error, crash, timeout, unsupported);
+- the outcome (mismatch, refused, error, crash, timeout, unsupported);
 - the class of the message: the backend's text with numbers, names, quoted strings and types
   abstracted away (``INVALID_ARGUMENT : Size of X.shape[axis:] must be at least N``), or for a
   mismatch what differed (shape, values, dtype, NaN positions) and in which output;
@@ -32,6 +32,8 @@ _BRACKETS = re.compile(r"\[[^\[\]]*\]")
 _SPACES = re.compile(r"\s+")
 _SHAPE = re.compile(r"\[([0-9, ]*)\]")
 SIGNATURE_LENGTH = 160
+# how runtimes word a refusal of what they do not support (the last such sentence names the feature)
+_REFUSAL_WORDS = re.compile(r"not (currently )?supported|does not support|unsupported|not implemented", re.I)
 
 
 @dataclass(frozen=True)
@@ -89,12 +91,30 @@ def classify_message(outcome: str, message: str | None, details: dict | None) ->
         if "NaN position" in message:
             return f"{name}: NaN where a number is expected, or the reverse"
         return f"{name}: values differ"
+    if outcome == "refused":  # what is refused, in the runtime's words: one cause per refused feature
+        message = refused_words(message)
     text = _TENSOR_TYPE.sub("tensor(T)", message)
-    text = _QUOTED.sub("'...'", text)
+    if outcome != "refused":  # a refusal's quoted words name what it refuses (reduction 'mul')
+        text = _QUOTED.sub("'...'", text)
     text = _BRACKETS.sub("[...]", text)
     text = _NUMBER.sub("N", text)
     text = _SPACES.sub(" ", text).strip()
     return text if len(text) <= SIGNATURE_LENGTH else text[:SIGNATURE_LENGTH] + " ..."
+
+
+def refused_words(message: str) -> str:
+    """The sentence of a refusal that says what is refused ("BFloat16 data type is not supported
+    with ScatterElements opset 18 when reduction is 'mul'"), without the runtime's prefixes (status,
+    node name, source file and function); the whole message when no sentence says so."""
+    found = None
+    for found in _REFUSAL_WORDS.finditer(message):
+        pass
+    if found is None:
+        return message
+    start = max(message.rfind(sep, 0, found.start()) for sep in (": ", "] ", ". ", "\n"))
+    start = 0 if start < 0 else start + 2
+    end = message.find(". ", found.end())
+    return message[start:end if end >= 0 else len(message)].strip().rstrip(".")
 
 
 def input_feature(case: CaseRecord) -> str:
@@ -103,6 +123,8 @@ def input_feature(case: CaseRecord) -> str:
     variant changed ("hostile B: integer extremes"). "" when nothing does."""
     minimal = case.minimal_example or ""
     message = case.message or ""
+    if case.outcome == "refused":  # the refused feature is in the message class (``refused_words``)
+        return ""
     change = (case.details or {}).get("change")
     if case.suite == "robustness" and change:  # what the hostile variant changed, e.g. "B: integer extremes"
         return "hostile " + _NUMBER.sub("N", change.split(" = ", 1)[0])

@@ -1,7 +1,9 @@
 """Outcome vocabulary and expectations files.
 
-Outcomes: pass, mismatch (values, shape or dtype), unsupported (the backend refuses the op or type),
-error, crash (the backend process died), timeout, xfail / xpass (an expectations entry said the
+Outcomes: pass, mismatch (values, shape or dtype), unsupported (the backend does not implement the op
+or the type: no kernel is registered for them), refused (the backend implements the op and type but
+raised on an input every rule of the spec allows: an attribute value, a shape or a type combination it
+does not support), error, crash (the backend process died), timeout, xfail / xpass (an expectations entry said the
 case fails: it did / it did not), and untested: opkit could not test the case (no valid input
 could be drawn, the reference kernel or a property failed, a model opkit could not build). Only
 pass and xfail count as success; untested is opkit's, never the backend's, so it is neither a
@@ -18,6 +20,7 @@ Expectations (``conformance/expectations/<backend>.yaml``)::
         suite: differential       # optional: a suite or a list (default any)
         example: ...              # optional: an example/property name or a list (default any)
         outcome: unsupported      # optional: a failing outcome or a list of them; default any failure
+                                  # (a known refusal of valid input: outcome: refused)
         reason: "CPU kernel registered for 6 types only"   # required
 """
 
@@ -30,16 +33,16 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:  # record.py imports this module
     from .record import CaseRecord
 
-PASS, MISMATCH, UNSUPPORTED, ERROR, CRASH, TIMEOUT, XFAIL, XPASS, UNTESTED = (
-    "pass", "mismatch", "unsupported", "error", "crash", "timeout", "xfail", "xpass", "untested")
-OUTCOMES = (PASS, MISMATCH, UNSUPPORTED, ERROR, CRASH, TIMEOUT, XFAIL, XPASS, UNTESTED)
+PASS, MISMATCH, UNSUPPORTED, REFUSED, ERROR, CRASH, TIMEOUT, XFAIL, XPASS, UNTESTED = (
+    "pass", "mismatch", "unsupported", "refused", "error", "crash", "timeout", "xfail", "xpass", "untested")
+OUTCOMES = (PASS, MISMATCH, UNSUPPORTED, REFUSED, ERROR, CRASH, TIMEOUT, XFAIL, XPASS, UNTESTED)
 # worst first: the outcome a table cell holding several cases shows (opkit compare, the scoreboard)
-SEVERITY = (CRASH, TIMEOUT, ERROR, MISMATCH, XPASS, UNSUPPORTED, XFAIL, PASS, UNTESTED)
-FAILING = (MISMATCH, UNSUPPORTED, ERROR, CRASH, TIMEOUT)
+SEVERITY = (CRASH, TIMEOUT, ERROR, MISMATCH, REFUSED, XPASS, UNSUPPORTED, XFAIL, PASS, UNTESTED)
+FAILING = (MISMATCH, UNSUPPORTED, REFUSED, ERROR, CRASH, TIMEOUT)
 SUCCESS = (PASS, XFAIL)
 # outcomes that say something about the backend (every outcome but untested)
 CHARGED = tuple(o for o in OUTCOMES if o != UNTESTED)
-LETTERS = {PASS: ".", MISMATCH: "M", UNSUPPORTED: "U", ERROR: "E", CRASH: "C", TIMEOUT: "T", XFAIL: "x",
+LETTERS = {PASS: ".", MISMATCH: "M", UNSUPPORTED: "U", REFUSED: "R", ERROR: "E", CRASH: "C", TIMEOUT: "T", XFAIL: "x",
            XPASS: "X", UNTESTED: "-"}
 
 
@@ -53,7 +56,7 @@ def run_ok(outcomes) -> bool:
 SPEC_SUITES = ("examples", "properties", "differential", "robustness", "lowerings")
 SUITES = SPEC_SUITES + ("onnx-node",)
 OUTPUT_SUITES = ("differential", "examples")
-FINDING_OUTCOMES = (MISMATCH, ERROR, CRASH, TIMEOUT)
+FINDING_OUTCOMES = (MISMATCH, REFUSED, ERROR, CRASH, TIMEOUT)
 
 
 class ExpectationsError(ValueError):

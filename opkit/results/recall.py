@@ -18,13 +18,13 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
-from .outcomes import CRASH, ERROR, FAILING, MISMATCH, TIMEOUT, UNSUPPORTED, XFAIL
+from .outcomes import CRASH, ERROR, FAILING, MISMATCH, REFUSED, TIMEOUT, UNSUPPORTED, XFAIL
 
 # what each class of bug looks like in a report (an expected failure, xfail, was seen too)
 CLASS_OUTCOMES = {
-    "registration": (UNSUPPORTED,),
+    "registration": (UNSUPPORTED, REFUSED),  # a kernel registered for a type that then refuses it
     "wrong-value": (MISMATCH, XFAIL),
-    "error": (ERROR, UNSUPPORTED, XFAIL),
+    "error": (ERROR, REFUSED, UNSUPPORTED, XFAIL),
     "crash": (CRASH, TIMEOUT),
     "any": (*FAILING, XFAIL),
 }

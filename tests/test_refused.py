@@ -1,0 +1,124 @@
+"""A refusal of valid input (an op and type the runtime implements, an input every rule allows) is
+charged as ``refused``; a runtime without a kernel for the op or type is ``unsupported``; the search
+goes on past a refusal; refusals are grouped by what is refused and confirmed by a second opinion."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from opkit.cli import main
+from opkit.results.audit import judged
+from opkit.results.causes import causes, classify_message, refused_words
+from opkit.results.outcomes import FAILING, FINDING_OUTCOMES, REFUSED, load_expectations
+from opkit.results.record import CaseRecord
+
+SCATTER = ("RuntimeException: [ONNXRuntimeError] : 6 : RUNTIME_EXCEPTION : Non-zero status code returned while "
+           "running ScatterElements node. Name:'' Status Message: CPU execution provider: BFloat16 data type is not "
+           "supported with ScatterElements opset 18 when reduction is '{}'.")
+LAYOUT = ("Fail: [ONNXRuntimeError] : 1 : FAIL : Exception during initialization: /onnxruntime_src/onnxruntime/core/"
+          "providers/cpu/rnn/lstm_base.h:54 onnxruntime::LSTMBase::LSTMBase(const onnxruntime::OpKernelInfo&) "
+          "layout_ == 0 was false. Batchwise recurrent operations (layout == 1) are not supported. If you need "
+          "support create a github issue with justification.\n")
+NO_KERNEL = ("NotImplemented: [ONNXRuntimeError] : 9 : NOT_IMPLEMENTED : Could not find an implementation for "
+             "Trilu(14) node with name ''")
+NO_TYPE = ("Fail: [ONNXRuntimeError] : 1 : FAIL : Exception during loading: MLDataType for: tensor(complex64) is "
+           "not currently registered or supported")
+
+
+@pytest.mark.parametrize("message, lacks", [(SCATTER.format("mul"), False), (LAYOUT, False), (NO_KERNEL, True),
+                                            (NO_TYPE, True)])
+def test_onnxruntime_words_tell_a_missing_kernel_from_a_refused_input(message, lacks):
+    from opkit.backends.onnxruntime import lacks_kernel, says_unsupported
+
+    exc = RuntimeError(message)
+    assert says_unsupported(exc)
+    assert lacks_kernel(exc) is lacks
+    assert lacks_kernel(ValueError("not supported")) is None  # not onnxruntime's own words
+
+
+def test_the_worker_answers_refused_only_when_the_backend_says_a_kernel_refused():
+    from opkit.conformance.worker_engine import REFUSED as KIND, UNSUPPORTED, _Engine
+
+    class Said:
+        def is_unsupported(self, exc):
+            return "not supported" in str(exc) or "no kernel" in str(exc)
+
+        def lacks_kernel(self, exc):
+            return {"no kernel": True, "not supported": False}.get(str(exc))
+
+    engine = _Engine.__new__(_Engine)
+    engine.backend = Said()
+    assert engine._refusal(RuntimeError("not supported"), "run").kind == KIND
+    missing = engine._refusal(RuntimeError("no kernel"), "load")
+    assert missing.kind == UNSUPPORTED and missing.no_kernel
+    assert engine._refusal(RuntimeError("boom"), "run").kind == "error"
+
+
+def test_refused_is_a_charged_failing_outcome_that_expectations_can_name(tmp_path):
+    assert REFUSED in FAILING and REFUSED in FINDING_OUTCOMES
+    path = tmp_path / "e.yaml"
+    path.write_text("backend: x\nexpectations:\n  - op: ScatterElements\n    outcome: refused\n"
+                    "    reason: float16 reductions other than none\n")
+    assert load_expectations(str(path)).entries[0].outcomes == ("refused",)
+
+
+def test_refusals_are_grouped_by_what_they_refuse():
+    assert refused_words(LAYOUT) == "Batchwise recurrent operations (layout == 1) are not supported"
+    mul, add = (classify_message("refused", SCATTER.format(r), {}) for r in ("mul", "add"))
+    assert mul != add and "'mul'" in mul and "Status Message" not in mul
+    # an error keeps abstracting quoted words (one cause for every node name)
+    assert classify_message("error", SCATTER.format("mul"), {}) == classify_message("error", SCATTER.format("add"), {})
+
+
+def _record(outcome, message, opinions=None, types=None):
+    return CaseRecord(backend="rt", suite="differential", op="ScatterElements", domain="ai.onnx", version=18,
+                      types=types or {"T": "tensor(bfloat16)"}, example="differential", outcome=outcome,
+                      message=message, examples_run=1, duration_s=0.0, second_opinion=opinions)
+
+
+def test_a_refusal_another_engine_computes_is_confirmed():
+    computed = [{"backend": "onnx-reference", "verdict": "agrees with opkit"}]
+    cannot = [{"backend": "onnx-reference", "verdict": "cannot run it"}]
+    confirmed = [_record(REFUSED, SCATTER.format("mul"), computed)]
+    (cause,) = causes(confirmed)
+    assert judged(cause, confirmed, ())[0] == "real"
+    unconfirmed = [_record(REFUSED, SCATTER.format("mul"), cannot)]
+    (cause,) = causes(unconfirmed)
+    assert judged(cause, unconfirmed, ())[0] == "unaudited"
+
+
+def _run(tmp_path, backend, *extra):
+    report = tmp_path / "r.json"
+    main(["test", "--backend", f"tests.test_conformance_fakes:{backend}", "--op", "Trilu", "--suite", "differential",
+          "--max-examples", "25", "--no-repro", "--no-isolate", "--no-expectations", "--no-second-opinion",
+          "--report", str(report), "-q", *extra])
+    return json.loads(report.read_text())["cases"]
+
+
+def test_a_runtime_refusing_one_attribute_value_is_charged_refused(tmp_path):
+    cases = _run(tmp_path, "RefusesLower", "--max-bindings", "4")
+    refused = [c for c in cases if c["outcome"] == "refused"]
+    assert refused, "the refusal of upper = 0 is charged"
+    assert not [c for c in cases if c["outcome"] == "unsupported"]
+    assert all("upper=0" in (c.get("details") or {}).get("refused_with", "") for c in refused)
+    assert all("upper" in c["minimal_example"] for c in refused)
+
+
+def test_a_runtime_without_the_kernel_stays_unsupported(tmp_path):
+    cases = _run(tmp_path, "RefusesToLoad", "--max-bindings", "4")
+    assert {c["outcome"] for c in cases} == {"unsupported"}
+
+
+def test_the_search_goes_on_past_a_refusal(tmp_path):
+    cases = _run(tmp_path, "RefusesLowerAndWrongOnLarger", "--max-bindings", "6")
+    by_binding: dict = {}
+    for c in cases:
+        by_binding.setdefault(json.dumps(c["types"], sort_keys=True), set()).add(c["outcome"])
+    # (wrong values: plus one, which leaves bool and string outputs as they are)
+    refused_first = [b for b, outcomes in by_binding.items() if "refused" in outcomes
+                     and "bool" not in b and "string" not in b]
+    assert len(refused_first) >= 10
+    # a refusal no longer ends the binding's search: the wrong values are found in the same bindings
+    assert all("mismatch" in by_binding[b] for b in refused_first)
