@@ -122,3 +122,15 @@ def test_the_search_goes_on_past_a_refusal(tmp_path):
     assert len(refused_first) >= 10
     # a refusal no longer ends the binding's search: the wrong values are found in the same bindings
     assert all("mismatch" in by_binding[b] for b in refused_first)
+
+
+def test_a_backend_api_class_wrapping_onnxruntime_speaks_its_words():
+    import unittest
+
+    from opkit.backends.backend_api import BackendAPIBackend
+
+    backend = BackendAPIBackend.__new__(BackendAPIBackend)
+    assert backend.lacks_kernel(RuntimeError(NO_KERNEL)) is True
+    assert backend.lacks_kernel(RuntimeError(SCATTER.format("mul"))) is False
+    assert backend.lacks_kernel(unittest.SkipTest("only released onnx opsets are supported")) is True
+    assert backend.lacks_kernel(NotImplementedError("upper = 0 is not supported")) is None  # the binding decides

@@ -91,3 +91,13 @@ class BackendAPIBackend(BackendBase):
         # for domains other than onnx's released ones: "only released onnx opsets are supported")
         return isinstance(exc, (Unsupported, NotImplementedError, unittest.SkipTest)) or bool(
             _UNSUPPORTED.search(str(exc)))
+
+    def lacks_kernel(self, exc: BaseException) -> bool | None:
+        """onnxruntime's words, when the class wraps onnxruntime (its Backend API class raises its
+        exceptions unchanged); a declined model (SkipTest, is_compatible) lacks the kernel; else
+        the runner decides (``BackendBase.lacks_kernel``)."""
+        from .onnxruntime import lacks_kernel
+
+        if isinstance(exc, unittest.SkipTest) or str(exc).endswith(".is_compatible() is False for this model"):
+            return True
+        return lacks_kernel(exc)
