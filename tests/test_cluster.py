@@ -19,7 +19,7 @@ import time
 import pytest
 
 distributed = pytest.importorskip("distributed", reason="Dask's distributed is not installed: pip install "
-                                  "'opkit[dask]' (or the dev extra) to test --scheduler")
+                                  "'opkit-onnx[dask]' (or the dev extra) to test --scheduler")
 pytest.importorskip("onnxruntime", reason="the cluster sweeps run onnxruntime")
 
 import dask  # noqa: E402
@@ -109,7 +109,7 @@ def test_minus_j_with_a_scheduler_and_a_missing_distributed_are_usage_errors(tmp
     code = main(SWEEP)
     err = capsys.readouterr().err.strip().splitlines()
     assert code == 2
-    assert err == ["opkit: DASK_SCHEDULER_ADDRESS needs Dask's distributed: pip install 'opkit[dask]' "
+    assert err == ["opkit: DASK_SCHEDULER_ADDRESS needs Dask's distributed: pip install 'opkit-onnx[dask]' "
                    "(or unset DASK_SCHEDULER_ADDRESS to run here)"]
 
 

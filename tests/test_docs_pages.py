@@ -573,7 +573,7 @@ def test_docs_command_without_sphinx(monkeypatch, capsys):
     monkeypatch.setattr(docs, "missing_packages", lambda: ["sphinx", "furo"])
     assert main(["docs", "--no-gen"]) == 2
     err = capsys.readouterr().err
-    assert "sphinx, furo" in err and "opkit[docs]" in err
+    assert "sphinx, furo" in err and "opkit-onnx[docs]" in err
 
 
 def test_docs_command_is_registered():

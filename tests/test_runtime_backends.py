@@ -56,7 +56,7 @@ def test_missing_engine_is_a_usage_error_naming_the_extra(name):
                            "--suite", "examples", "--no-repro", "-q"],
                           cwd=ROOT, capture_output=True, text=True, timeout=120, check=False)
     assert proc.returncode == 2, proc.stderr
-    assert f"pip install 'opkit[{extra}]'" in proc.stderr
+    assert f"pip install 'opkit-onnx[{extra}]'" in proc.stderr
     assert "Traceback" not in proc.stderr + proc.stdout
     assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr
 
@@ -69,7 +69,7 @@ def test_missing_engine_import_error_in_process(name):
     from opkit.backends.backend_api import load_class
 
     cls = load_class(target)  # the module itself imports without the engine
-    with pytest.raises(ImportError, match=rf"opkit\[{extra}\]"):
+    with pytest.raises(ImportError, match=rf"opkit-onnx\[{extra}\]"):
         cls()
 
 
@@ -85,7 +85,7 @@ def test_entry_points_registered():
 def test_one_trilu_case_runs_and_is_recorded(name):
     extra, target, modules = BACKENDS[name]
     if not _installed(modules):
-        pytest.skip(f"{name}'s engine is not installed (pip install 'opkit[{extra}]')")
+        pytest.skip(f"{name}'s engine is not installed (pip install 'opkit-onnx[{extra}]')")
     from opkit.backends.registry import BackendSpec
     from opkit.results.outcomes import OUTCOMES
     from opkit.conformance.backend_runner import BackendRunner

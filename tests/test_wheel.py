@@ -26,8 +26,17 @@ def wheel(tmp_path_factory):
     done = subprocess.run([sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir", str(out), ROOT],
                           capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    (path,) = out.glob("opkit-*.whl")
+    (path,) = out.glob("*.whl")
     return path
+
+
+def test_the_wheel_is_named_for_a_distribution_no_other_project_holds(wheel):
+    """The package index's ``opkit`` is someone else's: opkit's wheel is ``opkit-onnx``, and the
+    install hints name that distribution."""
+    from opkit.core.distribution import DISTRIBUTION, pip_install
+
+    assert wheel.name.startswith(DISTRIBUTION.replace("-", "_") + "-")
+    assert pip_install("ort") == "pip install 'opkit-onnx[ort]'"
 
 
 @pytest.fixture(scope="module")

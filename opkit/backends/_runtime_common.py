@@ -2,7 +2,7 @@
 
 Each of those backends is an optional extra: its module imports without the engine, and building
 the backend without the engine raises an ``ImportError`` whose one-line message names the extra
-(``opkit backend 'tract' needs: pip install 'opkit[tract]' (missing module 'tract')``).
+(``opkit backend 'tract' needs: pip install 'opkit-onnx[tract]' (missing module 'tract')``).
 
 opkit's conformance models declare graph inputs by element type only (no rank, no dims) so that one
 session serves every shape of a signature. Most compiling engines refuse unknown-rank inputs, so
@@ -17,6 +17,8 @@ runtimes with no change to the bundle format.
 """
 
 from __future__ import annotations
+
+from ..core.distribution import pip_install
 
 import importlib
 from collections.abc import Callable
@@ -44,7 +46,7 @@ def require(backend: str, extra: str, *modules: str) -> list:
                 why = f"missing module {(exc.name or name)!r}"
             else:
                 why = f"cannot import {name!r}: {(str(exc).splitlines() or [''])[0][:200]}"
-            raise ImportError(f"opkit backend {backend!r} needs: pip install 'opkit[{extra}]' ({why})") from None
+            raise ImportError(f"opkit backend {backend!r} needs: {pip_install(extra)} ({why})") from None
     return loaded
 
 

@@ -1,4 +1,4 @@
-"""IREE as a conformance backend: ``pip install 'opkit[iree]'`` (iree-base-compiler + iree-base-runtime).
+"""IREE as a conformance backend: ``pip install 'opkit-onnx[iree]'`` (iree-base-compiler + iree-base-runtime).
 
 Pipeline per model: ONNX -> ``iree.compiler.extras.onnx_importer`` (torch-mlir's ONNX importer,
 the same code as ``iree-import-onnx``) -> ``iree-compile`` for the ``llvm-cpu`` target (host CPU)

@@ -1,4 +1,4 @@
-"""JAX via jaxonnxruntime as a conformance backend: ``pip install 'opkit[jax]'``.
+"""JAX via jaxonnxruntime as a conformance backend: ``pip install 'opkit-onnx[jax]'``.
 
 jaxonnxruntime maps each ONNX node to a ``jax.jit``-ed function; its ``BackendRep.run`` converts
 the graph again on every call (``call_onnx_model``) and opkit does the same, on the CPU platform.

@@ -1,4 +1,4 @@
-"""OpenVINO (CPU device) as a conformance backend: ``pip install 'opkit[openvino]'``.
+"""OpenVINO (CPU device) as a conformance backend: ``pip install 'opkit-onnx[openvino]'``.
 
 The ONNX frontend reads the model, the CPU plugin compiles it. The CPU plugin refuses inputs of
 unknown rank ("CPU plug-in doesn't support Parameter operation with dynamic rank"), so a session

@@ -11,6 +11,8 @@ Backends are described by a picklable ``BackendSpec`` so that worker processes c
 
 from __future__ import annotations
 
+from ..core.distribution import pip_install
+
 from dataclasses import dataclass, field
 
 from ..core.onnx_types import suggest
@@ -35,12 +37,12 @@ class BackendSpec:
 
 BUILTIN: dict[str, BackendSpec] = {
     "onnxruntime": BackendSpec("onnxruntime", "opkit.backends.onnxruntime:OnnxRuntimeBackend", "opkit",
-                               requires="onnxruntime (pip install 'opkit[ort]')"),
+                               requires=f"onnxruntime ({pip_install('ort')})"),
     "onnx-reference": BackendSpec("onnx-reference", "opkit.backends.onnx_reference:OnnxReferenceBackend", "opkit",
                                   requires="onnx"),
     "reference": BackendSpec("reference", "opkit.backends.reference:ReferenceBackend", "onnx"),
     "onnxruntime-backend-api": BackendSpec("onnxruntime-backend-api", "onnxruntime.backend.backend:OnnxRuntimeBackend",
-                                           "onnx", requires="onnxruntime (pip install 'opkit[ort]')"),
+                                           "onnx", requires=f"onnxruntime ({pip_install('ort')})"),
 }
 ALIASES = {"ort": "onnxruntime", "onnx_reference": "onnx-reference", "onnxreference": "onnx-reference"}
 

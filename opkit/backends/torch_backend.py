@@ -1,4 +1,4 @@
-"""PyTorch via onnx2torch as a conformance backend: ``pip install 'opkit[torch]'``.
+"""PyTorch via onnx2torch as a conformance backend: ``pip install 'opkit-onnx[torch]'``.
 
 onnx2torch converts the one-node model into a ``torch.fx.GraphModule`` at load (an op without a
 converter fails there: "Converter is not implemented ...", *unsupported*); runs go through the

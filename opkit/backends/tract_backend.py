@@ -1,5 +1,5 @@
 """tract (Sonos' Rust inference engine, PyPI ``tract``) as a conformance backend:
-``pip install 'opkit[tract]'``.
+``pip install 'opkit-onnx[tract]'``.
 
 tract loads an ONNX file as an *inference model*, which must know every input's rank before it
 can be typed ("Source node without a determined fact"); so a session types and optimizes the model

@@ -12,6 +12,8 @@ docs/_build/html; in a project of your own it is the project's generated pages, 
 
 from __future__ import annotations
 
+from ..core.distribution import pip_install
+
 import argparse
 import importlib.util
 import os
@@ -35,7 +37,7 @@ def cmd_docs(args: argparse.Namespace) -> int:
 
     missing = missing_packages()
     if missing:
-        raise UsageError(f"building the docs needs {', '.join(missing)}: pip install 'opkit[docs]'")
+        raise UsageError(f"building the docs needs {', '.join(missing)}: {pip_install('docs')}")
     project = active_project(args)
     if project.builtin:
         # opkit's own site: the hand-written guides in docs/ around the generated pages
@@ -89,7 +91,7 @@ def register(subparsers) -> None:
         description="Write the generated docs pages (as `opkit gen` does), then build the Sphinx site with "
                     "warnings as errors, and print where it is: in a project of your own, a site of its ops "
                     "(no conf.py needed) in the [tool.opkit] `docs` folder; in opkit's checkout, docs/. Exit 2 "
-                    "if Sphinx, myst-parser or furo is missing (pip install 'opkit[docs]').")
+                    "if Sphinx, myst-parser or furo is missing (pip install 'opkit-onnx[docs]').")
     p.add_argument("--output", "-o", metavar="DIR",
                    help="where to write the site (default: [tool.opkit] docs; docs/_build/html in opkit's checkout)")
     p.add_argument("--jobs", "-j", metavar="N", type=int,

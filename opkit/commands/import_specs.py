@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from ..core.distribution import pip_install
+
 import os
 from collections.abc import Callable
 
@@ -15,7 +17,7 @@ from ..core.atomic_files import WriteResult, write_files
 IMPORTERS: dict[str, tuple[str, str]] = {
     # name -> (module:function, what it needs installed)
     "onnx": ("opkit.importers.onnx_defs:import_onnx", "onnx"),
-    "onnxruntime": ("opkit.importers.onnxruntime:import_onnxruntime", "onnxruntime (pip install 'opkit[ort]')"),
+    "onnxruntime": ("opkit.importers.onnxruntime:import_onnxruntime", f"onnxruntime ({pip_install('ort')})"),
 }
 
 

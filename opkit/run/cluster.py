@@ -31,6 +31,8 @@ What the client does, all with ``distributed``'s own mechanisms:
 
 from __future__ import annotations
 
+from ..core.distribution import pip_install
+
 import collections
 import json
 import logging
@@ -49,7 +51,7 @@ from .unit import streamed_item
 
 
 SCHEDULER_ENV = "DASK_SCHEDULER_ADDRESS"  # Dask's own convention (dask.config "scheduler-address")
-INSTALL_HINT = "pip install 'opkit[dask]'"
+INSTALL_HINT = pip_install("dask")
 WORKERS_WAIT_S = 30.0  # an adaptive cluster may start with no worker: wait this long for one
 TASK_RETRIES = 1  # a task that raised (not one whose worker died: that is the scheduler's allowed-failures)
 RESOURCE = "opkit"  # workers declaring it run at most that many opkit tasks at once

@@ -3,6 +3,8 @@ problem is a ``TestUsageError`` (exit 2, before the first case runs)."""
 
 from __future__ import annotations
 
+from ..core.distribution import pip_install
+
 import argparse
 
 from ..cases.bindings import PROBE_LIMIT
@@ -53,7 +55,7 @@ def add_test_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentPars
     parser.add_argument("--scheduler", metavar="ADDRESS",
                         help="run the ops on the Dask cluster whose scheduler is at ADDRESS (e.g. "
                              "tcp://10.0.0.5:8786; default: $DASK_SCHEDULER_ADDRESS, else here); needs "
-                             "pip install 'opkit[dask]' here and opkit with the backend on every worker "
+                             f"{pip_install('dask')} here and opkit with the backend on every worker "
                              "(docs/scale-out.md)")
     parser.add_argument("--expectations", action="append", metavar="FILE",
                         help="expectations file (repeatable; default conformance/expectations/<backend>.yaml)")

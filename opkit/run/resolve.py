@@ -4,6 +4,8 @@ backends, the second-opinion engines and the expectations files; every problem a
 
 from __future__ import annotations
 
+from ..core.distribution import pip_install
+
 from .config import RunConfig
 from .options import TestUsageError
 
@@ -138,7 +140,7 @@ def _check_available(spec) -> None:
         try:
             importlib.import_module("onnxruntime")
         except ModuleNotFoundError:
-            raise BackendUnavailable(f"backend {spec.name!r} needs onnxruntime: pip install 'opkit[ort]'") from None
+            raise BackendUnavailable(f"backend {spec.name!r} needs onnxruntime: {pip_install('ort')}") from None
 
 
 def _load_expectations(config: RunConfig, backend_name):
