@@ -134,3 +134,43 @@ def test_a_bundle_tells_a_failure_that_changed_from_one_that_reproduces(tmp_path
     # the same case recorded as an error, now answered with wrong values
     proc = _retarget(wrong.repro, "WrongValues", outcome="error")
     assert proc.returncode == 3 and "recorded error no longer reproduces" in proc.stdout, proc.stdout
+
+
+def _one_bundle(tmp_path, cls, timeout):
+    spec = harness.load_op("ai.onnx", "Trilu")
+    backend_spec = resolve(f"test_conformance_fakes:{cls}")
+    with Worker(backend_spec, timeout=timeout) as worker:
+        backend = BackendRunner(worker)
+        repro = ReproWriter(str(tmp_path), backend_spec, backend.info, backend.ir_version, time_limit=timeout)
+        runner = Runner(backend, max_examples=3, seed=3, timeout=timeout, repro=repro)
+        runner.run_differential(spec, spec.version(14), [{"T": "tensor(float)"}])
+    (rec,) = [r for r in runner.results if r.repro]
+    return rec
+
+
+def test_a_hang_bundle_stops_at_the_case_time_limit_with_the_documented_status(tmp_path):
+    import time
+
+    rec = _one_bundle(tmp_path, "Sleeps", 2.0)  # the fake sleeps 60 s
+    assert rec.outcome == "timeout"
+    assert json.load(open(os.path.join(rec.repro, "case.json")))["time_limit"] == 2.0
+    t0 = time.monotonic()
+    proc = rerun(rec.repro)
+    took = time.monotonic() - t0
+    assert proc.returncode == 1 and "the runtime hung" in proc.stdout, (proc.returncode, proc.stdout, proc.stderr)
+    assert took < 2.0 + 15, took  # the limit, plus starting Python and importing onnx twice
+
+
+def test_a_crash_bundle_says_the_process_died_and_exits_one(tmp_path):
+    rec = _one_bundle(tmp_path, "Aborts", 10.0)
+    assert rec.outcome == "crash"
+    proc = rerun(rec.repro)
+    assert proc.returncode == 1 and "killed by signal SIGABRT" in proc.stdout, (proc.returncode, proc.stdout)
+    # a crash recorded, a hang now: still a failure, but another one (3)
+    meta_path = os.path.join(rec.repro, "case.json")
+    meta = json.load(open(meta_path))
+    meta["backend"]["target"] = "test_conformance_fakes:Sleeps"
+    meta["time_limit"] = 1.0
+    json.dump(meta, open(meta_path, "w"))
+    proc = rerun(rec.repro)
+    assert proc.returncode == 3 and "the runtime hung" in proc.stdout, (proc.returncode, proc.stdout)

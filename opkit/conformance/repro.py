@@ -89,8 +89,9 @@ def _sequence_elems(values: dict) -> dict[str, str]:
 
 
 class ReproWriter:
-    def __init__(self, root: str, backend_spec, backend_info: dict, ir_version: int = 13):
+    def __init__(self, root: str, backend_spec, backend_info: dict, ir_version: int = 13, time_limit: float = 10.0):
         self.root = root
+        self.time_limit = time_limit  # the run's per-case --timeout: repro.py holds the case to it
         self.spec = backend_spec
         self.info = backend_info
         self.ir_version = ir_version
@@ -157,7 +158,7 @@ class ReproWriter:
             "suite": record.suite, "example": record.example, "outcome": record.outcome,
             "message": record.message, "case": case.describe(), "backend": backend,
             "input_elems": in_elems, "output_elems": out_elems, "allowances": allowances,
-            "input_values": in_values, "expected_values": out_values,
+            "input_values": in_values, "expected_values": out_values, "time_limit": self.time_limit,
         }
         if getattr(ex, "calls", None) and record.suite == "properties":  # replay the property itself
             from . import property_bundle
@@ -213,8 +214,55 @@ def repro_script(meta: dict | None = None) -> str:
 
 _SCRIPT_MAIN = """
 
+def supervise():
+    \"\"\"Run the case in a child process (this script again), so that a hang ends at the case's
+    time limit and a crash is reported, each with the documented exit status: the child arms
+    SIGALRM at the limit (whose default action ends a process stuck in native code too), and this
+    process reads how it ended.\"\"\"
+    import signal
+    import subprocess
+
+    limit = float(META.get("time_limit") or 10.0)
+    env = dict(os.environ, OPKIT_REPRO_CHILD="1")
+    child = subprocess.Popen([sys.executable, os.path.abspath(__file__)], env=env, start_new_session=True)
+    try:
+        code = child.wait(timeout=limit + BACKSTOP_S)
+    except (subprocess.TimeoutExpired, KeyboardInterrupt) as exc:
+        os.killpg(child.pid, signal.SIGKILL)
+        child.wait()
+        if isinstance(exc, KeyboardInterrupt):
+            raise
+        code = -signal.SIGALRM
+    if code >= 0:
+        return code
+    survives = META["suite"].startswith("robustness") and META["outcome"] in ("crash", "timeout")
+    if code == -getattr(signal, "SIGALRM", 14):
+        print(f"the runtime hung: no answer within the case's time limit of {limit:g} s (stopped)")
+        return 1 if META["outcome"] == "timeout" or survives else changed()
+    try:
+        name = signal.Signals(-code).name
+    except ValueError:
+        name = str(-code)
+    print(f"the runtime's process died: killed by signal {name}")
+    return 1 if META["outcome"] == "crash" or survives else changed()
+
+
+BACKSTOP_S = 30  # past the time limit: a child that blocked SIGALRM is killed all the same
+
+
+def child_main():
+    import signal
+
+    if hasattr(signal, "alarm"):
+        signal.signal(signal.SIGALRM, signal.SIG_DFL)
+        signal.alarm(max(1, int(-(-float(META.get("time_limit") or 10.0) // 1))))
+    return main()
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    if os.environ.get("OPKIT_REPRO_CHILD") == "1" or not hasattr(os, "killpg"):
+        sys.exit(child_main())
+    sys.exit(supervise())
 """
 
 
@@ -225,7 +273,9 @@ script, which prints it when it runs. Needs only numpy, onnx and the backend (ml
 bfloat16/float8). Run: python repro.py
 Exit status 1 while the discrepancy reproduces, 0 once outputs match, 3 when the recorded failure
 is gone but the case fails another way (an error recorded, wrong values now). A property failure
-is replayed as a property (see replay_property below): 2 when the replay cannot tell.
+is replayed as a property (see replay_property below): 2 when the replay cannot tell. The case runs
+in a child process held to the case's time limit (time_limit in case.json): a hang is stopped
+there and a crash is reported, each with the status above.
 """
 
 import json

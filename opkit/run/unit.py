@@ -49,7 +49,7 @@ def run_unit(job: Job, worker=None, on_start=None, sink=None,
         backend = BackendRunner(worker, info)
         repro = None
         if job.repro_dir:
-            repro = ReproWriter(job.repro_dir, spec_b, info, backend.ir_version)
+            repro = ReproWriter(job.repro_dir, spec_b, info, backend.ir_version, time_limit=job.timeout)
         runner = Runner(backend, max_examples=job.max_examples, seed=job.seed, timeout=job.timeout,
                         repro=repro, expectations=job.expectations, progress=job.progress,
                         backend_name=info.get("name", spec_b.name), siblings=job.siblings,
