@@ -3,8 +3,6 @@ test, what was skipped, the failures grouped, and the live progress line."""
 
 from __future__ import annotations
 
-import sys
-import time
 from collections import Counter, defaultdict
 
 from ..core.dtypes import type_label_order
@@ -108,40 +106,3 @@ def failures_text(cases: list[CaseRecord], limit: int = 40) -> str:
     if len(groups) > limit:
         lines.append(f"... and {len(groups) - limit} more groups (see the JSON report)")
     return "\n".join(lines)
-
-
-class Progress:
-    """A one-line counter on a TTY, a line every ``every`` seconds otherwise."""
-
-    def __init__(self, stream=None, every: float = 10.0, enabled: bool = True):
-        self.stream = stream or sys.stderr
-        self.tty = hasattr(self.stream, "isatty") and self.stream.isatty()
-        self.every = every
-        self.enabled = enabled
-        self.start = self.last = time.perf_counter()
-        self.counts: Counter = Counter()
-        self.examples = 0
-        self.detail = None  # a callable whose text ends the line (a Dask run: cases per worker)
-
-    def __call__(self, case: CaseRecord) -> None:
-        self.counts[case.outcome] += 1
-        self.examples += case.examples_run
-        if not self.enabled:
-            return
-        now = time.perf_counter()
-        text = (f"[{now - self.start:6.1f}s] {sum(self.counts.values())} cases, {self.examples} examples: "
-                + " ".join(f"{n}{LETTERS[o]}" for o, n in sorted(self.counts.items()))
-                + (f"  [{self.detail()}]" if self.detail else "")  # before the op: a TTY line is cut at 150
-                + f"  {case.backend} {case.op}-{case.version} {_short_type(case.types)}")
-        if self.tty:
-            self.stream.write("\r" + text[:150].ljust(150))
-            self.stream.flush()
-        elif now - self.last >= self.every:
-            self.stream.write(text + "\n")
-            self.stream.flush()
-            self.last = now
-
-    def done(self) -> None:
-        if self.enabled and self.tty:
-            self.stream.write("\r" + " " * 150 + "\r")
-            self.stream.flush()

@@ -91,7 +91,7 @@ class _Run:
         from ..backends.registry import BackendUnavailable
         from ..emit.write_generated import stale_kernels
         from ..core.project import active
-        from ..results.report_text import Progress
+        from .progress import Progress
 
         config = self.config
         _check_options(config)
@@ -126,9 +126,11 @@ class _Run:
         self.second_opinions = _second_opinion_specs(config, self.backend_specs)
         self.suites = _suites(config)
         self.repro_dir = self._repro_dir(project)
-        self.progress = Progress(enabled=not config.quiet)
         self.cluster = _connect_cluster(config, self.backend_specs + self.second_opinions,
                                         [s.path for s in self.specs])
+        # on a cluster every op may be running at once: done is counted as on one process
+        self.progress = Progress(enabled=not config.quiet, total=len(self.specs) * len(self.backend_specs),
+                                 running=config.jobs if self.cluster is None else 1)
         self.prepared = True
 
     def _repro_dir(self, project) -> str | None:
