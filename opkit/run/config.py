@@ -39,6 +39,7 @@ class RunConfig:
     scheduler: str | None = None
     second_opinion: tuple[str, ...] | None = None
     no_second_opinion: bool = False
+    junit_xml: str | None = None
 
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> RunConfig:

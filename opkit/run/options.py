@@ -46,6 +46,10 @@ def add_test_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentPars
     parser.add_argument("--timeout", type=float, default=10.0, metavar="SECONDS",
                         help="per-case time limit; the backend worker is killed and restarted (default 10)")
     parser.add_argument("--report", metavar="FILE.json", help="write the JSON report here")
+    parser.add_argument("--junit-xml", metavar="FILE.xml",
+                        help="also write the cases as JUnit XML (one testcase per case: xfail and untested "
+                             "skipped, a wrong value or refusal a failure, an error, crash or hang an error), "
+                             "for CI systems (docs/ci.md)")
     parser.add_argument("--repro-dir", metavar="DIR",
                         help="write a repro bundle per distinct failure here (default: .opkit/repro)")
     parser.add_argument("--no-repro", action="store_true", help="write no repro bundles")

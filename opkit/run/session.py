@@ -97,6 +97,8 @@ class _Run:
         _check_options(config)
         if config.report:
             _check_report_path(config.report)
+        if config.junit_xml:
+            _check_report_path(config.junit_xml, "--junit-xml", "opkit.xml")
         project = active()
         conflicts = catalog.conflicts()
         if conflicts:
@@ -227,6 +229,8 @@ class _Run:
                     write_report(report, self.config.report)
                 except OSError as exc:  # a full disk, a folder gone read-only: the summary still prints
                     write_error = f"cannot write the report {self.config.report}: {exc.strerror or exc}"
+            if self.config.junit_xml and write_error is None:
+                write_error = _write_junit(self.config.junit_xml, records, time.perf_counter() - self.start)
             self.reported = True
             self.code = exit_code(self, records, interrupted)
             if write_error and self.code == ExitCode.OK:
@@ -269,6 +273,18 @@ class _Run:
             streams.close()
         if self.cluster is not None:
             self.cluster.close()
+
+
+def _write_junit(path: str, records, duration: float) -> str | None:
+    """Write the JUnit XML of the run (atomically); what went wrong, or None."""
+    from ..core.atomic_files import WriteError, write_files
+    from ..emit.junit import junit_xml
+
+    try:
+        write_files({path: junit_xml(records, "opkit test", duration)})
+    except WriteError as exc:
+        return f"cannot write the JUnit XML: {exc}"
+    return None
 
 
 def _connect_cluster(config: RunConfig, backend_specs, spec_paths):

@@ -32,20 +32,20 @@ def _probe_folder(folder: str) -> str | None:
     return None
 
 
-def _check_report_path(path: str) -> None:
-    """--report must name a file in a folder this process can write in. A missing folder is made
-    now, before the first case (the README's `--report reports/...` runs in a fresh clone), so a
-    folder that cannot be made fails here instead of after the run."""
+def _check_report_path(path: str, option: str = "--report", example: str = "report.json") -> None:
+    """--report (or --junit-xml) must name a file in a folder this process can write in. A missing
+    folder is made now, before the first case (the README's `--report reports/...` runs in a fresh
+    clone), so a folder that cannot be made fails here instead of after the run."""
     if os.path.isdir(path):
-        raise TestUsageError(f"--report {path}: is a folder; give a file name (e.g. {os.path.join(path, 'report.json')})")
+        raise TestUsageError(f"{option} {path}: is a folder; give a file name (e.g. {os.path.join(path, example)})")
     folder = os.path.dirname(os.path.abspath(path))
     try:
         os.makedirs(folder, exist_ok=True)
     except OSError as exc:
-        raise TestUsageError(f"--report {path}: cannot make the folder {folder}: {exc.strerror or exc}") from None
+        raise TestUsageError(f"{option} {path}: cannot make the folder {folder}: {exc.strerror or exc}") from None
     why = _probe_folder(folder)
     if why:
-        raise TestUsageError(f"--report {path}: cannot write in {folder}: {why}")
+        raise TestUsageError(f"{option} {path}: cannot write in {folder}: {why}")
 
 
 def _check_repro_dir(folder: str) -> str | None:
