@@ -134,3 +134,14 @@ def test_a_backend_api_class_wrapping_onnxruntime_speaks_its_words():
     assert backend.lacks_kernel(RuntimeError(SCATTER.format("mul"))) is False
     assert backend.lacks_kernel(unittest.SkipTest("only released onnx opsets are supported")) is True
     assert backend.lacks_kernel(NotImplementedError("upper = 0 is not supported")) is None  # the binding decides
+
+
+def test_a_cause_line_shows_the_runtime_sentence_not_the_grouping_key():
+    from opkit.results.causes import readable_message
+
+    (cause,) = causes([_record(REFUSED, SCATTER.format("mul"))])
+    line = cause.line()
+    assert "BFloat16 data type is not supported with ScatterElements opset 18 when reduction is 'mul'" in line
+    assert "BFloat1N" not in line and "Status Message" not in line
+    long = "error: " + "word " * 80
+    assert readable_message("error", long).endswith(" ...") and len(readable_message("error", long)) <= 165

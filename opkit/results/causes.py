@@ -68,8 +68,29 @@ class Cause:
         feature = f" [{self.feature}]" if self.feature else ""
         types = ", ".join(t or "-" for t in self.types[:4]) + (" ..." if len(self.types) > 4 else "")
         flag = "REVIEW " if self.review else ""
-        return (f"{flag}{self.outcome.upper():<11} {self.backend} {self.qualified}-{versions}{feature}: {self.signature}"
+        said = readable_message(self.outcome, self.example.get("message") or "") or self.signature
+        return (f"{flag}{self.outcome.upper():<11} {self.backend} {self.qualified}-{versions}{feature}: {said}"
                 f" ({self.cases} case{'s' if self.cases != 1 else ''}: {types})")
+
+
+_STATUS_PREFIX = re.compile(r"^\w+: \[ONNXRuntimeError\] : \d+ : [A-Z_]+ : ")
+READABLE_LENGTH = 160
+
+
+def readable_message(outcome: str, message: str) -> str:
+    """What a person reads of a cause: the smallest case's own message (not the grouping key with
+    its N and '...'), its first line, the part after the runtime's status prefixes ("Status
+    Message: ..."), and for a refusal the sentence saying what is refused; cut at a word boundary."""
+    text = (message or "").strip().splitlines()[0] if (message or "").strip() else ""
+    if outcome == "refused":
+        text = refused_words(text)
+    elif "Status Message: " in text:
+        text = text.rsplit("Status Message: ", 1)[1]
+    text = _STATUS_PREFIX.sub("", text).strip()
+    if len(text) <= READABLE_LENGTH:
+        return text
+    cut = text.rfind(" ", 0, READABLE_LENGTH)
+    return text[:cut if cut > READABLE_LENGTH // 2 else READABLE_LENGTH].rstrip(" ,;:") + " ..."
 
 
 def message_class(case: CaseRecord) -> str:
