@@ -197,3 +197,21 @@ def test_scoreboard_with_no_reports(tmp_path):
     pages = scoreboard.render(str(tmp_path), scoreboard.load(str(tmp_path)))
     assert list(pages) == ["generated/docs/scoreboard/index.md"]
     assert "No reports are committed yet." in pages["generated/docs/scoreboard/index.md"]
+
+
+def test_model_files_leave_nothing_behind_even_when_the_process_is_killed(tmp_path):
+    """tract loads models from a path: model_file gives one that is anonymous memory on Linux, so a
+    killed worker leaves no file in the temporary folder (a folder per backend used to be left)."""
+    import signal
+
+    from opkit.backends._runtime_common import model_file
+
+    with model_file(b"\x08\x07model bytes") as path:
+        with open(path, "rb") as f:
+            assert f.read() == b"\x08\x07model bytes"
+    env = dict(os.environ, TMPDIR=str(tmp_path))
+    code = ("import os, signal\nfrom opkit.backends._runtime_common import model_file\n"
+            "with model_file(b'x' * 5000000) as p:\n    os.kill(os.getpid(), signal.SIGKILL)\n")
+    proc = subprocess.run([sys.executable, "-c", code], env=env, timeout=60)
+    assert proc.returncode == -signal.SIGKILL
+    assert os.listdir(tmp_path) == []

@@ -18,14 +18,16 @@ runtimes with no change to the bundle format.
 
 from __future__ import annotations
 
-from ..core.distribution import pip_install
-
+import contextlib
 import importlib
-from collections.abc import Callable
+import os
+import tempfile
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
 
+from ..core.distribution import pip_install
 from ..core.dtypes import NUMPY_DTYPES, elem_of
 from ..core.onnx_types import ELEMENT_TYPE_CODES
 
@@ -229,3 +231,35 @@ class backend_api_prepare:
             return _BackendAPIRep(self.func(backend, bytes(data)), names)
 
         return prepare
+
+
+@contextlib.contextmanager
+def model_file(data: bytes, suffix: str = ".onnx") -> Iterator[str]:
+    """A path holding ``data`` for an engine that loads models only from a file (tract), that
+    leaves nothing behind, even when the worker is killed: on Linux an anonymous memory file
+    (``memfd_create``, read through /proc/self/fd), elsewhere a temporary file removed on exit."""
+    if hasattr(os, "memfd_create") and os.path.isdir("/proc/self/fd"):
+        fd = os.memfd_create("opkit-model", 0)
+        try:
+            _write_all(fd, data)
+            yield f"/proc/self/fd/{fd}"
+        finally:
+            os.close(fd)
+        return
+    handle, path = tempfile.mkstemp(prefix="opkit-model-", suffix=suffix)
+    try:
+        _write_all(handle, data)
+        os.close(handle)
+        handle = -1
+        yield path
+    finally:
+        if handle >= 0:
+            os.close(handle)
+        with contextlib.suppress(OSError):
+            os.unlink(path)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]

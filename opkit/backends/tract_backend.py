@@ -15,9 +15,7 @@ API cannot move string tensors (string models are *unsupported* up front).
 from __future__ import annotations
 
 import ctypes
-import os
 import re
-import tempfile
 
 import numpy as np
 
@@ -26,6 +24,7 @@ from ._runtime_common import (
     backend_api_prepare,
     contiguous,
     io_elems,
+    model_file,
     one_line,
     require,
     view_as,
@@ -60,22 +59,17 @@ def _clean(exc: BaseException) -> str:
 
 
 class _Session:
-    def __init__(self, backend, model, tmpdir):
+    def __init__(self, backend, model):
         self._b = backend
-        self._tmp = tmpdir
         self._inner = RankSpecializedSession(model, self._compile)
 
     def _runnable(self, model):
         tract = self._b._tract
-        path = os.path.join(self._tmp, "model.onnx")
-        with open(path, "wb") as f:
-            f.write(model.SerializeToString())
-        try:
-            return tract.onnx().load(path).into_model().into_runnable()
-        except tract.TractError as exc:
-            raise TractError(_clean(exc)) from None
-        finally:
-            os.unlink(path)
+        with model_file(model.SerializeToString()) as path:
+            try:
+                return tract.onnx().load(path).into_model().into_runnable()
+            except tract.TractError as exc:
+                raise TractError(_clean(exc)) from None
 
     def _compile(self, model, feeds):
         tract = self._b._tract
@@ -163,8 +157,7 @@ class TractBackend(BackendBase):
         import onnx
 
         self._tract = tract
-        self._onnx = onnx
-        self._tmp = tempfile.mkdtemp(prefix="opkit-tract-")
+        self._onnx = onnx  # (models reach tract through model_file: nothing is left in the temp folder)
 
     def version(self) -> str:
         try:
@@ -186,16 +179,12 @@ class TractBackend(BackendBase):
         if missing:
             raise Unsupported(f"tract's C API cannot pass {', '.join(missing)} tensors in or out")
         # loading (not typing) the rank-free model surfaces unknown ops and datum types at load time
-        path = os.path.join(self._tmp, "load-check.onnx")
-        with open(path, "wb") as f:
-            f.write(model_bytes)
-        try:
-            self._tract.onnx().load(path)
-        except self._tract.TractError as exc:
-            raise TractError(_clean(exc)) from None
-        finally:
-            os.unlink(path)
-        return _Session(self, model, self._tmp)
+        with model_file(model_bytes) as path:
+            try:
+                self._tract.onnx().load(path)
+            except self._tract.TractError as exc:
+                raise TractError(_clean(exc)) from None
+        return _Session(self, model)
 
     def is_unsupported(self, exc: BaseException) -> bool:
         return isinstance(exc, (Unsupported, NotImplementedError)) or bool(_UNSUPPORTED.search(str(exc)))
