@@ -99,3 +99,17 @@ def test_every_audit_entry_covers_a_cause_of_the_committed_reports():
                     used.add(first)
     stale = [f"{e.op} {e.outcome or ''} {e.match or ''}" for i, e in enumerate(audit) if i not in used]
     assert not stale, stale
+
+
+def test_hostile_runtime_text_renders_as_text_in_a_table_cell():
+    """A runtime's message is data: on the scoreboard and findings pages it never becomes a link, a
+    role, HTML or a second cell (the scoreboard used to escape a few characters by hand)."""
+    from markdown_it import MarkdownIt
+
+    from opkit.emit.scoreboard import _esc
+
+    hostile = "[x](/etc/passwd) ![i](file:///etc/shadow) <script>alert(1)</script> {download}`f` a|b _e_ &lt; `"
+    html = MarkdownIt("commonmark").enable("table").render(f"| a | b |\n|---|---|\n| 1 | {_esc(hostile)} |\n")
+    assert "<a " not in html and "<img" not in html and "<script" not in html and "<em>" not in html
+    assert html.count("<td>") == 2  # the pipe did not split the cell
+    assert "[x](/etc/passwd)" in html and "&amp;lt;" in html  # shown as written

@@ -114,6 +114,15 @@ def safe_inline(text: str) -> str:
 
 
 _INLINE_SPECIAL = frozenset("\\`*<>{}[]|")
+_CELL_SPECIAL = _INLINE_SPECIAL | frozenset("_~$&!")
+
+
+def safe_cell(text: str) -> str:
+    """Foreign text (a runtime's message, name or version) in a table cell, shown exactly as it is
+    and never as markup: ``safe_inline``, with emphasis, entities and the rest of CommonMark's
+    inline punctuation escaped too (``_x_``, ``&lt;``)."""
+    text = " ".join(str(text).split())
+    return "".join("\\" + ch if ch in _CELL_SPECIAL else ch for ch in text)
 
 
 def good_destination(dest: str) -> bool:

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from ..results.matrix import Matrix, build_matrix, label_order, op_title
 from ..results.outcomes import FINDING_OUTCOMES, OUTCOMES, PASS, SEVERITY, UNTESTED, XPASS
 from ..core.jsonfiles import portable_text, read_report
+from ..core.markdown import safe_cell
 from . import GenContext
 
 NAME = "scoreboard"
@@ -42,8 +43,8 @@ def _slug(text: str) -> str:
 
 
 def _esc(text: str) -> str:
-    return (text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ").replace("<", "&lt;")
-            .replace("*", "\\*").replace("_", "\\_").replace("`", "'"))
+    """Foreign text for a cell or a line: the same safe rendering as every other foreign text."""
+    return safe_cell(text)
 
 
 def _short(text: str, limit: int = 160) -> str:
