@@ -229,15 +229,42 @@ def render_text(spec: OpSpec, version: OpVersion) -> str:
         k = version.kernel
         extras.append("kernel: " + (f"template {k.template}" if k.template else f"same as version {k.same_as}"
                                     if k.same_as is not None else "python"))
-    extras.append(f"examples: {len(version.examples)}")
-    if version.properties:
-        extras.append(f"properties: {len(version.properties)}")
-    if version.lowerings:
-        extras.append(f"lowerings: {len(version.lowerings)}")
     lines += [""] + extras
+    if version.examples:
+        lines += ["", f"examples ({len(version.examples)}; values: --format yaml):"]
+        lines += [_shorten(f"  {example_line(ex)}") for ex in version.examples]
+    if version.properties:
+        lines += ["", f"properties ({len(version.properties)}):"]
+        lines += [_shorten(f"  {p.name}: {' '.join(p.holds.split())}") for p in version.properties]
+    if version.lowerings:
+        lines += ["", f"lowerings ({len(version.lowerings)}):"] + [f"  {lw.name} -> {lw.to}" for lw in version.lowerings]
     others = [str(v.since) for v in spec.versions if v.since != version.since]
     lines.append("other versions: " + (", ".join(others) if others else "none"))
     return "\n".join(lines) + "\n"
+
+
+def _shorten(line: str) -> str:
+    return line if len(line) <= WIDTH else line[:WIDTH - 4] + " ..."
+
+
+def _value_text(value) -> str:
+    """An example value as its type and shape: ``float[2, 3]``, ``int64[]`` (a scalar), ``seq(2)``."""
+    if value is None:
+        return "(absent)"
+    if isinstance(value, tuple):  # a variadic parameter's arguments
+        return ", ".join(_value_text(v) for v in value)
+    if hasattr(value, "dtype"):
+        return f"{value.dtype}[{', '.join(map(str, value.shape))}]"
+    items = getattr(value, "items", ())
+    return f"{getattr(value, 'type', 'value')} of {len(items)}"
+
+
+def example_line(ex) -> str:
+    """One example on one line: its name, attributes, inputs -> outputs (types and shapes)."""
+    attrs = ", ".join(f"{k}={_value(v)}" for k, v in ex.attributes)
+    ins = ", ".join(f"{name} {_value_text(v)}" for name, v in ex.inputs)
+    outs = ", ".join(f"{name} {_value_text(v)}" for name, v in ex.outputs)
+    return f"{ex.name}: " + (f"{attrs}; " if attrs else "") + f"{ins} -> {outs}"
 
 
 def version_data(spec: OpSpec, version: OpVersion) -> dict[str, Any]:
