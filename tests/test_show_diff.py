@@ -46,7 +46,7 @@ def test_show_text(capsys):
     from opkit.spec.load import load_spec_file
 
     spec, _ = load_spec_file("specs/ai.onnx/Clip.yaml")
-    assert f"examples: {len(spec.version(13).examples)}" in lines  # onnx's node tests for Clip
+    assert f"examples ({len(spec.version(13).examples)}; values: --format yaml):" in lines  # onnx's node tests
     assert lines[-1] == "other versions: 1, 6, 11, 12"
 
 
