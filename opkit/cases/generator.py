@@ -23,6 +23,7 @@ import numpy as np
 from dataclasses import dataclass
 from typing import Any
 
+from hypothesis import reject
 from hypothesis import strategies as st
 
 from ..spec.model import OpSpec, OpVersion, RankRule
@@ -116,8 +117,15 @@ def _axis_value(draw, attr, rank: int) -> Any:
 
 @st.composite
 def cases(draw, spec: OpSpec, version: OpVersion, types: dict[str, Any] | None = None,
-          initializers: bool = True, siblings: int = 0, ranks: tuple | None = None) -> Case:
+          initializers: bool = True, siblings: int = 0, ranks: tuple | None = None,
+          pinned: dict[str, Any] | None = None, pin_hooks: bool = False) -> Case:
     """A case of ``version`` of ``spec``; ``types`` pins type parameters (a type string or a list).
+
+    ``pinned`` (attribute -> value, ABSENT for "left off, the default applies") sets those
+    attributes instead of drawing them (a row of ``opkit.cases.covering``); where the family hook
+    sets one itself, a draw whose value differs from the pin is rejected (``hypothesis.reject``),
+    or with ``pin_hooks`` set to the pin all the same (the case may then break what the hook made
+    valid by construction: the caller checks it, as every drawn case is checked).
 
     ``siblings`` > 0 lets the case carry up to that many derived cases (``opkit.cases.derived.expand``),
     run through the same session. ``ranks`` overrides the rank plan (one rank per formal input,
@@ -133,6 +141,12 @@ def cases(draw, spec: OpSpec, version: OpVersion, types: dict[str, Any] | None =
     for a in version.attributes:
         if a.name in draft.attributes:
             attrs[a.name] = draft.attributes[a.name]
+            if pinned and a.name in pinned and not _pin_holds(a, attrs[a.name], pinned[a.name]):
+                if not pin_hooks:
+                    reject()
+                attrs[a.name] = pinned[a.name]
+        elif pinned and a.name in pinned:
+            attrs[a.name] = pinned[a.name]
         elif attr_sts[a.name] is None:
             attrs[a.name] = _axis_value(draw, a, data_rank)
         elif isinstance(attr_sts[a.name], _HookOnly):
@@ -154,7 +168,17 @@ def cases(draw, spec: OpSpec, version: OpVersion, types: dict[str, Any] | None =
     sib_seed = draw(_SEED) if n_sib else 0
     case = Case(spec.domain, spec.name, version.since, tuple(sorted(binding.items())), given, tuple(inputs),
                 frozenset(inits), defaults, n_sib, sib_seed, draft.n_outputs)
-    return _with_edge(draw, case, version, draft, containers)
+    return _with_edge(draw, case, version, draft, containers, frozenset(pinned) if pinned else frozenset())
+
+
+def _pin_holds(attr, value: Any, pin: Any) -> bool:
+    """Whether a value the family hook set is the pinned one (left off and the default are the same)."""
+    if value is ABSENT:
+        value = attr.default
+    if pin is ABSENT:
+        pin = attr.default
+    return type(value) is type(pin) and value == pin or (
+        isinstance(value, (int, float)) and isinstance(pin, (int, float)) and value == pin)
 
 
 def _draw_inputs(draw, spec: OpSpec, version: OpVersion, binding: dict, draft: Draft, ranks: tuple | None,
@@ -193,8 +217,10 @@ def _draw_inputs(draw, spec: OpSpec, version: OpVersion, binding: dict, draft: D
     return inputs
 
 
-def _with_edge(draw, case: Case, version: OpVersion, draft: Draft, containers: set) -> Case:
-    """``case``, or for a fixed share of the draws ``case`` with one targeted edge strategy applied."""
+def _with_edge(draw, case: Case, version: OpVersion, draft: Draft, containers: set,
+               pinned: frozenset = frozenset()) -> Case:
+    """``case``, or for a fixed share of the draws ``case`` with one targeted edge strategy applied
+    (it leaves the ``pinned`` attributes alone)."""
     # a family hook builds inputs valid in ways only it knows (RoiAlign's batch indices, the
     # ranges BatchNormalization's rules ask for): its versions keep their cases as built
     edges = _edges(version) if not version.family else ()
@@ -206,7 +232,7 @@ def _with_edge(draw, case: Case, version: OpVersion, draft: Draft, containers: s
         rng = np.random.default_rng(draw(_SEED))
         if rng.random() < EDGE_CHANCE:
             case = apply_edge(edges[int(rng.integers(0, len(edges)))], case, version, int(rng.integers(0, 2**32)),
-                              frozenset(draft.inputs) | frozenset(draft.attributes))
+                              frozenset(draft.inputs) | frozenset(draft.attributes) | pinned)
     return case
 
 

@@ -40,6 +40,7 @@ from .triggers import broken_rule
 from ..results.record import CaseRecord
 from ..results.outcomes import CRASH, ERROR, PASS, REFUSED, SPEC_SUITES, TIMEOUT, UNSUPPORTED, UNTESTED, Expectations
 from .attribute_batches import ATTRIBUTE_BATCH, attribute_batch
+from .attribute_pairs import run_attribute_pairs
 from .backend_runner import BackendRunner
 from .binding_checks import BindingChecks
 from .case_exec import EXPENSIVE, Exec, _broken_rule, _memory_kill, _valid, example_exec, failure_class, result_exec
@@ -90,6 +91,7 @@ class Runner(Recording, CaseExecutors, HypothesisSearch, BindingChecks, CrashRep
         self.backend_name = backend_name or backend.info.get("name", "backend")
         self.results: list[CaseRecord] = []
         self.skipped: list[dict] = []  # (op version, binding) pairs not run, with the reason
+        self.coverage: list[dict] = []  # attribute-pair coverage per op version (attribute_pairs)
         self._skipped_keys: set = set()
         # (op version, suite) -> failure classes already found and shrunk in one of its type
         # bindings: another binding meeting one shrinks it briefly, and a crash or hang not at all
@@ -194,6 +196,7 @@ class Runner(Recording, CaseExecutors, HypothesisSearch, BindingChecks, CrashRep
                             shrink_budget=PROBE_SHRINK_BUDGET, max_invalid=PROBE_MAX_INVALID)
                 self._plain_retry(spec, version, binding, *self.last_search)
         self.replay_expensive(spec, version, "differential", ran)
+        run_attribute_pairs(self, spec, version, [b for b in ran if tuple(sorted(b.items())) not in probes])
 
     def _plain_retry(self, spec: OpSpec, version: OpVersion, binding: dict, ex: Exec, minimal: Case | None) -> None:
         """A probe ends at its first failure. When that is an error raised while the runtime loads

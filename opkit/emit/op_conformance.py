@@ -19,10 +19,12 @@ import re
 from dataclasses import dataclass
 
 from ..core.markdown import safe_inline
+from ..results.attribute_coverage import report_coverage
 from ..results.record import CaseRecord, report_records
 from .bundles import bundle_link
 
 FAILING_SHOWN = 3  # root causes listed per runtime and version; the findings page has the rest
+MISSING_SHOWN = 5  # attribute pairs not reached listed per runtime and version; the report has the rest
 _PLAIN_LABEL = re.compile(r"^[A-Za-z0-9_,()-]+$")
 
 
@@ -46,10 +48,24 @@ class CauseLine:
 
 
 @dataclass(frozen=True)
+class AttributeTable:
+    """The attribute-pair coverage of a version (the reports' ``attribute_coverage``): per attribute
+    its levels and, per runtime, the levels and pairs of levels with another attribute a case ran
+    with; then the totals and the first pairs (or values) not reached, with why. Cell-safe."""
+
+    runtimes: tuple[str, ...]
+    rows: tuple[tuple[str, str, tuple[str, ...]], ...]  # (attribute, levels, a cell per runtime)
+    totals: tuple[str, ...]  # per runtime
+    missing: tuple[tuple[str, str, str], ...]  # (runtime, pair or value, why)
+    more_missing: tuple[tuple[str, int], ...] = ()  # (runtime, not listed)
+
+
+@dataclass(frozen=True)
 class VersionConformance:
     rows: tuple[RuntimeRow, ...]
     causes: tuple[CauseLine, ...]
     more_causes: tuple[tuple[str, int, str], ...]  # (runtime, causes not listed, findings link)
+    attributes: AttributeTable | None = None
 
 
 # Links are {doc} roles with document names relative to the operator page
@@ -84,6 +100,12 @@ def _types(labels: list[str]) -> str:
     return ", ".join(shown)
 
 
+def _ratio(reached, total) -> str:
+    """"2/3" from a report's counts (anything else shows as "?")."""
+    ok = all(isinstance(n, int) and not isinstance(n, bool) for n in (reached, total))
+    return f"{reached}/{total}" if ok else "?"
+
+
 def _group(items: list[tuple[str, int]]) -> str:
     """Types with one outcome and their case count: "`float`, `double` (12 cases)"."""
     if not items:
@@ -109,6 +131,10 @@ class OpConformance:
                 if case.backend == backend and case.outcome in CHARGED:
                     self._cases.setdefault((backend, case.domain, case.op, case.version), []).append(case)
         self._ops = {(domain, op) for domain, op, _ in self.matrix.cells}
+        self._coverage: dict[tuple, dict[str, dict]] = {}  # (domain, op, version) -> backend -> entry
+        for report in reports:
+            for (backend, domain, op, since), entry in report_coverage(report).items():
+                self._coverage.setdefault((domain, op, since), {})[str(backend)] = entry
 
     def has_page(self, domains: tuple[str, ...], op: str) -> str:
         """The scoreboard page of the op ("" when the reports have no case of it)."""
@@ -150,7 +176,42 @@ class OpConformance:
                 more.append((safe_inline(runtime), len(found) - FAILING_SHOWN, findings))
         if not rows:
             return None
-        return VersionConformance(tuple(rows), tuple(lines), tuple(more))
+        return VersionConformance(tuple(rows), tuple(lines), tuple(more), self._attributes(key))
+
+    def _attributes(self, key: tuple) -> AttributeTable | None:
+        """The version's attribute-pair coverage table, or None when no report has it."""
+        entries = self._coverage.get(key)
+        if not entries:
+            return None
+        runtimes = sorted(entries)
+        names: dict[str, list[str]] = {}  # attribute -> its levels (the first report that names it)
+        for runtime in runtimes:
+            for attr in entries[runtime].get("attributes") or ():
+                names.setdefault(str(attr.get("name")), [str(v) for v in attr.get("levels") or ()])
+        rows = []
+        for name, levels in names.items():
+            cells = []
+            for runtime in runtimes:
+                attr = next((a for a in entries[runtime].get("attributes") or () if str(a.get("name")) == name), None)
+                cells.append("-" if attr is None else
+                             f"{_ratio(attr.get('values_reached'), len(attr.get('levels') or ()))}, "
+                             f"pairs {_ratio(attr.get('pairs_reached'), attr.get('pairs'))}")
+            rows.append((safe_inline(name), ", ".join(f"`{v}`" if _PLAIN_LABEL.match(v) else safe_inline(v)
+                                                       for v in levels), tuple(cells)))
+        totals, missing, more = [], [], []
+        for runtime in runtimes:
+            entry = entries[runtime]
+            values, pairs = entry.get("values") or (0, 0), entry.get("pairs") or (0, 0)
+            totals.append(f"{_ratio(*values[:2])}, pairs {_ratio(*pairs[:2])}")
+            gaps = list(entry.get("missing_values") or ()) + list(entry.get("missing_pairs") or ())
+            for gap in gaps[:MISSING_SHOWN]:
+                missing.append((safe_inline(runtime), safe_inline(gap.get("what", "")), safe_inline(gap.get("why", ""))))
+            more_in_report = entry.get("missing_more")
+            rest = max(len(gaps) - MISSING_SHOWN, 0) + (more_in_report if isinstance(more_in_report, int) else 0)
+            if rest > 0:
+                more.append((safe_inline(runtime), rest))
+        return AttributeTable(tuple(safe_inline(r) for r in runtimes), tuple(rows), tuple(totals), tuple(missing),
+                              tuple(more))
 
     def _causes(self, runtime: str, key: tuple) -> list:
         from ..results.causes import causes

@@ -23,6 +23,7 @@ import secrets
 from collections import Counter
 
 from .outcomes import OUTCOMES, SUCCESS, SUITES, UNTESTED, run_ok
+from .attribute_coverage import COVERAGE_KEY, COVERAGE_SCHEMA
 from .causes import causes
 from .record import CaseRecord
 from .verdicts import VERDICTS, needs_review
@@ -138,6 +139,7 @@ REPORT_SCHEMA: dict = {
                 "properties": {"op": {"type": "string"}, "domain": {"type": "string"},
                                "version": {"type": "integer"}, "types": _TYPES, "suite": {"type": "string"},
                                "reason": {"type": "string"}}}},
+        COVERAGE_KEY: COVERAGE_SCHEMA,
     },
 }
 
@@ -176,11 +178,12 @@ def project_path(path: str) -> str:
 
 def build_report(cases: list[CaseRecord], target: dict, settings: dict, duration: float,
                  skipped: list[dict] | None = None, *, warnings: list[str] | None = None,
-                 require_cases: bool = False) -> dict:
+                 require_cases: bool = False, coverage: list[dict] | None = None) -> dict:
     """The report document. ``summary.ok`` is true only when every case succeeded (pass, xfail),
     the run was not interrupted (``settings["interrupted"]``) and, with ``require_cases``, at least
     one case ran. ``warnings`` (expectations that matched nothing, ops with nothing to run, repro
-    bundles that could not be written) go to ``summary.warnings``."""
+    bundles that could not be written) go to ``summary.warnings``. ``coverage``: the attribute-pair
+    coverage entries (``attribute_coverage``), the report's ``attribute_coverage``."""
     if settings.get("expectations"):
         settings = {**settings, "expectations": [project_path(p) for p in settings["expectations"]]}
     counts = Counter(c.outcome for c in cases)
@@ -208,6 +211,8 @@ def build_report(cases: list[CaseRecord], target: dict, settings: dict, duration
         report["summary"]["warnings"] = list(warnings)
     if skipped:
         report["skipped"] = skipped
+    if coverage:
+        report[COVERAGE_KEY] = list(coverage)
     return report
 
 

@@ -34,9 +34,11 @@ def backend_infos(run) -> list[dict]:
 
 def build_run_report(run, interrupted: bool) -> tuple[dict, list[CaseRecord], list[dict], list[str]]:
     """The report of what the run did so far; with the records, skipped items and warnings in it."""
+    from ..results.attribute_coverage import split_coverage
     from ..results.report import build_report, environment
 
     records, skipped = run.collect()
+    skipped, coverage = split_coverage(skipped)
     warnings = list(run.warnings)
     if not interrupted:
         warnings += _unmatched(run, records, skipped)
@@ -58,7 +60,7 @@ def build_run_report(run, interrupted: bool) -> tuple[dict, list[CaseRecord], li
         if run.signame:
             settings["interrupted_by"] = run.signame
     report = build_report(records, target, settings, time.perf_counter() - run.start, skipped,
-                          warnings=warnings, require_cases=True)
+                          warnings=warnings, require_cases=True, coverage=coverage)
     return report, records, skipped, warnings
 
 

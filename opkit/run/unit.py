@@ -77,7 +77,10 @@ def run_unit(job: Job, worker=None, on_start=None, sink=None,
 def _unit_records(runner) -> list[CaseRecord | dict]:
     """A runner's records, then the bindings it did not run (dicts marked ``skipped``, so that pool
     processes can return them too)."""
-    return list(runner.results) + [dict(item, skipped=True) for item in list(runner.skipped)]
+    from ..results.attribute_coverage import coverage_item
+
+    return list(runner.results) + [dict(item, skipped=True) for item in list(runner.skipped)] \
+        + [coverage_item(entry) for entry in list(getattr(runner, "coverage", ()))]
 
 
 def _runner_error(path: str, backend: str, exc: BaseException) -> CaseRecord:
@@ -100,7 +103,9 @@ def stream_line(item: CaseRecord | dict) -> dict:
 def streamed_item(item: dict) -> CaseRecord | dict | None:
     """A streamed line as what it was: a skipped item stays a dict, a record's JSON form becomes the
     record again (None for a line that is neither: nothing a pool process or worker sends)."""
-    if item.get("skipped"):
+    from ..results.attribute_coverage import is_coverage
+
+    if item.get("skipped") or is_coverage(item):  # a coverage entry travels as skipped items do
         return item
     try:
         return CaseRecord.from_json(item, "a streamed record")
