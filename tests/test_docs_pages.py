@@ -398,6 +398,7 @@ def _report():
                 _case("rt-a", "int32", "mismatch", "Y: 2/6 elements differ"),
                 _case("rt-a", "int8", "error", "boom <script>alert(1)</script> | {download}`x </etc/passwd>`"),
                 _case("rt-a", "uint8", "untested", "could not draw valid inputs"),
+                dict(_case("rt-a", "uint16", "xfail", "NOT_IMPLEMENTED"), expected={"reason": "no uint16 kernel"}),
                 _case("rt-a", "float", "pass", op="Abs", version=13),
             ]}
 
@@ -432,15 +433,44 @@ def test_conformance_section(all_specs, tmp_path):
            "{doc}`scoreboard <../../scoreboard/op-ai.onnx-Trilu>`" in text
     sec = _conformance_section(text)
     assert "{doc}`scoreboard page <../../scoreboard/op-ai.onnx-Trilu>`" in sec
-    assert ("| rt-a 1.0 | `float`, `double` (3 cases) | `int8`, `int32`, `int64` (3 cases) | `string` (1 case) "
+    # each binding under its worst outcome, in the words of opkit test and the scoreboard
+    assert ("| rt-a 1.0 | `float`, `double` (3 cases) | error: `int8` (1 case); mismatch: `int32`, `int64` (2 cases) "
+            "| `uint16` (1 case): no uint16 kernel | `string` (1 case) | `uint8` (1 case) "
             "| {doc}`findings <../../findings/rt-a>` |") in sec
-    assert "uint8" not in sec  # untested: opkit's gap, not the runtime's
     assert "- rt-a, mismatch: Y: values differ (2 cases), {opkit-bundle}`repro <" + BUNDLE + ">`" in sec
     assert "- rt-a, error: boom" in sec and "(1 case)" in sec
     # report text is data: no HTML, no role that reads files, no table-breaking pipe
     assert "<script>" not in sec and "{download}`" not in sec
     # deterministic: the same reports give the same page
     assert dp.render_page(ctx, spec, dp.load_reports(root)) == text
+
+
+def test_the_committed_pages_cells_say_what_their_reports_say():
+    """Trilu's page, per runtime: the types in each column are the bindings whose worst outcome
+    (the scoreboard's order) in the committed reports is that column's outcome."""
+    from opkit.emit.op_conformance import SHOWN_FAILING, OpConformance
+    from opkit.results.outcomes import SEVERITY
+    from opkit.results.record import report_records
+
+    reports = dp.load_reports(ROOT)
+    if not reports:
+        pytest.skip("no committed reports")
+    row_of = {r.runtime.split(" ")[0]: r for r in OpConformance(ROOT, reports).version(("ai.onnx",), "Trilu", 14).rows}
+    worst: dict = {}
+    for report in reports:
+        for case in report_records(report):
+            if (case.op, case.domain, case.version) == ("Trilu", "ai.onnx", 14):
+                worst.setdefault(case.backend, {}).setdefault(case.types["T"][7:-1], set()).add(case.outcome)
+    assert set(row_of) == set(worst) - {"spec", "opkit"}  # (backend-independent records: lowerings)
+    for runtime, row in row_of.items():
+        types = worst[runtime]
+        for t, outcomes in types.items():
+            tested = outcomes - {"untested"}
+            outcome = next(o for o in SEVERITY if o in (tested or {"untested"}))
+            column = {"pass": row.passed, "xfail": row.expected, "unsupported": row.unsupported,
+                      "untested": row.untested}.get(outcome, row.failing)
+            cell = column.split(f"{outcome}: ", 1)[1].split(";")[0] if outcome in SHOWN_FAILING else column
+            assert f"`{t}`" in cell, (runtime, t, outcome, row)
 
 
 def test_no_conformance_section_without_a_report(all_specs, tmp_path):

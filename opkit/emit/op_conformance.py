@@ -5,7 +5,9 @@ Inputs are what the scoreboard reads (``conformance/reports/*.json``, loaded onc
 :func:`opkit.results.matrix.build_matrix`, and the root causes the findings pages show
 (:func:`opkit.emit.findings.backend_causes`, recomputed per op version with
 :func:`opkit.results.causes.causes`). Per op version: one row per runtime with the types that
-pass, fail and are unsupported (types with the same outcome grouped, with case counts), then the
+pass, fail (by outcome: the charged ones, expected failures with their reason, unsupported, and
+untested, opkit's own gap; in the words of ``opkit test`` and the scoreboard; types with the same
+outcome grouped, with case counts), then the
 root causes of its failures, and links to the scoreboard's op page (every binding, message and
 repro) and the runtime's findings page. The section stays short: details live on the scoreboard.
 
@@ -20,20 +22,31 @@ from dataclasses import dataclass
 
 from ..core.markdown import safe_inline
 from ..results.attribute_coverage import report_coverage
+from ..results.outcomes import (CRASH, ERROR, MISMATCH, PASS, REFUSED, SEVERITY, TIMEOUT, UNSUPPORTED, UNTESTED,
+                                XFAIL, XPASS)
 from ..results.record import CaseRecord, report_records
 from .bundles import bundle_link
 
 FAILING_SHOWN = 3  # root causes listed per runtime and version; the findings page has the rest
+REASONS_SHOWN = 2  # expectations reasons quoted per runtime and version
+REASON_LENGTH = 200
+# the outcomes a row lists as failures charged to the runtime (xpass: an expected failure that passed)
+SHOWN_FAILING = (CRASH, TIMEOUT, ERROR, MISMATCH, REFUSED, XPASS)
 MISSING_SHOWN = 5  # attribute pairs not reached listed per runtime and version; the report has the rest
 _PLAIN_LABEL = re.compile(r"^[A-Za-z0-9_,()-]+$")
 
 
 @dataclass(frozen=True)
 class RuntimeRow:
-    runtime: str  # "name version", cell-safe
-    passed: str  # "`float`, `double` (12)" or "-"
-    failed: str
-    unsupported: str
+    """One runtime on one op version, each type binding under its worst outcome in the words of
+    ``opkit test`` and the scoreboard (cell-safe; "-" for none)."""
+
+    runtime: str  # "name version"
+    passed: str  # "`float`, `double` (12 cases)"
+    failing: str  # the charged outcomes: "mismatch: `float` (3 cases); refused: `bfloat16` (1 case)"
+    expected: str  # xfail: failures an expectations entry predicts, with its reason
+    unsupported: str  # no kernel for the type
+    untested: str  # opkit could not test the binding: never the runtime's fault
     findings: str  # a link to the runtime's findings page, or ""
 
 
@@ -100,6 +113,14 @@ def _types(labels: list[str]) -> str:
     return ", ".join(shown)
 
 
+def _cut(text: str, limit: int) -> str:
+    """``text`` cut at a word boundary to about ``limit`` characters."""
+    if len(text) <= limit:
+        return text
+    cut = text.rfind(" ", 0, limit)
+    return text[:cut if cut > limit // 2 else limit].rstrip(" ,;:") + " ..."
+
+
 def _ratio(reached, total) -> str:
     """"2/3" from a report's counts (anything else shows as "?")."""
     ok = all(isinstance(n, int) and not isinstance(n, bool) for n in (reached, total))
@@ -131,6 +152,13 @@ class OpConformance:
                 if case.backend == backend and case.outcome in CHARGED:
                     self._cases.setdefault((backend, case.domain, case.op, case.version), []).append(case)
         self._ops = {(domain, op) for domain, op, _ in self.matrix.cells}
+        # (backend, domain, op, version) -> the reasons of the expectations entries its xfail cases met
+        self._reasons: dict[tuple, set[str]] = {}
+        for report in reports:
+            for case in report_records(report):
+                if case.outcome == XFAIL and isinstance(case.expected, dict) and case.expected.get("reason"):
+                    self._reasons.setdefault((case.backend, case.domain, case.op, case.version), set()).add(
+                        _cut(" ".join(str(case.expected["reason"]).split()), REASON_LENGTH))
         self._coverage: dict[tuple, dict[str, dict]] = {}  # (domain, op, version) -> backend -> entry
         for report in reports:
             for (backend, domain, op, since), entry in report_coverage(report).items():
@@ -150,23 +178,27 @@ class OpConformance:
         bindings = self.matrix.cells[key]
         rows, lines, more = [], [], []
         for runtime in sorted({r for cells in bindings.values() for r in cells}):
-            outcome_groups: dict[str, list[tuple[str, int]]] = {"pass": [], "fail": [], "unsupported": []}
+            groups: dict[str, list[tuple[str, int]]] = {}
             for label, cells in bindings.items():
                 cell = cells.get(runtime)
-                if cell is None or not cell.tested:  # untested: opkit's gap, no claim about the runtime
+                if cell is None:
                     continue
-                if cell.agrees:
-                    outcome_groups["pass"].append((label, cell.counts.get("pass", 0)))
-                else:
-                    group = "unsupported" if cell.outcome == "unsupported" else "fail"
-                    outcome_groups[group].append((label, cell.tested - cell.counts.get("pass", 0)))
-            if not any(outcome_groups.values()):
+                outcome = cell.outcome if cell.tested else UNTESTED
+                count = cell.counts.get(outcome, 0) if outcome != PASS else cell.counts.get(PASS, 0)
+                groups.setdefault(outcome, []).append((label, count or cell.total))
+            if not groups:
                 continue
             version = str(self.matrix.versions.get(runtime, {}).get("version") or "")
             name = safe_inline(f"{runtime} {version}" if version and version != "?" else runtime)
             findings = findings_page(runtime) if runtime in self._found else ""
-            rows.append(RuntimeRow(name, _group(outcome_groups["pass"]), _group(outcome_groups["fail"]),
-                                   _group(outcome_groups["unsupported"]),
+            failing = "; ".join(f"{o}: {_group(groups[o])}" for o in SEVERITY if o in groups and o in SHOWN_FAILING)
+            reasons = sorted(self._reasons.get((runtime,) + key, ()))
+            expected = _group(groups.get(XFAIL, []))
+            if reasons and expected != "-":
+                expected += ": " + "; ".join(safe_inline(r) for r in reasons[:REASONS_SHOWN]) + (
+                    f" (and {len(reasons) - REASONS_SHOWN} more)" if len(reasons) > REASONS_SHOWN else "")
+            rows.append(RuntimeRow(name, _group(groups.get(PASS, [])), failing or "-", expected,
+                                   _group(groups.get(UNSUPPORTED, [])), _group(groups.get(UNTESTED, [])),
                                    doc_link("findings", findings) if findings else ""))
             found = self._causes(runtime, key)
             for c in found[:FAILING_SHOWN]:
