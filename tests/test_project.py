@@ -333,3 +333,24 @@ def test_a_site_never_includes_local_files_even_if_a_directive_slips_through(tmp
     code, out, err = opkit(tmp_path, "docs", "--no-gen", "-q")
     assert code == 1 and 'Directive "include" disabled' in err
     assert not any("secret-7f3a" in p.read_text(errors="ignore") for p in (tmp_path / "build").rglob("*.html"))
+
+
+def test_a_project_page_shows_the_conformance_of_its_own_reports(tmp_path):
+    """`opkit test --report reports/...` in a project, then `opkit gen`: the op's page gets a
+    Conformance section from that report, linking nothing the project's site lacks (no scoreboard,
+    no findings pages, no repro zips)."""
+    project = make_project(tmp_path)
+    code, out, err = opkit(project, "gen", "-q")
+    assert code == 0, out + err
+    assert "### Conformance" not in (project / "generated" / "docs" / "operators" / "my.domain" / "MyDiag.md").read_text()
+    code, out, err = opkit(project, "test", "--backend", "reference", "--op", "my.domain::MyDiag", "--suite",
+                           "examples", "--report", "reports/reference.json", "-q")
+    assert code == 0, out + err
+    code, out, err = opkit(project, "gen", "-q")
+    assert code == 0, out + err
+    page = (project / "generated" / "docs" / "operators" / "my.domain" / "MyDiag.md").read_text()
+    section = page.split("### Conformance", 1)[1]
+    assert "| reference " in section and "(opkit's) |" in section
+    assert "scoreboard" not in page and "findings <" not in page and "{opkit-bundle}" not in page
+    code, out, err = opkit(project, "gen", "--check", "-q")  # the page is up to date with the report
+    assert code == 0, out + err

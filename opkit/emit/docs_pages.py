@@ -27,6 +27,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import os
+
 import jinja2
 
 from ..core.markdown import safe_markdown
@@ -59,6 +61,26 @@ def load_reports(root: str) -> list[dict[str, Any]]:
     from .scoreboard import load
 
     return load(root)
+
+
+def project_reports() -> list[dict[str, Any]]:
+    """A project's own reports, for the Conformance sections of its op pages: the JSON reports in
+    its ``[tool.opkit] reports`` folder (where ``opkit test --report reports/...`` writes) and in
+    ``conformance/reports/``, read by the scoreboard's loader (one file once)."""
+    from ..core.project import active
+    from .scoreboard import load_folder
+
+    try:
+        project = active()
+    except Exception:  # noqa: BLE001 - no project: no reports
+        return []
+    found, seen = [], set()
+    for folder in (project.reports, os.path.join(project.root, "conformance", "reports")):
+        for report in load_folder(project.root, folder):
+            if report["_path"] not in seen:
+                seen.add(report["_path"])
+                found.append(report)
+    return found
 
 
 def _scoreboard_built() -> bool:
@@ -149,8 +171,9 @@ def emit(ctx: GenContext) -> dict[str, str]:
     env = _env()
     from .op_conformance import OpConformance
 
-    reports = load_reports(ctx.root) if _scoreboard_built() else []
-    reports = OpConformance(ctx.root, reports) if reports else None
+    builtin = _scoreboard_built()
+    reports = load_reports(ctx.root) if builtin else project_reports()
+    reports = OpConformance(ctx.root, reports, linked=builtin) if reports else None
     specs = sorted(ctx.specs, key=lambda s: (s.domain, s.name))
     out = {page_path(s.domain, s.name): render_page(ctx, s, reports, env) for s in specs}
     out[f"{PAGES_DIR}/index.md"] = render_index(specs, env)

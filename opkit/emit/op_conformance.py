@@ -138,11 +138,14 @@ def _group(items: list[tuple[str, int]]) -> str:
 class OpConformance:
     """The conformance of every op version, built once per ``opkit gen`` from the loaded reports."""
 
-    def __init__(self, root: str, reports: list[dict]):
+    def __init__(self, root: str, reports: list[dict], linked: bool = True):
         from ..results.matrix import build_matrix
         from .findings import CHARGED, backend_causes
 
         self.root = root
+        # opkit's own site links the scoreboard, findings pages and repro zips; a project's site
+        # has none of them: its sections stand alone
+        self.linked = linked
         self.matrix = build_matrix(reports)
         self._charged = CHARGED
         self._found = backend_causes(reports)  # backend -> (its report, causes): a findings page each
@@ -165,7 +168,10 @@ class OpConformance:
                 self._coverage.setdefault((domain, op, since), {})[str(backend)] = entry
 
     def has_page(self, domains: tuple[str, ...], op: str) -> str:
-        """The scoreboard page of the op ("" when the reports have no case of it)."""
+        """The scoreboard page of the op ("" when the reports have no case of it, or the site has
+        no scoreboard)."""
+        if not self.linked:
+            return ""
         for domain in domains:
             if (domain, op) in self._ops:
                 return scoreboard_page(domain, op)
@@ -190,7 +196,7 @@ class OpConformance:
                 continue
             version = str(self.matrix.versions.get(runtime, {}).get("version") or "")
             name = safe_inline(f"{runtime} {version}" if version and version != "?" else runtime)
-            findings = findings_page(runtime) if runtime in self._found else ""
+            findings = findings_page(runtime) if runtime in self._found and self.linked else ""
             failing = "; ".join(f"{o}: {_group(groups[o])}" for o in SEVERITY if o in groups and o in SHOWN_FAILING)
             reasons = sorted(self._reasons.get((runtime,) + key, ()))
             expected = _group(groups.get(XFAIL, []))
@@ -203,7 +209,7 @@ class OpConformance:
             found = self._causes(runtime, key)
             for c in found[:FAILING_SHOWN]:
                 lines.append(CauseLine(safe_inline(runtime), c.outcome, safe_inline(c.signature), c.cases,
-                                       c.feature, bundle_link(self.root, c.example.get("repro"))))
+                                       c.feature, bundle_link(self.root, c.example.get("repro")) if self.linked else ""))
             if len(found) > FAILING_SHOWN:
                 more.append((safe_inline(runtime), len(found) - FAILING_SHOWN, findings))
         if not rows:

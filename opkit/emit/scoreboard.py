@@ -55,8 +55,13 @@ def _short(text: str, limit: int = 160) -> str:
 def load(root: str) -> list[dict]:
     """The conformance reports under ``REPORTS`` (other JSON there is ignored), with machine paths
     made portable; a file that is not valid JSON is a one-line ``JSONFileError``."""
+    return load_folder(root, os.path.join(root, REPORTS))
+
+
+def load_folder(root: str, folder: str) -> list[dict]:
+    """``load`` of the reports in ``folder`` (paths shown relative to ``root``)."""
     reports = []
-    for path in sorted(glob.glob(os.path.join(root, REPORTS, "*.json"))):
+    for path in sorted(glob.glob(os.path.join(folder, "*.json"))):
         if path.endswith(".schema.json"):
             continue
         data = read_report(path)
