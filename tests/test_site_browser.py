@@ -92,3 +92,45 @@ def test_skips_say_what_is_missing(monkeypatch):
     assert why_no_browser().startswith("no system Chromium (apt-get install chromium)")
     monkeypatch.setattr(shutil, "which", lambda name: "/usr/bin/chromium" if name == "chromium" else None)
     assert why_no_browser() is None
+
+
+# JavaScript run in each page: the header cells whose text the browser laid out on more than one
+# line (a header wrapped inside or between words), and the version sections the page holds
+_WRAPPED_HEADERS = """() => Array.from(document.querySelectorAll('article table th')).filter(th => {
+    const range = document.createRange();
+    range.selectNodeContents(th);
+    const tops = new Set(Array.from(range.getClientRects()).filter(r => r.width > 0).map(r => Math.round(r.top)));
+    return tops.size > 1;
+}).map(th => th.textContent.trim())"""
+
+
+@pytest.mark.skipif(MISSING is not None, reason=MISSING or "")
+@pytest.mark.parametrize("op", ["Trilu", "Conv", "Resize"])
+def test_pages_read_at_laptop_width(built_site, tmp_path, monkeypatch, op):
+    """At 1280 px: no table header is wrapped, the page shows the newest version first, and each
+    older version is one click away on a page of its own."""
+    monkeypatch.setenv("PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD", "1")
+    from playwright.sync_api import sync_playwright
+
+    page_path = built_site / "generated" / "operators" / "ai.onnx" / f"{op}.html"
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=chromium(), headless=True, args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 900})
+            page.goto(page_path.resolve().as_uri())
+            assert page.evaluate(_WRAPPED_HEADERS) == []
+            titles = page.locator("article h2").all_inner_texts()
+            sections = [t for t in titles if t.startswith(f"{op} - ")]
+            assert len(sections) == 1, titles  # the newest version only
+            versions = page.locator("article li", has_text="versions (newest first)").first
+            links = versions.locator("a")
+            numbers = [int(t) for t in links.all_inner_texts()]
+            assert numbers == sorted(numbers, reverse=True) and sections[0] == f"{op} - {numbers[0]}"
+            if len(numbers) > 1:  # one click to an older version's own page
+                links.nth(1).click()
+                page.wait_for_load_state()
+                assert page.url.split("#")[0].endswith(f"/{op}-{numbers[1]}.html"), page.url
+                assert page.locator("article h2", has_text=f"{op} - {numbers[1]}").count() == 1
+                assert page.evaluate(_WRAPPED_HEADERS) == []
+        finally:
+            browser.close()

@@ -28,6 +28,7 @@ from __future__ import annotations
 from typing import Any
 
 import os
+import re
 
 import jinja2
 
@@ -99,8 +100,15 @@ def _scoreboard_built() -> bool:
 
 
 def render_page(ctx: GenContext, spec: OpSpec, reports=None, env: jinja2.Environment | None = None) -> str:
-    """One op page. ``reports``: loaded conformance reports, or the OpConformance built from them
-    once for all pages (building it means folding every report)."""
+    """One op page: its newest version in full, the older ones linked (``render_pages``)."""
+    return render_pages(ctx, spec, reports, env)[page_path(spec.domain, spec.name)]
+
+
+def render_pages(ctx: GenContext, spec: OpSpec, reports=None, env: jinja2.Environment | None = None) -> dict[str, str]:
+    """The op's page (its newest version in full, the older versions one click away, as onnx.ai's
+    changelog does: a page of thousands of screens helps no reader) and a page per older version.
+    ``reports``: loaded conformance reports, or the OpConformance built from them once for all
+    pages (building it means folding every report)."""
     from .op_conformance import OpConformance
 
     env = env or _env()
@@ -115,7 +123,7 @@ def render_page(ctx: GenContext, spec: OpSpec, reports=None, env: jinja2.Environ
         views.append(_version_view(ctx, spec, v, previous, newer, reports))
     views.reverse()  # newest first
     path = spec_path(ctx, spec)
-    return absolute_links(tidy(env.get_template("page.md.j2").render(
+    common = dict(
         header=header(path, "<!--") + " -->",
         doc_label=doc_label(spec),
         name=spec.name,
@@ -125,8 +133,25 @@ def render_page(ctx: GenContext, spec: OpSpec, reports=None, env: jinja2.Environ
         source=", ".join(safe_markdown(f"{k} {v}", inline=True) for k, v in spec.source),
         op_doc=doc_markdown(_dedent(spec.doc)),
         scoreboard=reports.has_page((spec.domain, spec.proto_domain or "ai.onnx"), spec.name) if reports else "",
-        versions=views,
-    )), spec.source)
+        all_versions=views,
+        older=[(v["since"], version_doc(spec.name, v["since"])) for v in views[1:]],
+    )
+    template = env.get_template("page.md.j2")
+
+    def page(shown, newest_doc: str = "") -> str:
+        return absolute_links(tidy(template.render(**common, versions=shown, newest_doc=newest_doc)), spec.source)
+
+    out = {page_path(spec.domain, spec.name): page(views[:1])}
+    for view in views[1:]:
+        out[page_path(spec.domain, version_doc(spec.name, view["since"]))] = page([view], spec.name)
+    return out
+
+
+def version_doc(name: str, since: int) -> str:
+    """The document name of an older version's page, beside the op's page (``Resize-11``): a file
+    name, and a line of the op page's toctree, so only letters, digits, ``_``, ``.`` and ``-`` of
+    the op's name (a spec's text is data, even in a file name)."""
+    return re.sub(r"[^A-Za-z0-9_.-]", "_", name).lstrip(".") + f"-{since}"
 
 
 def tidy(text: str) -> str:
@@ -175,7 +200,9 @@ def emit(ctx: GenContext) -> dict[str, str]:
     reports = load_reports(ctx.root) if builtin else project_reports()
     reports = OpConformance(ctx.root, reports, linked=builtin) if reports else None
     specs = sorted(ctx.specs, key=lambda s: (s.domain, s.name))
-    out = {page_path(s.domain, s.name): render_page(ctx, s, reports, env) for s in specs}
+    out = {}
+    for s in specs:
+        out.update(render_pages(ctx, s, reports, env))
     out[f"{PAGES_DIR}/index.md"] = render_index(specs, env)
     from .spec_fields import render_spec_fields
 
