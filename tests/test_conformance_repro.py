@@ -174,3 +174,21 @@ def test_a_crash_bundle_says_the_process_died_and_exits_one(tmp_path):
     json.dump(meta, open(meta_path, "w"))
     proc = rerun(rec.repro)
     assert proc.returncode == 3 and "the runtime hung" in proc.stdout, (proc.returncode, proc.stdout)
+
+
+def test_expected_failures_get_no_repro_bundle(tmp_path):
+    """A failure an expectations entry predicts (xfail) is known: no bundle is written for it (they
+    were most of what a run wrote under .opkit/repro); an unexpected one still gets its bundle."""
+    from opkit.results.outcomes import Expectation, Expectations
+
+    spec = harness.load_op("ai.onnx", "Trilu")
+    backend_spec = resolve("test_conformance_fakes:WrongValues")
+    expected = Expectations([Expectation("Trilu", "known", types=(("T", ("tensor(float)",)),))])
+    with Worker(backend_spec) as worker:
+        backend = BackendRunner(worker)
+        runner = Runner(backend, max_examples=5, seed=3, expectations=expected,
+                        repro=ReproWriter(str(tmp_path), backend_spec, backend.info, backend.ir_version))
+        runner.run_differential(spec, spec.version(14), [{"T": "tensor(float)"}, {"T": "tensor(int64)"}])
+    by_type = {r.types["T"]: r for r in runner.results}
+    assert by_type["tensor(float)"].outcome == "xfail" and by_type["tensor(float)"].repro is None
+    assert by_type["tensor(int64)"].outcome == "mismatch" and by_type["tensor(int64)"].repro

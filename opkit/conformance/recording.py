@@ -48,7 +48,11 @@ class Recording:
                 and suite in SECOND_OPINION_SUITES:
             record = replace(record, second_opinion=self.second_opinion.ask(
                 version, ex.case if ex.case is not None else minimal, ex.outcome, ex.expected, ex.actual))
-        if ex.outcome in FAILING and self.repro is not None and minimal is not None and backend is None:
+        # an expected failure (xfail) gets no bundle: it is known, and its bundles were most of what
+        # a run wrote under .opkit/repro
+        expected = backend is None and self.expectations.find(record) is not None
+        if ex.outcome in FAILING and self.repro is not None and minimal is not None and backend is None \
+                and not expected:
             try:
                 record = replace(record, repro=self.repro(record, minimal, ex, version))
             except Exception as exc:  # noqa: BLE001 - a repro failure must not lose the case
