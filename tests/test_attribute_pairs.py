@@ -7,9 +7,7 @@ from __future__ import annotations
 
 import json
 import os
-from itertools import combinations
 
-import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 

@@ -24,7 +24,6 @@ from opkit.backends.base import limits
 from opkit.backends.onnx_bytes import from_raw_bytes, packed_size, raw_bytes
 from opkit.backends.registry import create, resolve
 from opkit.conformance import harness
-from opkit.cases.onnx_model import build
 from opkit.results.record import CaseRecord
 from opkit.results.report_text import skipped_text
 from opkit.conformance.backend_runner import BackendRunner

@@ -181,7 +181,6 @@ class _EvaluatorRep(BackendRep):
     bindings ran and which were refused, not at its values)."""
 
     def __init__(self, model):
-        from onnx import numpy_helper
         from onnx.reference import ReferenceEvaluator
 
         self.evaluator = ReferenceEvaluator(model)

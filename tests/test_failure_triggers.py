@@ -4,7 +4,6 @@ breaks. Without it the second, found behind the first, was never searched for.""
 
 from __future__ import annotations
 
-import re
 
 import numpy as np
 

@@ -5,7 +5,6 @@ not a runtime defect: the robustness suite does not charge it (MaxUnpool's pads 
 from __future__ import annotations
 
 import numpy as np
-import onnx
 from onnx import TensorProto, helper
 
 from opkit.conformance import harness

@@ -6,7 +6,6 @@ from __future__ import annotations
 import dataclasses
 
 import numpy as np
-import onnx
 import pytest
 
 from opkit.conformance import harness

@@ -30,6 +30,9 @@ from ..core.onnx_types import INT_RANGES
 from .case import TYPE_ATTRIBUTES, Case, NotGeneratable, input_parameter, param_elem
 from .draws import cast
 from .derived import with_attribute
+from .conversion_edges import conversion_edge, stated
+from .relational_edges import (at_extent, broadcasts, has_integer_operand, has_relations, output_extent,
+                               rule_boundary, zero_broadcast)
 
 EDGE_SHARE = 4  # about one case in this many gets an edge strategy ...
 # ... for which a drawn seed must pick one with this chance: hypothesis draws seed 0 and other
@@ -55,6 +58,11 @@ class EdgeStrategy:
     on_values: bool = False
     # sets attribute values: the sweep starts it from the cases that give the most attributes
     sets_attributes: bool = False
+    # checks each variant against the version's rules and reference kernel before returning it
+    # (the relational strategies): the sweep applies it to a family hook's cases too
+    checked: bool = False
+    # the sweep tries it on at most this many bases per variant (0: all); bounds a costly search
+    max_bases: int = 0
 
 
 def _elements(case: Case, version, frozen=frozenset()) -> list[tuple[int, str, str]]:
@@ -381,6 +389,28 @@ STRATEGIES: tuple[EdgeStrategy, ...] = (
                  "on the drawn cases that give the most other attributes: two attribute values at once",
                  lambda v: bool(_attribute_pairs(v)), _attribute_value, tuple(range(MAX_ATTRIBUTE_VALUES)),
                  sets_attributes=True),
+    # relational edges (opkit.cases.relational_edges): derived from the version's rules and kernel
+    EdgeStrategy("rule boundaries", "a comparison the version's rules state (k <= x.shape[axis], a crop within its "
+                 "dimension, blocksize > 0) put at equality or one step either side where the rules allow it, by "
+                 "moving one side: an int attribute, a value of a small integer input or an input extent",
+                 has_relations, rule_boundary, (0, 1, 2), checked=True, max_bases=4),
+    EdgeStrategy("operand at an extent", "an integer input value or int attribute (k, pads, starts, ends, repeats; "
+                 "not an axis) set to an extent of another input or its negative, or one past it (a slice end past "
+                 "the dimension, pads as large as it)", has_integer_operand, at_extent, ("equal", "past"),
+                 checked=True, max_bases=4),
+    EdgeStrategy("output extent 0 and 1", "one int attribute, integer input value or input extent moved so that an "
+                 "extent of an output becomes 0 or 1 (a window as large as its padded input, a slice whose start "
+                 "meets its end), found from the reference kernel's output shapes",
+                 has_integer_operand, output_extent, ("0", "1"), checked=True, max_bases=2),
+    EdgeStrategy("zero-size against broadcast", "an extent of 0 in one input against an extent of 1 at the same "
+                 "axis of the others, or a leading extent of 0 the other inputs lack", broadcasts, zero_broadcast,
+                 ("against 1", "against missing"), checked=True, max_bases=4),
+    EdgeStrategy("stated conversions", "values where a conversion the text states changes: halfway between two "
+                 "values of a narrower floating-point output type (round half to even), x.5 of either sign and the "
+                 "floats next to small integers (a conversion to an integer type, a rounding op), and the values of "
+                 "the scalar operands (Clip's min and max, a float attribute), their negatives and the floats next "
+                 "to them; left out where the rules exclude them (Cast leaves a fractional value cast to an "
+                 "integer undefined)", stated, conversion_edge, ("ties", "bounds"), on_values=True, max_bases=4),
 )
 
 
@@ -394,7 +424,7 @@ def applicable(version, swept: bool = False) -> tuple[EdgeStrategy, ...]:
         return ()
     out = []
     for s in STRATEGIES:
-        if family and not s.on_values:
+        if family and not (s.on_values or s.checked):
             continue
         try:
             if s.applies(version):
@@ -418,7 +448,10 @@ def apply_edge(name: str, case: Case, version, seed: int, frozen=frozenset(), va
         return case
     if out is None:
         return case
-    return dataclasses.replace(out, edge=name if variant is None else f"{name} ({variant})")
+    label = name if variant is None else f"{name} ({variant})"
+    # a strategy may say what its variant changed (the relational ones: "K[0]=4: k <= ... at equality")
+    detail = out.edge if out.edge and out.edge != case.edge else ""
+    return dataclasses.replace(out, edge=f"{label}: {detail}" if detail else label)
 
 
 def sweep(bases, version, frozen=frozenset()) -> list[Case]:
@@ -441,7 +474,7 @@ def sweep(bases, version, frozen=frozenset()) -> list[Case]:
     for strategy in applicable(version, swept=True):
         order = rich if strategy.sets_attributes else bases
         for variant in strategy.variants:
-            for j in range(len(order)):
+            for j in range(min(len(order), strategy.max_bases or len(order))):
                 base = order[(k + j) % len(order)]
                 edged = apply_edge(strategy.name, base, version, k, frozen, variant)
                 if edged is not base:

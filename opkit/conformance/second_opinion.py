@@ -139,5 +139,5 @@ class SecondOpinions:
         self._runners.clear()
 
 
-__all__ = ["AGREES_WITH_OPKIT", "AGREES_WITH_RUNTIME", "ALSO_FAILS", "CANNOT_RUN", "DIFFERS_FROM_BOTH", "DOUBTFUL",
-           "Opinion", "SecondOpinions", "VERDICTS", "judge", "needs_review", "opinion_lines"]
+__all__ = ["AGREES_WITH_OPKIT", "AGREES_WITH_RUNTIME", "ALSO_FAILS", "CANNOT_RUN", "DIFFERS_FROM_BOTH", "Opinion",
+           "SecondOpinions", "judge"]

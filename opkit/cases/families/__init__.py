@@ -16,6 +16,17 @@ from typing import Callable
 from ...core.onnx_types import FAMILIES
 
 
+def edge_check(family: str | None) -> Callable | None:
+    """What a family hook keeps valid by construction beyond the spec's rules (pooling pads below
+    the kernel, Pad's reflect below the axis size), as ``edge_holds(case, version) -> bool`` of the
+    family's module, or None. The relational edges (``opkit.cases.relational_edges``) change a
+    hook's shapes and integers and keep a variant only when the rules and this check hold."""
+    if not family or family not in FAMILIES:
+        return None
+    module = importlib.import_module(f"{__name__}.{family}")
+    return getattr(module, "edge_holds", None)
+
+
 def hook_for(family: str | None) -> Callable | None:
     if not family:
         return None

@@ -155,6 +155,37 @@ def _pad_pair(draw, mode: str, dim: int) -> tuple[int, int]:
     return _int(draw, 0, limit), _int(draw, 0, limit)
 
 
+def edge_holds(case, version) -> bool:
+    """What ``_pad_pair`` keeps by construction, for a case an edge changed (see
+    ``families.edge_check``): outside constant mode an axis is cropped or padded, not both (the
+    text does not say which comes first), and reflect pads stay below the axis size (one
+    reflection; the text names no repeated one). Other shape ops: True."""
+    if case.op != "Pad":
+        return True
+    attrs = case.kernel_attributes()
+    mode = attrs.get("mode") or "constant"
+    mode = mode.decode() if isinstance(mode, bytes) else mode
+    if mode == "constant":
+        return True
+    inputs = dict(case.inputs)
+    data = inputs.get("data")
+    pads = inputs.get("pads", attrs.get("pads"))
+    if not isinstance(data, np.ndarray) or pads is None:
+        return True
+    pads = [int(p) for p in np.ravel(pads)]
+    axes = inputs.get("axes")
+    axes = list(range(data.ndim)) if axes is None else [int(a) % max(data.ndim, 1) for a in np.ravel(axes)]
+    if len(pads) != 2 * len(axes):
+        return True
+    for i, a in enumerate(axes):
+        before, after = pads[i], pads[i + len(axes)]
+        if min(before, after) < 0 < max(before, after):
+            return False
+        if mode == "reflect" and max(before, after) > data.shape[a] - 1:
+            return False
+    return True
+
+
 def _pad(draw, ctx: Context) -> Draft:
     rank = _int(draw, 0, 4) if _rare(draw, 10) else _int(draw, 1, 4)
     shape = _dims(draw, rank)

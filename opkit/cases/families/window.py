@@ -135,20 +135,62 @@ def _settle(g: Geometry, ctx: Context, pool: bool) -> None:
     rule = "right padded region" in (ctx.version.doc or "")
     for i in range(g.n):
         for _ in range(8):
-            size, s, d, k = g.sizes[i], g.strides[i], g.dilations[i], g.kernel[i]
-            (o,), (b,), _, _, _ = window_geometry([size], [k], [s], [g.pads[i], g.pads[i + g.n]], [d],
-                                                  g.auto_pad, g.ceil_mode)
-            ok = True
-            if g.ceil_mode and not rule and g.auto_pad == "NOTSET":
-                num = size + g.pads[i] + g.pads[i + g.n] - g.span(i)
-                ok = (-(-num // s)) * s < size + g.pads[i]  # the formula's last window starts inside
-            if pool and ok and g.auto_pad in ("SAME_UPPER", "SAME_LOWER"):
-                ok = (o - 1) * s + g.span(i) - size >= 0
-            if pool and ok:
-                ok = all(any(0 <= t * s - b + j * d < size for j in range(k)) for t in range(o))
-            if ok:
+            if _settled(g, i, pool, rule):
                 break
             g.sizes[i] += 1
+
+
+def _settled(g: Geometry, i: int, pool: bool, rule: bool) -> bool:
+    """Whether spatial axis ``i`` of ``g`` is out of the corners ``_settle`` avoids."""
+    size, s, d, k = g.sizes[i], g.strides[i], g.dilations[i], g.kernel[i]
+    (o,), (b,), _, _, _ = window_geometry([size], [k], [s], [g.pads[i], g.pads[i + g.n]], [d],
+                                          g.auto_pad, g.ceil_mode)
+    ok = True
+    if g.ceil_mode and not rule and g.auto_pad == "NOTSET":
+        num = size + g.pads[i] + g.pads[i + g.n] - g.span(i)
+        ok = (-(-num // s)) * s < size + g.pads[i]  # the formula's last window starts inside
+    if pool and ok and g.auto_pad in ("SAME_UPPER", "SAME_LOWER"):
+        ok = (o - 1) * s + g.span(i) - size >= 0
+    if pool and ok:
+        ok = all(any(0 <= t * s - b + j * d < size for j in range(k)) for t in range(o))
+    return ok
+
+
+def edge_holds(case, version) -> bool:
+    """What ``geometry`` keeps by construction, for a case an edge changed (see
+    ``families.edge_check``): every output axis at least 1 wide, and for pooling pads below the
+    kernel and none of ``_settle``'s corners (a window over padding only, negative SAME padding, a
+    ceil_mode window starting past the input where the text predates the rule on it)."""
+    if case.op not in ("AveragePool", "MaxPool", "LpPool", "Conv", "ConvInteger"):
+        # what the other builders keep consistent (ConvTranspose's output_shape and output_padding,
+        # MaxUnpool's output_shape, DeformConv's offsets, Col2Im's blocks, RoI boxes) is stated
+        # nowhere else: no relational variant for them
+        return False
+    attrs = case.kernel_attributes()
+    inputs = dict(case.inputs)
+    x = inputs.get("X", inputs.get("x"))
+    if not isinstance(x, np.ndarray) or x.ndim < 3:
+        return True
+    n = x.ndim - 2
+    kernel = attrs.get("kernel_shape")
+    if kernel is None:
+        w = inputs.get("W", inputs.get("w"))
+        kernel = list(w.shape[2:]) if isinstance(w, np.ndarray) and w.ndim == x.ndim else None
+    if kernel is None or len(kernel) != n:
+        return True
+    auto_pad = attrs.get("auto_pad") or "NOTSET"
+    auto_pad = auto_pad.decode() if isinstance(auto_pad, bytes) else auto_pad
+    pads = list(attrs.get("pads") or [0] * (2 * n))
+    g = Geometry(n, [int(k) for k in kernel], list(attrs.get("strides") or [1] * n),
+                 list(attrs.get("dilations") or [1] * n), [int(p) for p in pads], auto_pad,
+                 int(attrs.get("ceil_mode") or 0), sizes=list(x.shape[2:]))
+    pool = case.op.endswith("Pool")
+    if pool and any(p >= g.kernel[i % n] for i, p in enumerate(g.pads)):
+        return False
+    if any(o < 1 for o in output_sizes(g)):
+        return False
+    rule = "right padded region" in (version.doc or "")
+    return all(_settled(g, i, pool, rule) for i in range(n))
 
 
 def output_sizes(g: Geometry) -> list[int]:
