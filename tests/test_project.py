@@ -354,3 +354,31 @@ def test_a_project_page_shows_the_conformance_of_its_own_reports(tmp_path):
     assert "scoreboard" not in page and "findings <" not in page and "{opkit-bundle}" not in page
     code, out, err = opkit(project, "gen", "--check", "-q")  # the page is up to date with the report
     assert code == 0, out + err
+
+
+def test_an_op_that_kills_its_pool_process_is_the_only_one_charged(tmp_path):
+    """-j 2: an op whose reference kernel aborts the pool process (as a crash in a library opkit
+    calls in process would) is reported as opkit's runner error; the ops waiting beside it still
+    run (a pool breakdown used to count against every op not yet finished: 26 ops of a sweep)."""
+    import json
+    import re
+
+    project = make_project(tmp_path)
+    path = project / "specs" / "my.domain" / "MyDiag.yaml"
+    text = path.read_text()
+    text = re.sub(r"  kernel:\n    python: \|\n(      .*\n|\n)+", "  kernel:\n    python: |\n"
+                  "      __import__('os').abort()\n", text, count=1)
+    path.write_text(text)
+    code, out, err = opkit(project, "gen", "-q")
+    assert code == 0, out + err
+    report = project / "r.json"
+    ops = ["Relu", "Abs", "Neg", "my.domain::MyDiag", "Sign", "Floor", "Ceil"]
+    argv = ["test", "--backend", "reference", "-j", "2", "--suite", "examples", "--no-repro", "-q",
+            "--report", str(report)]
+    for op in ops:
+        argv += ["--op", op]
+    code, out, err = opkit(project, *argv, timeout=600)
+    cases = json.loads(report.read_text())["cases"]
+    failed = {c["op"] for c in cases if "runner process failed" in (c.get("message") or "")}
+    assert failed == {"MyDiag"}, (failed, err[-2000:])
+    assert {c["op"] for c in cases if c["outcome"] == "pass"} >= {"Relu", "Abs", "Neg", "Sign", "Floor", "Ceil"}

@@ -192,22 +192,29 @@ class _terminating:
 
 def run_pool(run, position: int, spec_b, job: Job, paths: list[str]) -> None:
     """Each op in a pool process (-j N). A pool process that dies (the OOM killer, a kernel
-    segfault) breaks the whole pool and fails every pending op: a new pool runs those. An op
-    that was running when the pool broke MAX_POOL_ATTEMPTS times is reported as a runner error
-    (it, or its neighbour, kills its process). Records stream back as cases finish (see
+    segfault, an abort in a library opkit calls) breaks the whole pool: only the ops running then
+    are charged an attempt (at most N are handed to the pool at a time, so the ops still waiting
+    are not), and they run again alone, one op per pool, so that the op that kills its process is
+    told from its neighbour; the others go on N at a time. An op caught in MAX_POOL_ATTEMPTS
+    breakdowns is reported as a runner error. Records stream back as cases finish (see
     ``_PoolStreams``), so an interrupt keeps them. ``run`` is the session (``session._Run``)."""
     streams = run.streams[position] = _PoolStreams()
     run.sources.append(streams.records)
     workers = min(run.config.jobs, len(paths))
-    pending, attempts = list(range(len(paths))), {}
-    while pending:
-        pending = sorted(_pool_round(run, position, spec_b, job, paths, streams, workers, pending, attempts))
+    pending, attempts, suspects = list(range(len(paths))), {}, []
+    while pending or suspects:
+        if suspects:  # ops that were running when a pool broke: one at a time
+            suspect = suspects.pop(0)
+            suspects += _pool_round(run, position, spec_b, job, paths, streams, 1, [suspect], attempts)[0]
+            continue
+        broken, pending = _pool_round(run, position, spec_b, job, paths, streams, workers, pending, attempts)
+        suspects = sorted(broken)
 
 
 def _pool_round(run, position: int, spec_b, job: Job, paths: list[str], streams: _PoolStreams, workers: int,
-                pending: list[int], attempts: dict[int, int]) -> list[int]:
-    """One pool running the ``pending`` ops; returns those to run again in a new pool (the pool
-    broke while they were running or waiting)."""
+                pending: list[int], attempts: dict[int, int]) -> tuple[list[int], list[int]]:
+    """One pool running the ``pending`` ops, ``workers`` at a time; returns (the ops that were
+    running when it broke and are to run again, the ops it did not start)."""
     import multiprocessing as mp
     from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 
@@ -215,18 +222,20 @@ def _pool_round(run, position: int, spec_b, job: Job, paths: list[str], streams:
 
     pool = ProcessPoolExecutor(workers, mp_context=mp.get_context("spawn"), initializer=_pool_init,
                                initargs=(os.getpid(),))
-    broken = []
+    broken, queue = [], list(pending)
     with _terminating(pool):
-        futures = {}
-        for i in pending:  # one op per task: live progress, and results as they finish
-            stream = streams.open(i)
-            futures[pool.submit(_pool_unit, replace(job, paths=(paths[i],), progress=None, stream=stream))] = i
-        waiting = set(futures)
-        while waiting:
+        futures: dict = {}
+        while queue or futures:
             check_stop()  # a KeyboardInterrupt swallowed in here still ends the run
-            finished, waiting = wait(waiting, timeout=0.5, return_when=FIRST_COMPLETED)
+            while queue and len(futures) < workers and not broken:  # one op per task: live progress
+                i = queue.pop(0)
+                stream = streams.open(i)
+                futures[pool.submit(_pool_unit, replace(job, paths=(paths[i],), progress=None, stream=stream))] = i
+            if not futures:
+                break  # the pool broke: the rest wait for a new one
+            finished, _ = wait(set(futures), timeout=0.5, return_when=FIRST_COMPLETED)
             for fut in finished:
-                i = futures[fut]
+                i = futures.pop(fut)
                 outcome = _pool_result(fut, paths[i], spec_b, attempts, i)
                 if outcome is None:
                     broken.append(i)
@@ -238,7 +247,7 @@ def _pool_round(run, position: int, spec_b, job: Job, paths: list[str], streams:
                 if info and position not in run.infos:
                     run.infos[position] = info
                 streams.finish(i, recs)
-    return broken
+    return broken, queue
 
 
 def _pool_result(fut, path: str, spec_b, attempts: dict[int, int],
