@@ -28,6 +28,8 @@ def gather_elements_11(data, indices, *, axis=0):
         fail('GatherElements', 11, 'V2', 'axis is in [-r, r-1].')
     if not (indices.size == 0 or (int(indices.min()) >= -data.shape[axis] and int(indices.max()) < data.shape[axis])):
         fail('GatherElements', 11, 'V3', 'Every index is within [-s, s-1], s = data.shape[axis].')
+    if not (data.ndim == 0 or all(indices.shape[d] <= data.shape[d] for d in range(data.ndim) if d != axis % data.ndim)):
+        fail('GatherElements', 11, 'V4', 'On every axis but axis, indices is no longer than data: output[i][j][k] = data[indices[i][j][k]][j][k] (axis 0) reads data at the other positions of the index as they are.')
     try:
         idx = np.where(indices < 0, indices + data.shape[axis], indices)
         # the output has the shape of indices: take_along_axis would broadcast a size-1 (or size-0)
@@ -51,6 +53,8 @@ def gather_elements_13(data, indices, *, axis=0):
         fail('GatherElements', 13, 'V2', 'axis is in [-r, r-1].')
     if not (indices.size == 0 or (int(indices.min()) >= -data.shape[axis] and int(indices.max()) < data.shape[axis])):
         fail('GatherElements', 13, 'V3', 'Every index is within [-s, s-1], s = data.shape[axis].')
+    if not (data.ndim == 0 or all(indices.shape[d] <= data.shape[d] for d in range(data.ndim) if d != axis % data.ndim)):
+        fail('GatherElements', 13, 'V4', 'On every axis but axis, indices is no longer than data: output[i][j][k] = data[indices[i][j][k]][j][k] (axis 0) reads data at the other positions of the index as they are.')
     try:
         idx = np.where(indices < 0, indices + data.shape[axis], indices)
         # the output has the shape of indices: take_along_axis would broadcast a size-1 (or size-0)

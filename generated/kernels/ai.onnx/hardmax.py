@@ -24,6 +24,8 @@ def hardmax_1(input, *, axis=1):
         fail('Hardmax', 1, 'V1', 'The reduced axis is not empty: the dimensions from axis on, which the input is coerced to as the rows of a 2-D matrix, hold at least one element.')
     if not (not np.isnan(input).any()):
         fail('Hardmax', 1, 'D1', 'The input holds no NaN: Hardmax is 1 for "the first maximum value along the specified axis", and NaN is neither greater nor smaller than anything, so an axis holding NaN has no defined maximum (onnxruntime passes over NaN, onnx.reference and opkit take it as the maximum); the result is undefined otherwise.')
+    if not (input.ndim == 0 or -input.ndim <= axis < input.ndim):
+        fail('Hardmax', 1, 'V2', "axis is in [-r, r-1], r = rank(input): this version's text states no range (its coercion to 2-D would also define axis = r), runtimes and onnx.reference take the range later versions state; the ambiguous axis = r is left out.")
     try:
         return softmax_2d(input, axis, hardmax)
     except KernelValidationError:
@@ -39,6 +41,8 @@ def hardmax_11(input, *, axis=1):
         fail('Hardmax', 11, 'V1', 'The reduced axis is not empty: the dimensions from axis on, which the input is coerced to as the rows of a 2-D matrix, hold at least one element.')
     if not (not np.isnan(input).any()):
         fail('Hardmax', 11, 'D1', 'The input holds no NaN: Hardmax is 1 for "the first maximum value along the specified axis", and NaN is neither greater nor smaller than anything, so an axis holding NaN has no defined maximum (onnxruntime passes over NaN, onnx.reference and opkit take it as the maximum); the result is undefined otherwise.')
+    if not (input.ndim == 0 or -input.ndim <= axis < input.ndim):
+        fail('Hardmax', 11, 'V2', 'axis is in [-r, r-1], r = rank(input), the range the text accepts.')
     try:
         return softmax_2d(input, axis, hardmax)
     except KernelValidationError:
@@ -54,6 +58,8 @@ def hardmax_13(input, *, axis=-1):
         fail('Hardmax', 13, 'V1', 'The reduced axis is not empty (an empty axis has no maximum to mark).')
     if not (not np.isnan(input).any()):
         fail('Hardmax', 13, 'D1', 'The input holds no NaN: Hardmax is 1 for "the first maximum value along the specified axis", and NaN is neither greater nor smaller than anything, so an axis holding NaN has no defined maximum (onnxruntime passes over NaN, onnx.reference and opkit take it as the maximum); the result is undefined otherwise.')
+    if not (input.ndim == 0 or -input.ndim <= axis < input.ndim):
+        fail('Hardmax', 13, 'V2', 'axis is in [-r, r-1], r = rank(input), the range the text accepts.')
     try:
         return hardmax(input, axis)
     except KernelValidationError:

@@ -37,6 +37,8 @@ def scatter_elements_11(data, indices, updates, *, axis=0):
         fail('ScatterElements', 11, 'V4', 'Every index is within [-s, s-1], s = data.shape[axis].')
     if not (indices.size == 0 or indices.size == np.unique(np.concatenate([np.delete(np.indices(indices.shape), axis % data.ndim, 0).reshape(data.ndim - 1, indices.size), (indices % data.shape[axis]).reshape(1, -1)]), axis=1).shape[1]):
         fail('ScatterElements', 11, 'V5', 'No two entries of indices target the same position (ONNX leaves the result of duplicates undefined).')
+    if not (data.ndim == 0 or all(indices.shape[d] <= data.shape[d] for d in range(data.ndim) if d != axis % data.ndim)):
+        fail('ScatterElements', 11, 'V6', 'On every axis but axis, indices (and updates) is no longer than data: output[indices[i][j]][j] = updates[i][j] (axis 0) writes data at the other positions of the index as they are.')
     try:
         return scatter_elements(data, indices, updates, axis, "none")
     except KernelValidationError:
@@ -60,6 +62,8 @@ def scatter_elements_13(data, indices, updates, *, axis=0):
         fail('ScatterElements', 13, 'V4', 'Every index is within [-s, s-1], s = data.shape[axis].')
     if not (indices.size == 0 or indices.size == np.unique(np.concatenate([np.delete(np.indices(indices.shape), axis % data.ndim, 0).reshape(data.ndim - 1, indices.size), (indices % data.shape[axis]).reshape(1, -1)]), axis=1).shape[1]):
         fail('ScatterElements', 13, 'V5', 'No two entries of indices target the same position (ONNX leaves the result of duplicates undefined).')
+    if not (data.ndim == 0 or all(indices.shape[d] <= data.shape[d] for d in range(data.ndim) if d != axis % data.ndim)):
+        fail('ScatterElements', 13, 'V6', 'On every axis but axis, indices (and updates) is no longer than data: output[indices[i][j]][j] = updates[i][j] (axis 0) writes data at the other positions of the index as they are.')
     try:
         return scatter_elements(data, indices, updates, axis, "none")
     except KernelValidationError:
@@ -85,6 +89,8 @@ def scatter_elements_16(data, indices, updates, *, reduction='none', axis=0):
         fail('ScatterElements', 16, 'V4', 'Every index is within [-s, s-1], s = data.shape[axis].')
     if not (reduction != "none" or indices.size == 0 or indices.size == np.unique(np.concatenate([np.delete(np.indices(indices.shape), axis % data.ndim, 0).reshape(data.ndim - 1, indices.size), (indices % data.shape[axis]).reshape(1, -1)]), axis=1).shape[1]):
         fail('ScatterElements', 16, 'V5', "With reduction 'none' no two entries of indices target the same position (ONNX leaves the result of duplicates undefined).")
+    if not (data.ndim == 0 or all(indices.shape[d] <= data.shape[d] for d in range(data.ndim) if d != axis % data.ndim)):
+        fail('ScatterElements', 16, 'V6', 'On every axis but axis, indices (and updates) is no longer than data: output[indices[i][j]][j] = updates[i][j] (axis 0) writes data at the other positions of the index as they are.')
     try:
         return scatter_elements(data, indices, updates, axis, reduction)
     except KernelValidationError:
@@ -112,6 +118,8 @@ def scatter_elements_18(data, indices, updates, *, reduction='none', axis=0):
         fail('ScatterElements', 18, 'V5', "With reduction 'none' no two entries of indices target the same position (ONNX leaves the result of duplicates undefined).")
     if not (reduction not in ('min', 'max') or not (np.isnan(data).any() or np.isnan(updates).any())):
         fail('ScatterElements', 18, 'D1', 'With reduction \'max\' or \'min\' neither data nor updates hold NaN: the text names "the maximization (minimization) operation" and not what it gives for NaN (onnxruntime\'s keeps the number, onnx.reference and opkit the NaN, depending on the order of the operands); the result is undefined otherwise.')
+    if not (data.ndim == 0 or all(indices.shape[d] <= data.shape[d] for d in range(data.ndim) if d != axis % data.ndim)):
+        fail('ScatterElements', 18, 'V6', 'On every axis but axis, indices (and updates) is no longer than data: output[indices[i][j]][j] = updates[i][j] (axis 0) writes data at the other positions of the index as they are.')
     try:
         return scatter_elements(data, indices, updates, axis, reduction)
     except KernelValidationError:

@@ -43,6 +43,8 @@ def split_to_sequence_11(input, split=None, *, keepdims=1, axis=0):
         s = np.asarray(split)
         if s.ndim == 0:
             n = int(s)
+            if not input.shape[a]:  # ceil(0 / split) chunks: none at all along an empty axis
+                return []
             cuts = list(range(n, input.shape[a], n))
         else:
             cuts = list(np.cumsum(s.astype(np.int64))[:-1])
@@ -76,6 +78,8 @@ def split_to_sequence_24(input, split=None, *, keepdims=1, axis=0):
         s = np.asarray(split)
         if s.ndim == 0:
             n = int(s)
+            if not input.shape[a]:  # ceil(0 / split) chunks: none at all along an empty axis
+                return []
             cuts = list(range(n, input.shape[a], n))
         else:
             cuts = list(np.cumsum(s.astype(np.int64))[:-1])
