@@ -145,3 +145,14 @@ def test_a_cause_line_shows_the_runtime_sentence_not_the_grouping_key():
     assert "BFloat1N" not in line and "Status Message" not in line
     long = "error: " + "word " * 80
     assert readable_message("error", long).endswith(" ...") and len(readable_message("error", long)) <= 165
+
+
+def test_a_refusal_in_the_robustness_suite_gets_a_second_opinion(tmp_path):
+    """The robustness suite's refused case is its valid base case: another engine is asked about it
+    as about a differential refusal (without it, 40% of a sweep's refusals went unconfirmed)."""
+    report = tmp_path / "r.json"
+    main(["test", "--backend", "tests.test_conformance_fakes:RefusesLower", "--op", "Trilu", "--suite", "robustness",
+          "--max-examples", "25", "--no-repro", "--no-isolate", "--no-expectations", "--max-bindings", "3",
+          "--report", str(report), "-q"])
+    refused = [c for c in json.loads(report.read_text())["cases"] if c["outcome"] == "refused"]
+    assert refused and all(c.get("second_opinion") for c in refused)

@@ -12,9 +12,13 @@ from ..cases.case import Case
 from ..results.record import CaseRecord
 from .second_opinion import ASKED_ABOUT
 from .second_opinion import SUITES as SECOND_OPINION_SUITES
-from ..results.outcomes import FAILING, PASS
+from ..results.outcomes import FAILING, PASS, REFUSED
 from .case_exec import Exec
 from .stopping import check_stop
+
+# a refusal is asked about wherever the refused case is a valid input of the op itself: the
+# robustness suite's refused case is its valid base case (a property's calls are not)
+REFUSAL_SUITES = ("robustness",)
 
 
 class Recording:
@@ -45,7 +49,7 @@ class Recording:
             minimal_example=minimal.describe() if minimal is not None and ex.outcome != PASS else None,
             rejected=rejected or None)
         if self.second_opinion and backend is None and minimal is not None and ex.outcome in ASKED_ABOUT \
-                and suite in SECOND_OPINION_SUITES:
+                and (suite in SECOND_OPINION_SUITES or (ex.outcome == REFUSED and suite in REFUSAL_SUITES)):
             record = replace(record, second_opinion=self.second_opinion.ask(
                 version, ex.case if ex.case is not None else minimal, ex.outcome, ex.expected, ex.actual))
         # an expected failure (xfail) gets no bundle: it is known, and its bundles were most of what
