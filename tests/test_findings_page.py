@@ -86,6 +86,7 @@ def test_every_audit_entry_covers_a_cause_of_the_committed_reports():
 
     from opkit.emit.findings import backend_causes
     from opkit.results.audit import load_audit
+    from opkit.results.outcomes import FINDING_OUTCOMES
 
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     audit = load_audit(root)
@@ -93,7 +94,7 @@ def test_every_audit_entry_covers_a_cause_of_the_committed_reports():
     used = set()
     for _, (_, causes) in backend_causes(reports).items():
         for cause in causes:
-            if cause.outcome in ("mismatch", "error", "crash", "timeout"):
+            if cause.outcome in FINDING_OUTCOMES:
                 first = next((i for i, e in enumerate(audit) if e.covers(cause)), None)  # first match wins
                 if first is not None:
                     used.add(first)
