@@ -20,8 +20,9 @@ import numpy as np
 
 from ..core.dtypes import FLOATS, np_dtype
 from ..core.onnx_types import INT_RANGES
-from .case import Case, NotGeneratable, input_parameter, param_elem
+from .case import Case, NotGeneratable, param_elem
 from .draws import cast
+from .relational import input_elem
 from .relational_edges import _safe
 
 TIES = (0.5, -0.5, 1.5, -1.5, 2.5, -2.5, 3.5, -3.5)  # half-to-even and half-away differ on every other one
@@ -74,14 +75,6 @@ def stated(version) -> bool:
     return rounds(version) or has_bounds(version)
 
 
-def _elem(case: Case, version, name: str) -> str | None:
-    param = input_parameter(version, name)
-    try:
-        return param_elem(param, case.type_map) if param is not None else None
-    except NotGeneratable:
-        return None
-
-
 def _neighbours(k: float, elem: str) -> list[float]:
     """The floats of ``elem`` next to ``k`` (a normal number): one below and one above."""
     eps = float(_finfo(elem).eps)
@@ -98,7 +91,7 @@ def _bounds(case: Case, version, data: str) -> list[float]:
     out = []
     for name in sorted(_scalar_inputs(version)):
         arr = dict(case.inputs).get(name)
-        if name != data and isinstance(arr, np.ndarray) and arr.size == 1 and _elem(case, version, name) in FLOATS:
+        if name != data and isinstance(arr, np.ndarray) and arr.size == 1 and input_elem(case, version, name) in FLOATS:
             out.append(float(np.asarray(arr, dtype=np.float64).reshape(-1)[0]))
     given = case.kernel_attributes()
     for a in version.attributes:
@@ -112,7 +105,7 @@ def _data_input(case: Case, version, frozen, exclude=()) -> tuple[int, str, np.n
     for i, (name, arr) in enumerate(case.inputs):
         if name in frozen or name in exclude or not isinstance(arr, np.ndarray) or not arr.size:
             continue
-        elem = _elem(case, version, name)
+        elem = input_elem(case, version, name)
         if elem in FLOATS and (best is None or arr.size > best[2].size):
             best = (i, elem, arr)
     return best

@@ -325,7 +325,9 @@ def resized(arr: np.ndarray, axis: int, n: int, elem: str | None, seed: int = 0)
     return fill(elem, tuple(shape), "small", seed).astype(arr.dtype, copy=False)
 
 
-def _elem(case: Case, version, name: str) -> str | None:
+def input_elem(case: Case, version, name: str) -> str | None:
+    """The element type of the formal input ``name`` in the case's binding (None: no such input,
+    or its type cannot be generated)."""
     param = input_parameter(version, name)
     try:
         return param_elem(param, case.type_map) if param is not None else None
@@ -355,7 +357,7 @@ def moved(case: Case, version, knob: Knob, value: int) -> Case | None:
     i = _input_index(case, knob.name)
     arr = case.inputs[i][1]
     if knob.kind == "value":
-        lo, hi = INT_RANGES.get(_elem(case, version, knob.name) or "", (np.iinfo(arr.dtype).min, np.iinfo(arr.dtype).max))
+        lo, hi = INT_RANGES.get(input_elem(case, version, knob.name) or "", (np.iinfo(arr.dtype).min, np.iinfo(arr.dtype).max))
         if not lo <= value <= hi:
             return None
         flat = arr.reshape(-1).copy()
@@ -365,7 +367,7 @@ def moved(case: Case, version, knob: Knob, value: int) -> Case | None:
     shape[knob.index] = value
     if int(np.prod(shape)) > MAX_ELEMENTS:
         return None
-    return _with_input(case, i, resized(arr, knob.index, value, _elem(case, version, knob.name), value))
+    return _with_input(case, i, resized(arr, knob.index, value, input_elem(case, version, knob.name), value))
 
 
 # ---------------------------------------------------------------------------------------------
