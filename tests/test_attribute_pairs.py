@@ -266,3 +266,22 @@ def test_op_page_shows_the_coverage_table(tmp_path):
     assert "| all | | 4/4, pairs 3/4 |" in section
     assert "- reference: reverse=1, exclusive=1: a rule excludes it: \\`x\\` \\| y" in section
     assert "<b>" not in section
+
+
+def test_pairs_of_a_row_that_could_not_run_are_asked_again_alone():
+    """A row no case could be made for loses every pair it holds, not only the excluded one: each
+    pair no row that ran covers becomes a row of its own (Resize-19: 149 -> 160 of 161 pairs)."""
+    from opkit.cases.covering import covering_array, pairs_of
+    from opkit.conformance.attribute_pairs import _repair_rows
+
+    _, version = _version("Resize", 19)
+    array = covering_array(version)
+    rows = list(array.rows)
+    status = [(k != 0, "" if k else "a rule excludes it") for k in range(len(rows))]  # the first row failed
+    repaired = _repair_rows(array, rows, status)
+    reached = {p for (ran, _), row in zip(status, rows) if ran for p in pairs_of(row)}
+    lost = [p for p in pairs_of(rows[0]) if p not in reached]
+    assert lost and [tuple(r) for r in repaired] == [p for p in array.pairs() if p not in reached][:len(repaired)]
+    assert all(len(r) == 2 for r in repaired) and set(map(tuple, repaired)) >= set(lost[:len(repaired)])
+    # nothing to repair when every row ran
+    assert _repair_rows(array, rows, [(True, "")] * len(rows)) == []

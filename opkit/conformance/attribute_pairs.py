@@ -58,42 +58,16 @@ def run_attribute_pairs(runner, spec: OpSpec, version: OpVersion, bindings: list
     known = runner._shrunk_classes.get((spec.domain, spec.name, version.since, "differential"), set())
     failures: dict[tuple, list] = {}  # failure class -> [binding, Exec, case, row, rows failing so, runs]
     status: list[tuple[bool, str]] = []  # per row: (ran, why not)
-    expensive = failing = 0
-    for k, row in enumerate(array.rows):
-        check_stop()
-        if expensive >= MAX_EXPENSIVE_ROWS:
-            status.append((False, f"not run: the rows met {expensive} crashes or hangs"))
-            continue
-        pinned = dict(row)
-        found, why = None, ""
-        for attempt in range(min(ROW_BINDINGS, len(bindings))):
-            binding = bindings[(k + attempt) % len(bindings)]
-            found, why = _row_case(runner, spec, version, binding, pinned, k)
-            if found is not None:
-                break
-        if found is None:
-            status.append((False, why))
-            continue
-        case, ex = found
-        # a refusal of a binding known to run is a refusal of this row's values (``refusals``)
-        ex = runner.note(binding_key(spec.domain, spec.name, version.since, binding), ex)
-        if ex.outcome == REFUSED:
-            ex.details = dict(ex.details or {}, refused_with=refused_attributes(case, version))
-        if ex.outcome == UNTESTED:
-            status.append((False, f"untested: {ex.message[:200]}"))
-            continue
-        status.append((True, ""))
-        if ex.outcome == PASS:
-            continue
-        expensive += ex.outcome in EXPENSIVE
-        failing += 1
-        cls = failure_class(ex, case)
-        if cls in known:
-            continue  # the search met it already, in this binding or another
-        if cls in failures:
-            failures[cls][4] += 1
-        else:
-            failures[cls] = [binding, ex, ex.case if ex.case is not None else case, row, 1, ex.count]
+    tally = {"expensive": 0, "failing": 0}
+    rows = list(array.rows)
+    for k, row in enumerate(rows):
+        status.append(_ask_row(runner, spec, version, bindings, row, k, known, failures, tally))
+    # a row no case could be made for loses every pair it holds, not only the one a rule excludes:
+    # each pair still unreached is asked again alone (the other attributes drawn)
+    for k, row in enumerate(_repair_rows(array, rows, status), start=len(rows)):
+        rows.append(row)
+        status.append(_ask_row(runner, spec, version, bindings, row, k, known, failures, tally))
+    failing = tally["failing"]
     for binding, ex, case, row, count, n in failures.values():
         ex.details = dict(ex.details or {}, attribute_pairs={
             "row": {name: label(value) for name, value in row},
@@ -101,7 +75,55 @@ def run_attribute_pairs(runner, spec: OpSpec, version: OpVersion, bindings: list
             "why": "a case of the op version's pairwise covering array over its attribute values "
                    "(every pair of values of two attributes is asked once)"})
         runner._record(spec, version, "differential", EXAMPLE, binding, ex, n, time.perf_counter() - t_start, case)
-    _emit_coverage(runner, spec, version, array, status, failing, time.perf_counter() - t_start)
+    _emit_coverage(runner, spec, version, array, rows, status, failing, time.perf_counter() - t_start)
+
+
+MAX_REPAIR_ROWS = 24  # pairs asked again alone per op version (each costs a draw or a few)
+
+
+def _repair_rows(array, rows: list, status: list[tuple[bool, str]]) -> list[tuple]:
+    """A row of just the two levels of each pair no row that ran covered, in the pairs' order, at
+    most MAX_REPAIR_ROWS (the left-out pairs of a capped array too)."""
+    reached = {pair for (ran, _), row in zip(status, rows) if ran for pair in pairs_of(row)}
+    return [tuple(pair) for pair in array.pairs() if pair not in reached][:MAX_REPAIR_ROWS]
+
+
+def _ask_row(runner, spec: OpSpec, version: OpVersion, bindings: list[dict], row, k: int, known: set,
+             failures: dict, tally: dict) -> tuple[bool, str]:
+    """Run one row: a valid case with its levels pinned, on the k-th binding or the next; its
+    (ran, why not). A failure is kept in ``failures`` once per class (``tally`` counts the rows
+    that failed and the crashes or hangs met)."""
+    check_stop()
+    if tally["expensive"] >= MAX_EXPENSIVE_ROWS:
+        return False, f"not run: the rows met {tally['expensive']} crashes or hangs"
+    pinned = dict(row)
+    found, why = None, ""
+    for attempt in range(min(ROW_BINDINGS, len(bindings))):
+        binding = bindings[(k + attempt) % len(bindings)]
+        found, why = _row_case(runner, spec, version, binding, pinned, k)
+        if found is not None:
+            break
+    if found is None:
+        return False, why
+    case, ex = found
+    # a refusal of a binding known to run is a refusal of this row's values (``refusals``)
+    ex = runner.note(binding_key(spec.domain, spec.name, version.since, binding), ex)
+    if ex.outcome == REFUSED:
+        ex.details = dict(ex.details or {}, refused_with=refused_attributes(case, version))
+    if ex.outcome == UNTESTED:
+        return False, f"untested: {ex.message[:200]}"
+    if ex.outcome == PASS:
+        return True, ""
+    tally["expensive"] += ex.outcome in EXPENSIVE
+    tally["failing"] += 1
+    cls = failure_class(ex, case)
+    if cls in known:
+        return True, ""  # the search met it already, in this binding or another
+    if cls in failures:
+        failures[cls][4] += 1
+    else:
+        failures[cls] = [binding, ex, ex.case if ex.case is not None else case, row, 1, ex.count]
+    return True, ""
 
 
 def _ordered(runner, spec: OpSpec, version: OpVersion, bindings: list[dict]) -> list[dict]:
@@ -185,14 +207,14 @@ def _first_valid(runner, version: OpVersion, strategy, seed: int) -> tuple[tuple
     return None, state
 
 
-def _emit_coverage(runner, spec: OpSpec, version: OpVersion, array, status: list[tuple[bool, str]],
+def _emit_coverage(runner, spec: OpSpec, version: OpVersion, array, rows: list, status: list[tuple[bool, str]],
                    failing: int, duration: float) -> None:
     """The version's coverage entry, streamed like a skipped item and kept in ``runner.coverage``."""
     reached_pairs: set = set()
     reached_values: set = set()
     why_pair: dict = {}
     why_value: dict = {}
-    for (ran, why), row in zip(status, array.rows):
+    for (ran, why), row in zip(status, rows):
         for pair in pairs_of(row):
             if ran:
                 reached_pairs.add(pair)
@@ -221,7 +243,7 @@ def _emit_coverage(runner, spec: OpSpec, version: OpVersion, array, status: list
              "attributes": attributes,
              "values": [len(values) - len(missing_values), len(values)],
              "pairs": [len(pairs) - len(missing_pairs), len(pairs)],
-             "rows": [sum(ran for ran, _ in status), len(array.rows)], "duration_s": round(duration, 3)}
+             "rows": [sum(ran for ran, _ in status), len(rows)], "duration_s": round(duration, 3)}
     if failing:
         entry["failing_rows"] = failing
     if left_out:
