@@ -97,10 +97,20 @@ def test_skips_say_what_is_missing(monkeypatch):
 # JavaScript run in each page: the header cells whose text the browser laid out on more than one
 # line (a header wrapped inside or between words), and the version sections the page holds
 _WRAPPED_HEADERS = """() => Array.from(document.querySelectorAll('article table th')).filter(th => {
-    const range = document.createRange();
-    range.selectNodeContents(th);
-    const tops = new Set(Array.from(range.getClientRects()).filter(r => r.width > 0).map(r => Math.round(r.top)));
-    return tops.size > 1;
+    // the line boxes of the header's text: a rect starting below the previous one by more than half
+    // its height is a new line (inline code sits a pixel or two off the text's baseline)
+    const rects = [];
+    const walker = document.createTreeWalker(th, NodeFilter.SHOW_TEXT);
+    for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+        if (!node.textContent.trim()) continue;
+        const range = document.createRange();
+        range.selectNodeContents(node);
+        for (const r of range.getClientRects()) if (r.width > 0) rects.push(r);
+    }
+    rects.sort((a, b) => a.top - b.top);
+    let lines = rects.length ? 1 : 0;
+    for (let k = 1; k < rects.length; k++) if (rects[k].top > rects[k - 1].top + rects[k - 1].height / 2) lines++;
+    return lines > 1;
 }).map(th => th.textContent.trim())"""
 
 
