@@ -16,6 +16,7 @@ import re
 import xml.etree.ElementTree as ET
 from collections import Counter
 
+from ..results.causes import binding_text
 from ..results.outcomes import CRASH, ERROR, PASS, TIMEOUT, UNTESTED, XFAIL
 from ..results.record import CaseRecord
 
@@ -30,7 +31,7 @@ def _text(value) -> str:
 
 
 def _types(case: CaseRecord) -> str:
-    return ",".join(f"{k}={v[7:-1] if v.startswith('tensor(') else v}" for k, v in sorted(case.types.items()))
+    return binding_text(case.types, ",")
 
 
 def _name(case: CaseRecord) -> str:

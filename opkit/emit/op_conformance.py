@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 from ..core.markdown import safe_inline
 from ..results.attribute_coverage import report_coverage
+from ..results.causes import cut_at_word
 from ..results.outcomes import (CRASH, ERROR, MISMATCH, PASS, REFUSED, SEVERITY, TIMEOUT, UNSUPPORTED, UNTESTED,
                                 XFAIL, XPASS)
 from ..results.record import CaseRecord, report_records
@@ -113,14 +114,6 @@ def _types(labels: list[str]) -> str:
     return ", ".join(shown)
 
 
-def _cut(text: str, limit: int) -> str:
-    """``text`` cut at a word boundary to about ``limit`` characters."""
-    if len(text) <= limit:
-        return text
-    cut = text.rfind(" ", 0, limit)
-    return text[:cut if cut > limit // 2 else limit].rstrip(" ,;:") + " ..."
-
-
 def _ratio(reached, total) -> str:
     """"2/3" from a report's counts (anything else shows as "?")."""
     ok = all(isinstance(n, int) and not isinstance(n, bool) for n in (reached, total))
@@ -161,7 +154,7 @@ class OpConformance:
             for case in report_records(report):
                 if case.outcome == XFAIL and isinstance(case.expected, dict) and case.expected.get("reason"):
                     self._reasons.setdefault((case.backend, case.domain, case.op, case.version), set()).add(
-                        _cut(" ".join(str(case.expected["reason"]).split()), REASON_LENGTH))
+                        cut_at_word(" ".join(str(case.expected["reason"]).split()), REASON_LENGTH))
         self._coverage: dict[tuple, dict[str, dict]] = {}  # (domain, op, version) -> backend -> entry
         for report in reports:
             for (backend, domain, op, since), entry in report_coverage(report).items():

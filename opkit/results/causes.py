@@ -87,10 +87,15 @@ def readable_message(outcome: str, message: str) -> str:
     elif "Status Message: " in text:
         text = text.rsplit("Status Message: ", 1)[1]
     text = _STATUS_PREFIX.sub("", text).strip()
-    if len(text) <= READABLE_LENGTH:
+    return cut_at_word(text, READABLE_LENGTH)
+
+
+def cut_at_word(text: str, limit: int) -> str:
+    """``text`` cut at a word boundary to about ``limit`` characters (" ..." marks the cut)."""
+    if len(text) <= limit:
         return text
-    cut = text.rfind(" ", 0, READABLE_LENGTH)
-    return text[:cut if cut > READABLE_LENGTH // 2 else READABLE_LENGTH].rstrip(" ,;:") + " ..."
+    cut = text.rfind(" ", 0, limit)
+    return text[:cut if cut > limit // 2 else limit].rstrip(" ,;:") + " ..."
 
 
 def message_class(case: CaseRecord) -> str:
@@ -163,7 +168,12 @@ def input_feature(case: CaseRecord) -> str:
 
 
 def _types(case: CaseRecord) -> str:
-    return ", ".join(f"{k}={v[7:-1] if v.startswith('tensor(') else v}" for k, v in sorted(case.types.items()))
+    return binding_text(case.types)
+
+
+def binding_text(types: dict, sep: str = ", ") -> str:
+    """A type binding as people read it: "T=float, T1=int64"."""
+    return sep.join(f"{k}={v[7:-1] if v.startswith('tensor(') else v}" for k, v in sorted(types.items()))
 
 
 def _size(case: CaseRecord) -> tuple:

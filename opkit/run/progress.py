@@ -14,10 +14,7 @@ from collections import Counter
 
 from ..results.outcomes import LETTERS
 from ..results.record import CaseRecord
-
-
-def _short_type(types: dict) -> str:
-    return ",".join(v[7:-1] if v.startswith("tensor(") else v for _, v in sorted(types.items()))
+from ..results.report_text import _short_type
 
 
 class Progress:
