@@ -125,6 +125,14 @@ class BackendRunner:
         feeds = {n: runtime_value(a) for n, a in case.inputs if a is not None and n not in case.initializers}
         return built.key, (lambda: built.model.SerializeToString()), feeds
 
+    def drain_history_crashes(self) -> list[dict]:
+        """Crashes met since the last call that happen only after a sequence of earlier models in
+        one process (crash_confirmation): each is a finding of its own, with that sequence."""
+        found = list(getattr(self.worker, "history_crashes", ()))
+        if found:
+            self.worker.history_crashes.clear()
+        return found
+
     def load_only(self, case: Case, version: OpVersion, timeout: float | None = None) -> Result:
         """Have the backend load the case's model without running it (OK: it was accepted)."""
         check_stop()

@@ -84,6 +84,8 @@ def result_exec(result: Result) -> Exec:
         details["kernel"] = "missing"
     if result.output:  # what the runtime wrote as it crashed or hung: its own words
         details["runtime_output"] = result.output
+    if result.kind == CRASH and getattr(result, "replay", None):  # how the crash was confirmed
+        details["crash_replay"] = {k: v for k, v in result.replay.items() if k in ("reproduced", "history")}
     return Exec(result.kind, result.message, details)
 
 

@@ -304,6 +304,16 @@ class Runner(Recording, CaseExecutors, HypothesisSearch, BindingChecks, CrashRep
                     self._record(spec, version, suite, suite, {}, Exec(
                         UNTESTED, f"runner error: {type(exc).__name__}: {exc}",
                         {"stage": "runner", "traceback": traceback.format_exc(limit=8)}), 0, 0.0)
+                self._record_history_crashes(spec, version, suite)
+
+    def _record_history_crashes(self, spec: OpSpec, version: OpVersion, suite: str) -> None:
+        """A crash that needs the worker's history is charged to that sequence, not to the case
+        that happened to run last (crash_confirmation): a record of its own."""
+        drain = getattr(self.backend, "drain_history_crashes", None)
+        for info in drain() if drain is not None else ():
+            message = f"{info['crashed']} (only after {len(info['sequence'])} earlier models in the same process)"
+            self._record(spec, version, suite, f"{suite}-after-history", {}, Exec(CRASH, message, {
+                "crash_replay": info, "stage": "run"}), 1, 0.0)
 
 
 def ops_with_kernels(specs) -> list[OpSpec]:

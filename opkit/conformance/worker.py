@@ -32,8 +32,10 @@ import multiprocessing as mp
 import os
 import threading
 import time
+from collections import deque
 
 from .limits import DEFAULT_MEMORY_LIMIT_GB, ResidentWatch, format_gb, limit_bytes
+from . import crash_confirmation
 from .worker_output import WorkerOutput
 from .worker_engine import CRASH, ERROR, OK, REFUSED, TIMEOUT, UNSUPPORTED, Result  # noqa: F401  (moved; OK re-exported)
 from .worker_process import _main
@@ -65,6 +67,10 @@ class Worker:
         self._keys: set[str] = set()
         self.restarts = 0
         self.restarts_exhausted = 0  # fresh workers started because the engine ran out of resources
+        # what this process ran since it started: a crash after it is run again alone
+        # (crash_confirmation), and this is the sequence replayed when it does not reproduce alone
+        self._history: deque = deque(maxlen=crash_confirmation.HISTORY)
+        self.history_crashes: list[dict] = []  # crashes that need the history: findings of their own
 
     # -- lifecycle
     def _start(self):
@@ -100,6 +106,7 @@ class Worker:
         self._info = msg[1]
         self._guardian = (msg[2] if len(msg) > 2 else {}).get("guardian")
         self._keys = set()
+        self._history.clear()
 
     def describe(self) -> dict:
         if self._info is None:
@@ -148,6 +155,11 @@ class Worker:
     def close(self):
         self._terminate(grace=2.0)
 
+    def restart(self):
+        """Stop the worker; the next request starts a fresh process."""
+        if self._proc is not None:
+            self._kill()
+
     def __enter__(self):
         return self
 
@@ -172,16 +184,27 @@ class Worker:
         if broken is not None:
             return [broken]
         out: list[Result] = []
-        for key, _, _ in requests:
+        history = list(self._history)
+        for i, request in enumerate(requests):
+            key = request[0]
             result = self._receive(timeout)
-            if result.kind in (TIMEOUT, CRASH):
+            if result.kind == TIMEOUT:
                 out.append(result)
+                return out
+            if result.kind == CRASH:
+                confirmed = crash_confirmation.confirm(self, request, history + requests[:i], result, timeout)
+                out.append(confirmed)
+                if confirmed.kind in (TIMEOUT, CRASH):
+                    return out
+                # the crash was not this case's: the rest of the batch is still asked, one by one
+                out.extend(self.run(*rest, timeout=timeout) for rest in requests[i + 1:])
                 return out
             if result.kind == "nomodel":
                 self._keys.discard(key)
                 result = None
             else:
                 self._keys.add(key)
+                self._history.append(request)
             out.append(result)
         # rare: sessions evicted mid-batch, or the engine ran out of threads/memory; rerun those
         # one by one (after a restart for the latter)
@@ -199,10 +222,13 @@ class Worker:
         self.restarts_exhausted += 1
         return self.run(*request, timeout=timeout, retry=False)
 
-    def run(self, key: str, model_bytes, feeds: dict, timeout: float | None = None, retry: bool = True) -> Result:
+    def run(self, key: str, model_bytes, feeds: dict, timeout: float | None = None, retry: bool = True,
+            confirm: bool = True) -> Result:
         """Run feeds through the model with signature ``key``; ``model_bytes`` may be a callable
-        producing the bytes (only called when the worker does not hold the session yet)."""
+        producing the bytes (only called when the worker does not hold the session yet). A crash
+        is confirmed in a fresh process (crash_confirmation) unless ``confirm`` is False."""
         self._ensure_started()
+        history = list(self._history)
         send_bytes = None
         if key not in self._keys:
             send_bytes = model_bytes() if callable(model_bytes) else model_bytes
@@ -210,12 +236,15 @@ class Worker:
         if broken is not None:
             return broken
         result = self._receive(timeout)
+        if result.kind == CRASH and confirm:
+            return crash_confirmation.confirm(self, (key, model_bytes, feeds), history, result, timeout)
         if result.kind in (TIMEOUT, CRASH):
             return result
         if result.kind == "nomodel":  # the worker evicted the session: send the model again
             self._keys.discard(key)
-            return self.run(key, model_bytes, feeds, timeout)
+            return self.run(key, model_bytes, feeds, timeout, retry, confirm)
         self._keys.add(key)
+        self._history.append((key, model_bytes, feeds))
         if retry and _exhausted(result):
             return self._retry_fresh((key, model_bytes, feeds), timeout)
         return result

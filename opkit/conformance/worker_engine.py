@@ -20,6 +20,9 @@ class Result:
     stage: str = ""  # load | run
     output: str = ""  # a crash, hang or memory kill: the last lines the worker wrote (worker_output)
     no_kernel: bool = False  # UNSUPPORTED, and the backend's words say it has no kernel for the op or type
+    # a crash met in a worker that had run other cases, run again in a fresh process
+    # (conformance.worker): how that went (``reproduced``, ``after_history``, ``sequence``)
+    replay: dict | None = None
 
 
 def _short(exc: BaseException) -> str:

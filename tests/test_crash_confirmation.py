@@ -1,0 +1,66 @@
+"""A crash is charged to the case that causes it: a crash in a worker that ran other cases first is
+run again alone in a fresh process; one that needs the earlier cases is a finding of its own, with
+the sequence (opkit.conformance.crash_confirmation)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from opkit.backends.registry import resolve
+from opkit.conformance.worker import Worker
+from opkit.conformance.worker_engine import CRASH, OK
+
+FAKE = "crash_history_fakes:CrashesOn"
+
+
+def _req(value: int, key: str | None = None):
+    return (key or f"m{value}", b"model", {"x": np.array([value], dtype=np.int64)})
+
+
+def test_a_crash_that_reproduces_alone_is_the_cases():
+    with Worker(resolve(FAKE), timeout=30) as worker:
+        assert worker.run(*_req(1)).kind == OK
+        result = worker.run(*_req(13))
+        assert result.kind == CRASH
+        assert result.replay == {"reproduced": "in a fresh process", "history": 1}
+        assert worker.history_crashes == []
+
+
+def test_a_crash_in_a_fresh_worker_needs_no_second_run():
+    with Worker(resolve(FAKE), timeout=30) as worker:
+        result = worker.run(*_req(13))
+        assert result.kind == CRASH and result.replay["history"] == 0
+        assert worker.restarts == 1  # the crash itself; nothing was run again
+
+
+def test_a_crash_that_needs_the_history_is_not_the_cases_but_its_own_finding():
+    with Worker(resolve(FAKE), timeout=30) as worker:
+        for value in (1, 7, 2):
+            assert worker.run(*_req(value)).kind == OK
+        result = worker.run(*_req(9))
+        # the case alone, in a fresh process, does not crash: its outcome is what it answered
+        assert result.kind == OK and result.outputs[0].tolist() == [9]
+        assert result.replay["after_history"] is True
+        [found] = worker.history_crashes
+        assert found["reproduced"] == "after the same 3 earlier model(s) in a fresh process"
+        assert len(found["sequence"]) == 3 and "backend worker died" in found["crashed"]
+        # the worker goes on serving, fresh (the replay's poisoned process is gone)
+        assert worker.run(*_req(9, key="again")).kind == OK
+
+
+def test_a_crash_in_a_batch_is_confirmed_and_the_rest_of_the_batch_is_still_asked():
+    with Worker(resolve(FAKE), timeout=30) as worker:
+        results = worker.run_many([_req(7), _req(9), _req(3)])
+        assert [r.kind for r in results] == [OK, OK, OK]
+        assert results[1].replay["after_history"] is True
+        assert len(worker.history_crashes) == 1
+
+
+def test_a_crash_nothing_reproduces_is_charged_to_no_one(tmp_path):
+    marker = str(tmp_path / "crashed-once")
+    with Worker(resolve(FAKE, marker=marker), timeout=30) as worker:
+        assert worker.run(*_req(1)).kind == OK
+        result = worker.run(*_req(5))
+        assert result.kind == OK
+        assert result.replay["after_history"] is False and result.replay["reproduced"].startswith("no:")
+        assert worker.history_crashes == []
