@@ -49,7 +49,7 @@ def _test(tmp_path, capsys, backend, *extra):
 
 
 def test_a_wrong_runtime_is_confirmed_by_the_evaluator(tmp_path, capsys):
-    code, report, out = _test(tmp_path, capsys, "test_conformance_fakes:WrongValues")
+    code, report, out = _test(tmp_path, capsys, "test_conformance_fakes:WrongValues", "--second-opinion", "onnx-reference")
     failures = [c for c in report["cases"] if c["outcome"] == "mismatch"]
     assert code == 1 and failures
     for case in failures:
@@ -84,3 +84,23 @@ def test_the_terminal_lines_name_each_engine():
             "second_opinion": [{"backend": "onnx-reference", "verdict": AGREES_WITH_RUNTIME, "message": "x differs"}]}
     assert "REVIEW: second opinion: onnx-reference agrees with the runtime (x differs)" in failures_text(
         [CaseRecord(**case)])
+
+
+def test_by_default_both_independent_engines_are_asked():
+    """onnx.reference alone could not place 30% of another runtime's charged crashes (its own bugs
+    and gaps): onnxruntime is asked too when installed (never about its own failures)."""
+    import argparse
+
+    from opkit.run.config import RunConfig
+    from opkit.run.options import add_test_arguments
+    from opkit.run.resolve import _second_opinion_specs
+
+    parser = argparse.ArgumentParser()
+    add_test_arguments(parser)
+
+    def engines(*argv):
+        return [s.name for s in _second_opinion_specs(RunConfig.from_args(parser.parse_args(list(argv))), [])]
+
+    assert engines("--backend", "reference") == ["onnx-reference", "onnxruntime"]
+    assert engines("--backend", "reference", "--second-opinion", "onnx-reference") == ["onnx-reference"]
+    assert engines("--backend", "reference", "--no-second-opinion") == []

@@ -88,7 +88,8 @@ def add_test_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentPars
     parser.add_argument("--second-opinion", action="append", metavar="NAME", dest="second_opinion",
                         help="also run each failure's minimal case on this engine and record whether it agrees "
                              "with opkit or with the runtime (repeatable; default: onnx-reference, onnx's "
-                             "ReferenceEvaluator, unless it is the backend under test)")
+                             "ReferenceEvaluator, and onnxruntime, each when installed and not the backend under "
+                             "test)")
     parser.add_argument("--no-second-opinion", action="store_true", help="ask no other engine about failures")
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress, no table; failures only")
     if EXIT_CODES_HELP not in (parser.epilog or ""):

@@ -102,9 +102,15 @@ def _backend_specs(config: RunConfig):
     return out
 
 
+# asked about every failure unless --second-opinion names others (each only when installed)
+DEFAULT_SECOND_OPINIONS = ("onnx-reference", "onnxruntime")
+
+
 def _second_opinion_specs(config: RunConfig, backend_specs) -> list:
     """The engines asked about each failure: those named with --second-opinion (each must be
-    installed: a usage error otherwise), or by default onnx's ReferenceEvaluator when onnx is there.
+    installed: a usage error otherwise), or by default each of onnx's ReferenceEvaluator and
+    onnxruntime that is installed: two engines written apart place a finding where one alone
+    cannot (onnx.reference's own bugs and gaps left 30% of another runtime's crashes unplaced).
     An engine is never asked about its own failures (``run_unit`` drops it)."""
     from ..backends.registry import BackendNotFound, BackendUnavailable, resolve
 
@@ -112,7 +118,7 @@ def _second_opinion_specs(config: RunConfig, backend_specs) -> list:
         return []
     named = config.second_opinion
     out = []
-    for name in named or ["onnx-reference"]:
+    for name in named or list(DEFAULT_SECOND_OPINIONS):
         try:
             spec = resolve(name)
             _check_available(spec)
