@@ -453,10 +453,13 @@ def test_conformance_section(all_specs, tmp_path):
     sec = _conformance_section(text)
     assert "{doc}`scoreboard page <../../scoreboard/op-ai.onnx-Trilu>`" in sec
     # each binding under its worst outcome, in the words of opkit test and the scoreboard
-    assert ("| rt-a 1.0 | `float`, `double` (3 cases) | error: `int8` (1 case); mismatch: `int32`, `int64` (2 cases) "
+    # a report that recorded neither its code nor its date is flagged, and the list under the table says so
+    assert ("| rt-a 1.0 **older report** | `float`, `double` (3 cases) | error: `int8` (1 case); mismatch: `int32`, `int64` (2 cases) "
             "| `uint16` (1 case): no uint16 kernel | `string` (1 case) | `uint8` (1 case) "
             "| {doc}`findings <../../findings/rt-a>` |") in sec
     assert "- rt-a, mismatch: Y: values differ (2 cases), {opkit-bundle}`repro <" + BUNDLE + ">`" in sec
+    assert "- rt-a 1.0 (`conformance/reports/rt-a.json`): report made by opkit" in sec
+    assert "**made by an opkit that did not record its code or date**" in sec
     assert "- rt-a, error: boom" in sec and "(1 case)" in sec
     # report text is data: no HTML, no role that reads files, no table-breaking pipe
     assert "<script>" not in sec and "{download}`" not in sec

@@ -15,18 +15,21 @@ say, for causes a second opinion does not settle, whether the finding is real an
 
 Pages, under ``generated/docs/findings/``: ``<backend>.md`` per backend with charged failures
 (mismatch, error, crash, timeout): how many are confirmed (by a second opinion that agrees with
-opkit, or by the audit), how many are opkit's own, how many nobody has looked at, then the causes.
+opkit, or by the audit), how many are opkit's own, how many nobody has looked at, then the causes;
+and, apart, "The converter's, not <runtime>'s": the cases the converter in front of the runtime
+(onnx2torch, jaxonnxruntime, IREE's importer and compiler) could not translate (outcome
+``unconverted``), grouped by the converter's message (a backend with only those gets a page too).
 Deterministic: reports in file-name order, causes sorted, no timings.
 """
 
 from __future__ import annotations
 
 from ..results.audit import AUDIT, VERDICTS, judged, load_audit
-from ..results.causes import Cause, causes
+from ..results.causes import Cause, causes, converter_groups
 from ..results.record import CaseRecord, report_records
 from . import GenContext
-from .scoreboard import _esc, _short, _slug, load
-from ..results.outcomes import FINDING_OUTCOMES
+from .scoreboard import _esc, _short, _slug, load, made_by
+from ..results.outcomes import FINDING_OUTCOMES, UNCONVERTED
 
 NAME = "findings"
 OWNED_DIRS = ("generated/docs/findings",)
@@ -59,6 +62,7 @@ def render_backend(backend: str, source: str, report: dict, found: list[Cause], 
              "crash, timeout), grouped by root cause; `refused`: the runtime implements the op and type but raised on "
              "an input every rule of the spec allows; `unsupported` (a type or op the runtime does not implement at "
              "all) is listed on the scoreboard, not here.", "",
+             f"{_esc(versions) or _esc(backend)}: {made_by(report, backend)}.", "",
              "| | causes | cases |", "|---|---:|---:|",
              f"| charged to the runtime | {len(charged)} | {total} |"]
     for verdict, label in (("real", "real (second opinion or audit)"), ("opkit", "opkit's own mistake"),
@@ -120,8 +124,47 @@ def backend_causes(reports: list[dict]) -> dict[str, tuple[dict, list[Cause]]]:
 
 
 def render(root: str, reports: list[dict], audit) -> dict[str, str]:
-    return {f"{OUT}/{_slug(backend)}.md": render_backend(backend, report.get("_path", "a report"), report, found, audit)
-            for backend, (report, found) in backend_causes(reports).items()}
+    pages = {f"{OUT}/{_slug(backend)}.md": render_backend(backend, report.get("_path", "a report"), report, found, audit)
+             for backend, (report, found) in backend_causes(reports).items()}
+    return with_converter_sections(pages, reports)
+
+
+# -- the converter's failures: kept off the runtime's counts above, listed so that they are not lost
+def with_converter_sections(pages: dict[str, str], reports: list[dict]) -> dict[str, str]:
+    """``pages`` with the section "The converter's, not <runtime>'s" appended to each backend's
+    page, from the first report (file-name order) holding its unconverted cases; a backend with no
+    charged failures gets a page holding only that section."""
+    done: set[str] = set()
+    for report in reports:
+        cases = report_records(report)
+        for backend in sorted({c.backend for c in cases if c.outcome == UNCONVERTED} - done):
+            done.add(backend)
+            source = report.get("_path", "a report")
+            path = f"{OUT}/{_slug(backend)}.md"
+            page = pages.get(path) or "\n".join([
+                _HEADER.format(src=source), "", f"# Findings: {backend}", "",
+                f"From `{source}`: no failure (mismatch, refused, error, crash, timeout) is charged to {_esc(backend)}.",
+                ""])
+            section = converter_section(backend, source, [c for c in cases if c.backend == backend])
+            pages[path] = page + "\n" + section
+    return pages
+
+
+def converter_section(backend: str, source: str, cases: list[CaseRecord]) -> str:
+    """The unconverted cases of ``backend`` grouped by converter and message, as a page section."""
+    groups = converter_groups(cases)
+    total = sum(g.cases for g in groups)
+    converters = ", ".join(sorted({g.converter for g in groups}))
+    lines = [f"## The converter's, not {backend}'s", "",
+             f"From `{source}`: {total} case{'s' if total != 1 else ''} the converter in front of {_esc(backend)} "
+             f"({_esc(converters)}) could not translate, so {_esc(backend)} never ran them (outcome `unconverted`). "
+             f"They are the converter's failures, never charged to {_esc(backend)}.", "",
+             "| converter | what it said | cases | op versions | types |", "|---|---|---:|---|---|"]
+    for g in groups:
+        ops = ", ".join(g.ops[:6]) + (f" and {len(g.ops) - 6} more" if len(g.ops) > 6 else "")
+        types = ", ".join(t or "-" for t in g.types[:4]) + (" ..." if len(g.types) > 4 else "")
+        lines.append(f"| {_esc(g.converter)} | {_esc(_short(g.example, 160))} | {g.cases} | {_esc(ops)} | {_esc(types)} |")
+    return "\n".join(lines) + "\n"
 
 
 def emit(ctx: GenContext) -> dict[str, str]:

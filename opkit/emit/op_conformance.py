@@ -11,6 +11,9 @@ outcome grouped, with case counts), then the
 root causes of its failures, and links to the scoreboard's op page (every binding, message and
 repro) and the runtime's findings page. The section stays short: details live on the scoreboard.
 
+Each row's runtime cell also says who made the reports behind it and warns when that was not the
+code rendering the page (:func:`opkit.emit.scoreboard.made_by`).
+
 Deterministic: runtimes and types sorted, no timings. Report text (runtime names, messages, types)
 is foreign: every piece is escaped for a table cell.
 """
@@ -80,6 +83,9 @@ class VersionConformance:
     causes: tuple[CauseLine, ...]
     more_causes: tuple[tuple[str, int, str], ...]  # (runtime, causes not listed, findings link)
     attributes: AttributeTable | None = None
+    # who made each report behind the rows (scoreboard.provenance): opkit version, code, date, and
+    # a warning when that is not the code rendering the page
+    reports: tuple[str, ...] = ()
 
 
 # Links are {doc} roles with document names relative to the operator page
@@ -150,8 +156,12 @@ class OpConformance:
         self._ops = {(domain, op) for domain, op, _ in self.matrix.cells}
         # (backend, domain, op, version) -> the reasons of the expectations entries its xfail cases met
         self._reasons: dict[tuple, set[str]] = {}
-        for report in reports:
+        self._reports = reports
+        # (backend, domain, op, version) -> the indexes of the reports with its cases: a row says who made them
+        self._sources: dict[tuple, set[int]] = {}
+        for i, report in enumerate(reports):
             for case in report_records(report):
+                self._sources.setdefault((case.backend, case.domain, case.op, case.version), set()).add(i)
                 if case.outcome == XFAIL and isinstance(case.expected, dict) and case.expected.get("reason"):
                     self._reasons.setdefault((case.backend, case.domain, case.op, case.version), set()).add(
                         cut_at_word(" ".join(str(case.expected["reason"]).split()), REASON_LENGTH))
@@ -188,7 +198,7 @@ class OpConformance:
             if not groups:
                 continue
             version = str(self.matrix.versions.get(runtime, {}).get("version") or "")
-            name = safe_inline(f"{runtime} {version}" if version and version != "?" else runtime)
+            name = safe_inline(f"{runtime} {version}" if version and version != "?" else runtime) + self._dated(runtime, key)
             findings = findings_page(runtime) if runtime in self._found and self.linked else ""
             failing = "; ".join(f"{o}: {_group(groups[o])}" for o in SEVERITY if o in groups and o in SHOWN_FAILING)
             reasons = sorted(self._reasons.get((runtime,) + key, ()))
@@ -207,7 +217,29 @@ class OpConformance:
                 more.append((safe_inline(runtime), len(found) - FAILING_SHOWN, findings))
         if not rows:
             return None
-        return VersionConformance(tuple(rows), tuple(lines), tuple(more), self._attributes(key))
+        return VersionConformance(tuple(rows), tuple(lines), tuple(more), self._attributes(key), self._made(key))
+
+    def _behind(self, key: tuple, runtime: str | None = None) -> list[int]:
+        """The indexes of the reports behind a version's rows (one runtime's, or every runtime's)."""
+        return sorted({i for (r, *k), found in self._sources.items() if tuple(k) == key
+                       and (runtime is None or r == runtime) for i in found})
+
+    def _dated(self, runtime: str, key: tuple) -> str:
+        """After the runtime's name: the date of its reports, and "older report" when one was not
+        made by the code rendering the page (the list under the table says more)."""
+        from .scoreboard import made_by_this_code
+
+        found = [self._reports[i] for i in self._behind(key, runtime)]
+        dates = sorted({str((r.get("target") or {}).get("created") or "")[:10] for r in found} - {""})
+        stale = not all(made_by_this_code(r) for r in found)
+        text = f" ({', '.join(dates)})" if dates else ""
+        return text + (" **older report**" if stale else "")
+
+    def _made(self, key: tuple) -> tuple[str, ...]:
+        """Who made each report behind the version's rows (``scoreboard.provenance``)."""
+        from .scoreboard import provenance
+
+        return tuple(provenance(self._reports[i]) for i in self._behind(key))
 
     def _attributes(self, key: tuple) -> AttributeTable | None:
         """The version's attribute-pair coverage table, or None when no report has it."""

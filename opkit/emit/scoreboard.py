@@ -20,10 +20,11 @@ import glob
 import os
 import re
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..results.matrix import Matrix, build_matrix, label_order, op_title
-from ..results.outcomes import FINDING_OUTCOMES, OUTCOMES, PASS, SEVERITY, UNTESTED, XPASS
+from ..results.outcomes import FINDING_OUTCOMES, NOT_CHARGED, OUTCOMES, PASS, SEVERITY, XPASS
+from ..results.record import report_records
 from ..core.jsonfiles import portable_text, read_report
 from ..core.markdown import safe_cell
 from . import GenContext
@@ -50,6 +51,80 @@ def _esc(text: str) -> str:
 def _short(text: str, limit: int = 160) -> str:
     text = " ".join(str(text).split())
     return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+# -- provenance: who made a report, and whether the code rendering the page is the code that decided
+# its verdicts. The text depends on the rendering code only through "same or not" (its fingerprint is
+# never shown), so the pages stay the same until a report or that answer changes.
+_CODE = re.compile(r"^[0-9a-f]{12}$")
+_CREATED = re.compile(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z$")
+_PLAIN_ARG = re.compile(r"^[A-Za-z0-9_.:@/+=-]+$")
+STALE = "made by an older opkit than the one that rendered this page"
+UNRECORDED = "made by an opkit that did not record its"
+
+
+def report_backends(report: dict) -> list[dict]:
+    target = report.get("target")
+    backends = target.get("backends") if isinstance(target, dict) else None
+    return [b for b in backends if isinstance(b, dict)] if isinstance(backends, list) else []
+
+
+def rerun_command(report: dict, backend: str) -> str:
+    """The ``opkit test`` command that makes ``report`` again for ``backend`` (its ops when it
+    names a few, its file), as inline code when every word is plain, else as escaped text."""
+    words = ["opkit", "test", "--backend", str(backend)]
+    ops = (report.get("settings") or {}).get("ops") if isinstance(report.get("settings"), dict) else None
+    if isinstance(ops, list) and 0 < len(ops) <= 3:
+        for op in ops:
+            words += ["--op", str(op)]
+    if isinstance(report.get("_path"), str) and report["_path"]:
+        words += ["--report", report["_path"]]
+    text = " ".join(words)
+    return f"`{text}`" if all(_PLAIN_ARG.match(w) for w in words) else _esc(text)
+
+
+def made_by_this_code(report: dict, current: str | None = None) -> bool:
+    """Whether a report recorded its date and was made by the code rendering the page."""
+    from ..core.code_fingerprint import code_fingerprint
+
+    target = report.get("target") if isinstance(report.get("target"), dict) else {}
+    created = target.get("created")
+    return (target.get("code") == (current or code_fingerprint()) and isinstance(created, str)
+            and bool(_CREATED.match(created)))
+
+
+def made_by(report: dict, backend: str, current: str | None = None) -> str:
+    """"report made by opkit 0.1.0 (code 1a2b3c4d5e6f) on 2026-11-29", and when that is not the
+    code rendering the page (``current``: by default this opkit's fingerprint) or the report did
+    not record it, a plain warning with the command that refreshes it. Cell-safe."""
+    from ..core.code_fingerprint import code_fingerprint
+
+    current = current or code_fingerprint()
+    target = report.get("target") if isinstance(report.get("target"), dict) else {}
+    code, created = target.get("code"), target.get("created")
+    has_code = isinstance(code, str) and bool(code)
+    has_date = isinstance(created, str) and bool(_CREATED.match(created))
+    code_text = (code if _CODE.match(code) else _esc(_short(code, 40))) if has_code else "not recorded"
+    text = (f"report made by opkit {_esc(str(target.get('opkit', '?')))} (code {code_text}) on "
+            f"{created[:10] if has_date else 'an unrecorded date'}")
+    missing = " or ".join(w for w, has in (("code", has_code), ("date", has_date)) if not has)
+    if has_code and code != current:
+        warning = STALE + (f", and it did not record its {missing}" if missing else "")
+    elif missing:
+        warning = f"{UNRECORDED} {missing}"
+    else:
+        return text
+    return f"{text}: **{warning}**; re-run {rerun_command(report, backend)} to refresh"
+
+
+def provenance(report: dict, current: str | None = None) -> str:
+    """One line per report: its runtimes and versions, its file, who made it (``made_by``)."""
+    backends = report_backends(report)
+    names = ", ".join(_esc(f"{b.get('name', '?')} {b.get('version', '?')}") for b in backends) or "no runtime"
+    path = report.get("_path")
+    where = f" (`{path}`)" if isinstance(path, str) and _PLAIN_ARG.match(path) else ""
+    first = str(backends[0].get("name", "?")) if backends else "NAME"
+    return f"{names}{where}: {made_by(report, first, current)}."
 
 
 def load(root: str) -> list[dict]:
@@ -94,6 +169,12 @@ class _Board:
     totals: dict[str, Counter]  # runtime -> cases per outcome
     agree: Counter  # runtime -> bindings it agrees on
     bindings: Counter  # runtime -> bindings opkit tested
+    reports: list[dict] = field(default_factory=list)
+    used: dict = field(default_factory=dict)  # runtime or (domain, op) -> indexes of reports with its cases
+
+    def provenance(self, what) -> list[str]:
+        """A list item per report holding cases of ``what`` (a runtime or (domain, op)): who made it."""
+        return [f"- {provenance(self.reports[i])}" for i in sorted(self.used.get(what, ()))]
 
     def info_text(self, r: str) -> str:
         info = self.matrix.versions.get(r, {})
@@ -129,7 +210,8 @@ def render(root: str, reports: list[dict]) -> dict[str, str]:
                 if cell.tested:  # a binding opkit could not test is no claim about the runtime
                     bindings[r] += 1
                     agree[r] += cell.agrees
-    board = _Board(root, matrix, head, runtimes, ops, op_pages, rt_pages, totals, agree, bindings)
+    board = _Board(root, matrix, head, runtimes, ops, op_pages, rt_pages, totals, agree, bindings, reports,
+                   _report_use(reports))
 
     files[f"{OUT}/index.md"] = _index_page(board, reports)
     for (domain, op), page in sorted(op_pages.items()):
@@ -137,6 +219,18 @@ def render(root: str, reports: list[dict]) -> dict[str, str]:
     for r in runtimes:
         files[f"{OUT}/{rt_pages[r]}.md"] = _runtime_page(board, r)
     return files
+
+
+def _report_use(reports: list[dict]) -> dict:
+    """runtime and (domain, op) -> the indexes of the reports with cases of it (as the matrix
+    counts them: lowering checks and opkit's own old records left out)."""
+    used: dict = {}
+    for i, report in enumerate(reports):
+        for case in report_records(report):
+            if case.backend not in ("spec", "opkit"):
+                used.setdefault(case.backend, set()).add(i)
+                used.setdefault((case.domain, case.op), set()).add(i)
+    return used
 
 
 def _index_page(board: _Board, reports: list[dict]) -> str:
@@ -156,8 +250,9 @@ def _index_page(board: _Board, reports: list[dict]) -> str:
 
         found = backend_causes(reports)
         lines += [("| Runtime | Version | Agrees (op x type) | Cases: pass / mismatch / refused / unsupported / "
-                   "error+crash+timeout | Root causes of the failures | Untested (opkit's) | Ran with |"),
-                  "|---|---|---|---|---|---|---|"]
+                   "error+crash+timeout | Root causes of the failures | Untested (opkit's) | "
+                   "Unconverted (the converter's) | Ran with |"),
+                  "|---|---|---|---|---|---|---|---|"]
         for r in runtimes:
             t = totals[r]
             bad = t["error"] + t["crash"] + t["timeout"]
@@ -167,7 +262,10 @@ def _index_page(board: _Board, reports: list[dict]) -> str:
                           if n_causes else "0")
             lines.append(f"| [{_esc(r)}]({board.rt_pages[r]}.md) | {_esc(str(matrix.versions[r].get('version', '?')))} "
                          f"| {agree[r]}/{bindings[r]} | {t['pass']} / {t['mismatch']} / {t['refused']} / {t['unsupported']} / {bad} "
-                         f"| {cause_text} | {t['untested']} | {board.info_text(r)} |")
+                         f"| {cause_text} | {t['untested']} | {t['unconverted']} | {board.info_text(r)} |")
+        lines += ["", "## Reports", "", "Who made each report, and whether the opkit that rendered these pages is "
+                  "the code that decided its verdicts:", ""]
+        lines += [f"- {provenance(report)}" for report in reports]
         lines += ["", "## Operators", ""]
         for (domain, op), page in sorted(board.op_pages.items()):
             versions = sorted(k[2] for k in ops if k[0] == domain and k[1] == op)
@@ -176,13 +274,16 @@ def _index_page(board: _Board, reports: list[dict]) -> str:
                          f"{', '.join(map(str, versions))})")
         lines += ["", "## Reading a cell", "",
                   "`pass`: every case passed. Otherwise the worst outcome among the binding's cases, in the order",
-                  f"{', '.join(o for o in SEVERITY if o not in (PASS, UNTESTED))}, with (failing cases/cases).",
+                  f"{', '.join(o for o in SEVERITY if o != PASS and o not in NOT_CHARGED)}, with (failing cases/cases).",
                   "*mismatch*: the runtime ran and disagrees with the reference kernel (values, dtype or shape);",
                   "*refused*: it implements the op and type but raised on an input every rule of the spec allows",
                   "(an attribute value, a shape or a type combination it does not support);",
                   "*unsupported*: it has no kernel for the op or type; *error*: it failed otherwise.",
                   "*untested*: opkit could not test the binding (no valid input drawn, a reference-kernel or",
-                  "property error); it is opkit's gap, never counted against the runtime.", ""]
+                  "property error); it is opkit's gap, never counted against the runtime.",
+                  "*unconverted*: the converter in front of the runtime (onnx2torch, jaxonnxruntime, IREE's importer",
+                  "and compiler) could not translate the model; the converter's failure, never counted against the",
+                  "runtime (its findings page lists them).", ""]
     return "\n".join(lines).rstrip() + "\n"
 
 
@@ -193,7 +294,7 @@ def _op_page(board: _Board, domain: str, op: str) -> str:
     lines = [board.head, "", f"# Scoreboard: {name}", "",
              "Rows are type bindings (those with the same cells share a row), columns runtimes; a cell is `pass` or the worst outcome with",
              "(failing/total cases) and a link to the repro bundle of that outcome. Back to the",
-             "[scoreboard](index.md).", ""]
+             "[scoreboard](index.md).", "", "From the reports:", "", *board.provenance((domain, op)), ""]
     for key in [k for k in board.ops if k[0] == domain and k[1] == op]:
         row_keys = sorted(matrix.cells[key], key=label_order)
         present = [r for r in runtimes if any(r in matrix.cells[key][lab] for lab in row_keys)]
@@ -234,6 +335,7 @@ def _runtime_page(board: _Board, r: str) -> str:
     # no "?" for an unknown version in the title: the title is what the navigation shows
     lines = [board.head, "", f"# Scoreboard: {_esc(r)}" + (f" {_esc(known)}" if known != "?" else ""), "",
              f"Back to the [scoreboard](index.md). Report: `{matrix.sources.get(r, '?')}`.", "",
+             "From the reports:", "", *board.provenance(r), "",
              "| Setting | Value |", "|---|---|"]
     for k in sorted(info):
         if k in ("name",):

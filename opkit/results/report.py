@@ -11,6 +11,9 @@ one and turns every way it can be broken into a one-line ``ReportError`` naming 
 line and column of broken JSON). ``summary.warnings`` (optional, a list of strings) holds what a run
 wants a reader to know besides the outcomes; ``settings.interrupted`` (and ``interrupted_by``, the
 signal) marks a run stopped by Ctrl-C or SIGTERM, whose ``summary.ok`` is then false.
+``target.created`` (when the run started) and ``target.code`` (the fingerprint of the code that
+decided the verdicts) let pages say when a report is older than the code rendering it; both are
+optional, as reports made before them lack them.
 """
 
 from __future__ import annotations
@@ -19,10 +22,11 @@ import errno
 import json
 import os
 import platform
+import re
 import secrets
 from collections import Counter
 
-from .outcomes import OUTCOMES, SUCCESS, SUITES, UNTESTED, run_ok
+from .outcomes import NOT_CHARGED, OUTCOMES, SUCCESS, SUITES, UNCONVERTED, run_ok
 from .attribute_coverage import COVERAGE_KEY, COVERAGE_SCHEMA
 from .causes import causes
 from .record import CaseRecord
@@ -31,6 +35,8 @@ from .verdicts import VERDICTS, needs_review
 SCHEMA_ID = "https://opkit.dev/schemas/conformance-report-1.json"
 FORMAT = "opkit-conformance-report/1"
 
+CREATED_PATTERN = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z$"  # "2026-11-29T03:10:00Z"
+CODE_PATTERN = r"^[0-9a-f]{12}$"
 _TYPES = {"type": "object", "additionalProperties": {"type": "string", "pattern": r"^[a-z_]+\(.*\)$"}}
 REPORT_SCHEMA: dict = {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
@@ -51,6 +57,10 @@ REPORT_SCHEMA: dict = {
                 "opkit": {"type": "string"}, "onnx": {"type": "string"}, "numpy": {"type": "string"},
                 "hypothesis": {"type": "string"}, "python": {"type": "string"},
                 "seed": {"type": "integer"},
+                # optional (reports made before they existed lack them): when the run started (UTC)
+                # and the fingerprint of the code that decided its verdicts (opkit.core.code_fingerprint)
+                "created": {"type": "string", "pattern": CREATED_PATTERN},
+                "code": {"type": "string", "pattern": CODE_PATTERN},
                 "machine": {"type": "object", "required": ["platform", "cpu_count"],
                             "properties": {"platform": {"type": "string"}, "machine": {"type": "string"},
                                            "cpu_count": {"type": ["integer", "null"]}}},
@@ -76,6 +86,12 @@ REPORT_SCHEMA: dict = {
                                    "warnings": {"type": "array", "items": {"type": "string"}},
                                    "causes": {"type": "integer", "description": "distinct root causes of the "
                                               "failures (see 'causes')"},
+                                   "converters": {
+                                       "type": "object", "description": "cases outcome 'unconverted' per "
+                                       "converter in front of the runtime and its version (\"onnx2torch "
+                                       "1.5.15\"): the converter's failures, never charged to the runtime",
+                                       "additionalProperties": {"type": "object", "required": ["cases"],
+                                                                "properties": {"cases": {"type": "integer"}}}},
                                    "second_opinion": {
                                        "type": "object", "description": "findings per second-opinion "
                                        "verdict, and 'review': findings a second opinion makes doubtful",
@@ -187,10 +203,12 @@ def build_report(cases: list[CaseRecord], target: dict, settings: dict, duration
     if settings.get("expectations"):
         settings = {**settings, "expectations": [project_path(p) for p in settings["expectations"]]}
     counts = Counter(c.outcome for c in cases)
-    # untested cases are opkit's, not the backend's: they neither fail nor pass a run
-    ok = (all(c.outcome in SUCCESS for c in cases if c.outcome != UNTESTED) and not settings.get("interrupted"))
+    # untested cases are opkit's and unconverted ones the converter's, not the backend's: they
+    # neither fail nor pass a run
+    ok = (all(c.outcome in SUCCESS for c in cases if c.outcome not in NOT_CHARGED) and not settings.get("interrupted"))
     if require_cases and not run_ok(c.outcome for c in cases):
         ok = False
+    target = provenance(target, duration)
     report = {
         "format": FORMAT,
         "target": target,
@@ -203,6 +221,9 @@ def build_report(cases: list[CaseRecord], target: dict, settings: dict, duration
     opinions = opinion_counts(cases)
     if opinions:
         report["summary"]["second_opinion"] = opinions
+    converters = converter_counts(cases)
+    if converters:
+        report["summary"]["converters"] = converters
     found = causes(cases)
     if found:
         report["summary"]["causes"] = len(found)
@@ -214,6 +235,24 @@ def build_report(cases: list[CaseRecord], target: dict, settings: dict, duration
     if coverage:
         report[COVERAGE_KEY] = list(coverage)
     return report
+
+
+def provenance(target: dict, duration: float) -> dict:
+    """``target`` with ``code`` (the fingerprint of the code deciding the verdicts) and, for a timed
+    run, ``created``: when it started (now less its ``duration``), UTC to the second. Values the
+    caller set are kept. A report with no duration gets no date: onnx's node suite writes 0.0 so that
+    its committed results are the same bytes run after run."""
+    import datetime
+
+    from ..core.code_fingerprint import code_fingerprint
+
+    out = {**target}
+    out.setdefault("code", code_fingerprint())
+    if duration > 0 and "created" not in out:
+        now = datetime.datetime.now(datetime.timezone.utc)
+        started = now - datetime.timedelta(seconds=duration)
+        out["created"] = started.strftime("%Y-%m-%dT%H:%M:%SZ")
+    return out
 
 
 TEMP_SUFFIX = ".tmp"  # a report being written is ``.<name>.<pid>.<random>.tmp`` beside it
@@ -436,6 +475,8 @@ def _check(value, schema, where, problems):
         problems.append(f"{where}: {value!r} not one of {schema['enum']}")
     if "const" in schema and value != schema["const"]:
         problems.append(f"{where}: expected {schema['const']!r}")
+    if "pattern" in schema and isinstance(value, str) and not re.search(schema["pattern"], value):
+        problems.append(f"{where}: {value!r} does not match {schema['pattern']!r}")
     if isinstance(value, dict):
         for key in schema.get("required", ()):
             if key not in value:
@@ -465,3 +506,13 @@ def opinion_counts(cases: list[CaseRecord]) -> dict[str, int]:
             counts[verdict] += 1
         counts["review"] += needs_review(opinions)
     return {k: counts[k] for k in (*VERDICTS, "review") if counts[k]}
+
+
+def converter_counts(cases: list[CaseRecord]) -> dict[str, dict]:
+    """The unconverted cases per converter and version ("onnx2torch 1.5.15": {"cases": N}), from
+    each case's ``details.converter``; the converter's failures, kept apart from the runtime's."""
+    counts: Counter = Counter()
+    for c in cases:
+        if c.outcome == UNCONVERTED:
+            counts[str((c.details or {}).get("converter") or "unknown converter")] += 1
+    return {name: {"cases": counts[name]} for name in sorted(counts)}

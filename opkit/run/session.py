@@ -73,6 +73,11 @@ class _Run:
     def __init__(self, config: RunConfig):
         self.config = config
         self.start = time.perf_counter()
+        # the code that decides the verdicts, read now: the report must name the code the run
+        # started with, not what the files hold when it ends (code_fingerprint caches per process)
+        from ..core.code_fingerprint import code_fingerprint
+
+        code_fingerprint()
         self.lock = threading.Lock()  # held while the report is written
         self.finishing = False  # set when the report is being built: signals no longer raise
         self.reported = False
