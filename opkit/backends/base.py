@@ -15,6 +15,13 @@ is registered for the op or type; False: a kernel was found and refused the inpu
 default) leaves it to the runner, which charges a refusal once another case of the same op version
 and type binding ran.
 
+Some runtimes do not read ONNX themselves: a converter or compiler translates the model first
+(onnx2torch for PyTorch, jaxonnxruntime for JAX, IREE's ONNX importer and iree-compile). Such a
+backend names it (``converter``, ``converter_version``) and raises ``ConversionFailed`` when the
+translation fails: the case is *unconverted*, the converter's, never charged to the runtime. The
+backends that read ONNX themselves (onnxruntime, OpenVINO, tract, opkit's reference) have
+``converter = None``.
+
 What an engine cannot know is not run at all (``limits``): op versions newer than the opsets it
 declares (``max_opsets``) or than the versions its ONNX schemas know (``known_versions``), and
 domains it cannot run as configured (``unavailable_domains``) are *skipped* with the reason, never
@@ -23,11 +30,42 @@ charged to it.
 
 from __future__ import annotations
 
+import re
 from typing import Any, Protocol, runtime_checkable
 
 
 class Unsupported(Exception):
     """The backend does not implement this op / type / attribute combination."""
+
+
+class ConversionFailed(Unsupported):
+    """The converter in front of the runtime (``converter``, at ``version``) could not translate
+    the model, so the runtime never saw it. Raised for the translation step only: a failure of the
+    translated model at run time is the runtime's. The message reads "ConversionFailed: onnx2torch
+    1.5.15: <what failed>" in a worker's answer (``converter_of`` finds the converter in it)."""
+
+    def __init__(self, converter: str, message: str, version: str = ""):
+        self.converter, self.version, self.what = converter, version or "", message
+        super().__init__(f"{self.label}: {message}")
+
+    @property
+    def label(self) -> str:
+        """The converter and its version, as reports count them ("onnx2torch 1.5.15")."""
+        return f"{self.converter} {self.version}".strip()
+
+    def __reduce__(self):  # picklable with its fields (the default would call __init__ with the text only)
+        return type(self), (self.converter, self.what, self.version)
+
+
+# a converter's label holds no ": " (names and versions do not), so the first one ends it
+_CONVERTED_BY = re.compile(r"\bConversionFailed: (?P<label>[^:]+?): ")
+
+
+def converter_of(message: str) -> str | None:
+    """The converter label of a worker's answer to a ``ConversionFailed`` ("onnx2torch 1.5.15"),
+    found anywhere in ``message`` (a property's call prefixes it with its own words); else None."""
+    found = _CONVERTED_BY.search(message or "")
+    return found.group("label") if found else None
 
 
 @runtime_checkable
@@ -76,9 +114,23 @@ class BackendBase:
     needs_output_shapes = False
     # the adapter feeds and reads sequence and optional values (Python lists, None), not only tensors
     container_values = False
+    # the converter or compiler that translates ONNX for the runtime (None: the runtime reads ONNX)
+    converter: str | None = None
 
     def version(self) -> str:
         return "unknown"
+
+    def converter_version(self) -> str:
+        """The version of ``converter`` ("" when there is none or it cannot tell)."""
+        return ""
+
+    def conversion_failed(self, exc: BaseException, step: str | None = None) -> ConversionFailed:
+        """``exc`` of the translation step as ``ConversionFailed`` (``step``: the converter's part
+        that failed, e.g. "iree-compile" of IREE's importer + compiler; default ``converter``)."""
+        from ._runtime_common import one_line
+
+        return ConversionFailed(step or self.converter or "converter",
+                                f"{type(exc).__name__}: {one_line(str(exc))}", self.converter_version())
 
     def is_unsupported(self, exc: BaseException) -> bool:
         return isinstance(exc, (Unsupported, NotImplementedError))
@@ -112,6 +164,16 @@ class BackendBase:
 
     def describe(self) -> dict:
         return {"name": self.name, "version": self.version()}
+
+
+def converter_label(backend) -> str | None:
+    """The converter in front of ``backend`` and its version ("onnx2torch 1.5.15"), for the
+    report's target; None for a runtime that reads ONNX itself."""
+    name = getattr(backend, "converter", None)
+    if not name:
+        return None
+    version = getattr(backend, "converter_version", None)
+    return f"{name} {version() if callable(version) else ''}".strip()
 
 
 def limits(backend) -> dict:

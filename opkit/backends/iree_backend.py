@@ -11,9 +11,19 @@ and compiled ``.vmfb`` files are cached on disk, keyed by a hash of the imported
 flags and the compiler version (``$OPKIT_CACHE_DIR/iree``, default ``~/.cache/opkit/iree``; option
 ``cache_dir``, ``cache_dir=""`` turns it off).
 
-Compile flags opkit sets: ``--iree-llvmcpu-target-cpu=host``, and
-``--iree-input-demote-f64-to-f32=false``: by default IREE demotes f64 to f32, and a float64 model
-then fails at run time ("buffer view byte length 192 exceeds backing buffer byte length 96").
+Compile flags opkit sets: ``--iree-llvmcpu-target-cpu=host``, and every input type conversion off,
+so that each type is computed at its own width (``describe()["precision"]``):
+``--iree-input-demote-f64-to-f32=false`` (on by default in 3.13: a float64 model then fails at run
+time, "buffer view byte length 16 exceeds backing buffer byte length 8"),
+``--iree-input-demote-i64-to-i32=false`` and ``--iree-input-demote-f32-to-f16=false`` (off by
+default; said explicitly), ``--iree-input-promote-f16-to-f32=false`` and
+``--iree-input-promote-bf16-to-f32=false`` (off by default: the narrow floats are computed as
+such, not in float32 and rounded back).
+
+The importer and iree-compile are the converter (``converter``): a model either cannot translate
+(an importer error, a compile error, a compiler crash) is ``ConversionFailed``, outcome
+*unconverted*, never charged to IREE's runtime; what fails as the runtime loads or runs the compiled
+module is the runtime's. IREE has no string tensors: string models are *unsupported* up front.
 
 IREE's ABI is signless: uint8..uint64 results come back as int8..int64 arrays holding the right
 bits; opkit views them as the declared ONNX type (no value conversion), see ``view_as``.
@@ -32,13 +42,19 @@ from ._runtime_common import (
     RankSpecializedSession,
     backend_api_prepare,
     contiguous,
+    io_elems,
     one_line,
     require,
     view_as,
 )
-from .base import BackendBase, Unsupported
+from .base import BackendBase, ConversionFailed, Unsupported
 
-FLAGS = ("--iree-llvmcpu-target-cpu=host", "--iree-input-demote-f64-to-f32=false")
+FLAGS = ("--iree-llvmcpu-target-cpu=host", "--iree-input-demote-f64-to-f32=false",
+         "--iree-input-demote-i64-to-i32=false", "--iree-input-demote-f32-to-f16=false",
+         "--iree-input-promote-f16-to-f32=false", "--iree-input-promote-bf16-to-f32=false")
+PRECISION = ("each type at its own width: no f64->f32, i64->i32 or f32->f16 demotion and no f16/bf16->f32 "
+             "promotion (compile flags)")
+IMPORTER, COMPILER = "iree-import-onnx", "iree-compile"
 
 _UNSUPPORTED = re.compile(
     r"unimplemented|failed to legalize operation 'torch\.operator'|failed to legalize|"
@@ -58,6 +74,7 @@ class IreeBackend(BackendBase):
     name = "iree"
     max_ir_version = 13  # the importer reads IR 3..14 (tested); 13 keeps models identical to onnxruntime's
     max_ai_onnx_opset = 28  # loads opsets 7..28 (tested)
+    converter = f"{IMPORTER} + {COMPILER}"
 
     def __init__(self, cache_dir: str | None = None, driver: str = "local-task"):
         compiler, runtime, tools = require("iree", "iree", "iree.compiler", "iree.runtime", "iree.compiler.tools")
@@ -82,6 +99,9 @@ class IreeBackend(BackendBase):
         except Exception:  # noqa: BLE001
             return "unknown"
 
+    def converter_version(self) -> str:
+        return self.version()  # the importer and iree-compile ship in iree-base-compiler
+
     def describe(self) -> dict:
         from importlib.metadata import version
 
@@ -90,7 +110,8 @@ class IreeBackend(BackendBase):
         except Exception:  # noqa: BLE001
             runtime = "unknown"
         return {"name": self.name, "version": self.version(), "runtime": runtime, "target": "llvm-cpu",
-                "driver": self.driver, "compile_flags": list(FLAGS), "disk_cache": bool(self.cache_dir)}
+                "driver": self.driver, "compile_flags": list(FLAGS), "disk_cache": bool(self.cache_dir),
+                "precision": PRECISION}
 
 
     # -- compile
@@ -121,8 +142,8 @@ class IreeBackend(BackendBase):
         try:
             data = self._tools.compile_str(asm, input_type="onnx", target_backends=["llvm-cpu"],
                                            extra_args=list(FLAGS))
-        except self._tools.CompilerToolError as exc:
-            raise IreeError(_compile_message(exc)) from None
+        except self._tools.CompilerToolError as exc:  # a crash too: the compiler's, not the runtime's
+            raise ConversionFailed(COMPILER, _compile_message(exc), self.version()) from None
         finally:
             self.stats["compile_s"] += time.perf_counter() - t0
         self.stats["compiled"] += 1
@@ -142,7 +163,7 @@ class IreeBackend(BackendBase):
         try:
             asm = self._import(model)
         except Exception as exc:  # noqa: BLE001 - importer failures: the op or type has no import
-            raise IreeError(f"onnx import: {type(exc).__name__}: {one_line(str(exc))}") from None
+            raise self.conversion_failed(exc, IMPORTER) from None
         vmfb = self._vmfb(asm)
         ctx = rt.SystemContext(config=self._config)
         ctx.add_vm_module(rt.VmModule.copy_buffer(ctx.instance, vmfb))
@@ -170,6 +191,9 @@ class IreeBackend(BackendBase):
     @backend_api_prepare
     def prepare(self, model_bytes: bytes):
         model = self._onnx.load_from_string(model_bytes)
+        ins, _, outs = io_elems(model)
+        if "string" in set(ins.values()) | set(outs):  # the runtime's lack, not a failure to convert
+            raise Unsupported("IREE has no string tensors")
         return RankSpecializedSession(model, self._compile)
 
     def is_unsupported(self, exc: BaseException) -> bool:
@@ -195,7 +219,8 @@ def _compile_message(exc) -> str:
         line = line.strip()
         if "error:" in line and line not in diags:
             diags.append(line.replace("<unknown>:0: ", ""))
+    # (the words follow the converter's label, "iree-compile 3.13.0: crashed ...")
     if code and code.group(1).startswith("-"):
-        return (f"iree-compile crashed (Error code: {code.group(1)}, signal {code.group(1)[1:]})"
+        return (f"crashed (Error code: {code.group(1)}, signal {code.group(1)[1:]})"
                 + (": " + " | ".join(diags[:3]) if diags else ""))
-    return "iree-compile failed: " + (" | ".join(diags[:4]) if diags else one_line(text, 400))
+    return "failed: " + (" | ".join(diags[:4]) if diags else one_line(text, 400))

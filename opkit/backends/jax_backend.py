@@ -18,6 +18,16 @@ Config flags opkit sets, and why:
   scalar): see docs/findings-runtimes.md.
 
 String tensors have no JAX dtype: string models are *unsupported* up front.
+
+jaxonnxruntime is the converter (``converter``): a failure while it translates a node into a JAX
+function (no handler for the op or its version, an attribute or static input its handler refuses)
+is ``ConversionFailed``, outcome *unconverted*, never charged to JAX; a failure of that function as
+JAX traces, compiles or runs it is JAX's.
+
+Precision: every type at its own width. ``jax_enable_x64`` is checked after it is set (a 64-bit
+value must come back unchanged, else 64-bit models are refused as *unsupported* rather than
+computed in 32 bits), ``jax_default_matmul_precision`` is "highest", and whether XLA's CPU code
+flushes subnormal floats to zero is measured; ``describe()["precision"]`` says all three.
 """
 
 from __future__ import annotations
@@ -36,6 +46,8 @@ from ._runtime_common import (
     view_as,
 )
 from .base import BackendBase, Unsupported
+
+_SIXTY_FOUR = {"int64", "uint64", "double", "complex128"}  # the types jax_enable_x64 decides
 
 _UNSUPPORTED = re.compile(
     r"not implemented|NotImplemented|not supported|Unsupported|no handler|has no attribute 'version_|"
@@ -60,17 +72,39 @@ class _Session:
             self._b._jax.clear_caches()
         call_onnx = self._b._call_onnx
         inputs = {n: contiguous(feeds[n]) for n in self._names if n in feeds}
-        func, params = call_onnx.call_onnx_model(self._model, inputs)
+        try:
+            func, params = call_onnx.call_onnx_model(self._model, inputs)
+        except Exception as exc:  # noqa: BLE001 - the converter's failures are told apart from JAX's
+            if _in_translation(call_onnx, exc):
+                raise self._b.conversion_failed(exc) from None
+            raise
         result = func(model_params=params, inputs=inputs)
         if not isinstance(result, (tuple, list)):
             result = [result]
         return [view_as(np.array(r, copy=True), e) for r, e in zip(result, self._out_elems)]
 
 
+def _in_translation(call_onnx, exc: BaseException) -> bool:
+    """Whether ``exc`` (raised by ``call_onnx_model``) comes from jaxonnxruntime translating the
+    graph, not from JAX running the translation: it passed through the handler lookup and
+    ``Handler.handle`` (``_get_jit_func``, ``_get_all_handlers``), or call_onnx's graph walk raised
+    it itself (an input it cannot wire). ``call_onnx_graph`` also runs each translated node once
+    to learn its outputs; what fails there is JAX's."""
+    translating = {call_onnx._get_jit_func.__code__, call_onnx._get_all_handlers.__code__}
+    walking = {call_onnx.call_onnx_graph.__code__, call_onnx.call_onnx_model.__code__}
+    codes = []
+    tb = exc.__traceback__
+    while tb is not None:
+        codes.append(tb.tb_frame.f_code)
+        tb = tb.tb_next
+    return any(c in translating for c in codes) or bool(codes and codes[-1] in walking)
+
+
 class JaxBackend(BackendBase):
     name = "jax"
     max_ir_version = 13  # jaxonnxruntime reads IR 3..14 (tested); 13 keeps models identical to onnxruntime's
     max_ai_onnx_opset = 28  # loads opsets 7..28 (tested)
+    converter = "jaxonnxruntime"
 
     def __init__(self, static_args_from_inputs: bool = True):
         os.environ.setdefault("JAX_PLATFORMS", "cpu")
@@ -89,20 +123,34 @@ class JaxBackend(BackendBase):
         self.static_args_from_inputs = static_args_from_inputs
         self._jax, self._jaxort, self._call_onnx, self._onnx = jax, jaxort, call_onnx, onnx
         self.runs = 0
+        # full-precision dots whatever the environment set (on CPU the default is full already)
+        jax.config.update("jax_default_matmul_precision", "highest")
+        self.x64, self.flushes_subnormals = _measure(jax)
+
+    def precision(self) -> str:
+        width = ("each type at its own width (jax_enable_x64 on, checked: 64-bit values come back unchanged)"
+                 if self.x64 else "64-bit types refused: jax_enable_x64 did not take effect in this process")
+        subnormals = "flushed to zero by XLA's CPU code" if self.flushes_subnormals else "kept"
+        return (f"{width}; matmul precision {self._jax.config.jax_default_matmul_precision}; "
+                f"subnormal floats {subnormals} (measured)")
+
+    def converter_version(self) -> str:
+        from importlib.metadata import version
+
+        try:
+            return version("jaxonnxruntime")
+        except Exception:  # noqa: BLE001
+            return "unknown"
 
     def version(self) -> str:
         return self._jax.__version__
 
     def describe(self) -> dict:
-        from importlib.metadata import version
-
-        try:
-            jort = version("jaxonnxruntime")
-        except Exception:  # noqa: BLE001
-            jort = "unknown"
-        return {"name": self.name, "version": self.version(), "jaxonnxruntime": jort,
+        return {"name": self.name, "version": self.version(), "jaxonnxruntime": self.converter_version(),
                 "jaxlib": getattr(self._jax, "__version__", ""), "platform": "cpu",
-                "config": {"jax_enable_x64": True, STATIC_ARGS_FLAG: not self.static_args_from_inputs}}
+                "config": {"jax_enable_x64": bool(self._jax.config.jax_enable_x64),
+                           STATIC_ARGS_FLAG: not self.static_args_from_inputs},
+                "precision": self.precision()}
 
 
     @backend_api_prepare
@@ -111,6 +159,9 @@ class JaxBackend(BackendBase):
         ins, names, outs = io_elems(model)
         if "string" in set(ins.values()) | set(outs):
             raise Unsupported("JAX has no string dtype")
+        wide = sorted(_SIXTY_FOUR & (set(ins.values()) | set(outs)))
+        if wide and not self.x64:  # said, rather than computed in 32 bits and charged as mismatches
+            raise Unsupported(f"JAX runs without x64 in this process: {', '.join(wide)} would be computed in 32 bits")
         import jaxonnxruntime.onnx_ops  # noqa: F401
         from jaxonnxruntime.core import handler  # noqa: F401 - registers handlers
 
@@ -120,3 +171,19 @@ class JaxBackend(BackendBase):
         if isinstance(exc, (Unsupported, NotImplementedError)):
             return True
         return bool(_UNSUPPORTED.search(one_line(str(exc))))
+
+
+def _measure(jax) -> tuple[bool, bool]:
+    """(whether a 64-bit float and integer come back from JAX unchanged, whether XLA's CPU code
+    flushes a float32 subnormal to zero): what the 64-bit types and the smallest floats are
+    computed at, measured rather than taken from the flags."""
+    import jax.numpy as jnp
+
+    wide = np.array([1 + 2.0 ** -40], dtype=np.float64)
+    big = np.array([2 ** 40 + 1], dtype=np.int64)
+    wide_back, big_back = np.asarray(jnp.asarray(wide) * 1.0), np.asarray(jnp.asarray(big) + 0)
+    x64 = (wide_back.dtype == np.float64 and wide_back[0] == wide[0] and big_back.dtype == np.int64
+           and big_back[0] == big[0])
+    tiny = np.array([1e-45], dtype=np.float32)  # the smallest positive float32, a subnormal
+    flushes = float(np.asarray(jnp.asarray(tiny) * 1.0)[0]) == 0.0
+    return bool(x64), bool(flushes)

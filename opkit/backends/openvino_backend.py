@@ -162,7 +162,9 @@ class OpenVinoBackend(BackendBase):
     def describe(self) -> dict:
         return {"name": self.name, "version": self.version(), "build": self._ov.__version__, "device": "CPU",
                 "inference_precision_hint": self.precision,
-                "device_default_precision_hint": self.default_precision, "threads": self.threads}
+                "device_default_precision_hint": self.default_precision, "threads": self.threads,
+                "precision": (f"INFERENCE_PRECISION_HINT={self.precision}" + (
+                    "" if self.precision == "f32" else ": float32 graphs run in reduced precision"))}
 
 
     @backend_api_prepare

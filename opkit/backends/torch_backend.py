@@ -1,8 +1,15 @@
 """PyTorch via onnx2torch as a conformance backend: ``pip install 'opkit-onnx[torch]'``.
 
-onnx2torch converts the one-node model into a ``torch.fx.GraphModule`` at load (an op without a
-converter fails there: "Converter is not implemented ...", *unsupported*); runs go through the
-module on CPU, one thread, under ``torch.inference_mode``.
+onnx2torch converts the one-node model into a ``torch.fx.GraphModule`` at load; any failure there
+(an op without a converter: "Converter is not implemented ..."; a bfloat16 initializer, which
+onnx2torch 1.5.15 hands to ``torch.from_numpy`` as an ml_dtypes array torch cannot take) is the
+converter's: ``ConversionFailed``, outcome *unconverted*, never charged to torch. Runs go through
+the module on CPU, one thread, under ``torch.inference_mode``.
+
+Precision: every type at its own width. torch's default dtype stays float32 (onnx2torch makes its
+Python-number constants with it), no autocast, and ``float32_matmul_precision`` is set to
+"highest" (the other settings let oneDNN compute float32 matmuls in bfloat16 on CPUs that have
+it; TF32 is a CUDA matter). ``describe()["precision"]`` says so.
 
 torch is pinned (``torch==2.13.0``, the CPU wheel reachable here). onnx2torch imports torchvision
 at import time, and PyPI's torchvision wheel is a CUDA build that fails to load next to CPU torch
@@ -10,8 +17,12 @@ at import time, and PyPI's torchvision wheel is a CUDA build that fails to load 
 ``torchvision.ops`` whose functions raise NotImplementedError, so only NonMaxSuppression and
 RoiAlign (the two converters that need torchvision) become unsupported. ``describe()`` says so.
 
-Tensors: numpy in, ``torch.from_numpy``; bfloat16 moves as its 16-bit pattern (torch has no numpy
-bfloat16). torch has no string tensors: string models are *unsupported* up front.
+Tensors: numpy in, ``torch.from_numpy``; bfloat16 and the float8 types move as their bit patterns
+(torch has them, but no NumPy interop for them), every other ONNX tensor type (bool, int8..uint64,
+float16/32/64, complex64/128) as it is. torch has no string tensors: string models are
+*unsupported* up front. The 2-, 4- and 6-bit types have no NumPy-backed torch tensor opkit could
+hand over (``torch.int4`` is a shell dtype): their bindings are skipped as opkit's adapter's
+(``unfeedable_elements``), never charged to torch.
 """
 
 from __future__ import annotations
@@ -26,7 +37,6 @@ from ._runtime_common import (
     backend_api_prepare,
     contiguous,
     io_elems,
-    one_line,
     require,
     view_as,
 )
@@ -34,7 +44,13 @@ from .base import BackendBase, Unsupported
 
 _UNSUPPORTED = re.compile(
     r"Converter is not implemented|not implemented for|not supported|Unsupported|unsupported|"
-    r"No converter|torchvision is unusable|can't convert np\.ndarray of type", re.IGNORECASE)
+    r"No converter|torchvision is unusable", re.IGNORECASE)
+
+# ml_dtypes types torch has under the same name: moved as their bit patterns (from_numpy refuses them)
+_BITS = {"bfloat16": np.uint16, "float8_e4m3fn": np.uint8, "float8_e4m3fnuz": np.uint8, "float8_e5m2": np.uint8,
+         "float8_e5m2fnuz": np.uint8, "float8_e8m0fnu": np.uint8}
+# ONNX element types with no NumPy-backed torch tensor: opkit's adapter cannot hand them over
+_NO_TENSOR = ("int2", "uint2", "int4", "uint4", "float4e2m1", "float6e2m3", "float6e3m2")
 
 _TORCHVISION_STUB = False
 
@@ -87,8 +103,9 @@ class _Session:
 
 def _to_torch(torch, array):
     arr = contiguous(array)
-    if arr.dtype.name == "bfloat16":
-        return torch.from_numpy(arr.view(np.int16).copy()).view(torch.bfloat16)
+    bits = _BITS.get(arr.dtype.name)
+    if bits is not None and hasattr(torch, arr.dtype.name):
+        return torch.from_numpy(arr.view(bits).copy()).view(getattr(torch, arr.dtype.name))
     if arr.dtype.kind == "O":
         raise Unsupported("torch has no string tensors")
     return torch.from_numpy(arr.copy())
@@ -97,10 +114,12 @@ def _to_torch(torch, array):
 def _to_numpy(torch, value):
     if isinstance(value, torch.Tensor):
         value = value.detach()
-        if value.dtype == torch.bfloat16:
+        name = str(value.dtype).replace("torch.", "")
+        if name in _BITS:
             import ml_dtypes
 
-            return value.view(torch.int16).numpy().view(ml_dtypes.bfloat16).copy()
+            bits = torch.uint16 if _BITS[name] is np.uint16 else torch.uint8
+            return value.contiguous().view(bits).numpy().view(getattr(ml_dtypes, name)).copy()
         return value.numpy().copy()
     return np.asarray(value)
 
@@ -109,6 +128,7 @@ class TorchBackend(BackendBase):
     name = "torch"
     max_ir_version = 13  # onnx2torch reads IR 3..14 (tested); 13 keeps models identical to onnxruntime's
     max_ai_onnx_opset = 28  # loads opsets 7..28 (tested)
+    converter = "onnx2torch"
 
     def __init__(self, threads: int = 1):
         (torch,) = require("torch", "torch", "torch")
@@ -117,21 +137,35 @@ class TorchBackend(BackendBase):
         import onnx
 
         torch.set_num_threads(int(threads))
+        # full float32 matmuls whatever the environment set: "high"/"medium" allow bfloat16 passes
+        torch.set_float32_matmul_precision("highest")
         self._torch, self._onnx2torch, self._onnx = torch, onnx2torch, onnx
         self.threads = threads
 
     def version(self) -> str:
         return self._torch.__version__
 
-    def describe(self) -> dict:
+    def unfeedable_elements(self) -> dict[str, str]:
+        return {t: f"opkit's torch adapter cannot hand {t} tensors to torch (torch has no NumPy-backed {t} tensor)"
+                for t in _NO_TENSOR}
+
+    def converter_version(self) -> str:
         from importlib.metadata import version
 
         try:
-            o2t = version("onnx2torch")
+            return version("onnx2torch")
         except Exception:  # noqa: BLE001
-            o2t = "unknown"
-        return {"name": self.name, "version": self.version(), "onnx2torch": o2t, "device": "cpu",
-                "threads": self.threads, "torchvision": "stub (CUDA-only wheel)" if self.torchvision_stub else "ok"}
+            return "unknown"
+
+    def precision(self) -> str:
+        torch = self._torch
+        return (f"each type at its own width (default dtype {str(torch.get_default_dtype()).replace('torch.', '')}, "
+                f"float32 matmul precision {torch.get_float32_matmul_precision()}, no autocast; CPU, so no TF32)")
+
+    def describe(self) -> dict:
+        return {"name": self.name, "version": self.version(), "onnx2torch": self.converter_version(), "device": "cpu",
+                "threads": self.threads, "torchvision": "stub (CUDA-only wheel)" if self.torchvision_stub else "ok",
+                "precision": self.precision()}
 
 
     @backend_api_prepare
@@ -142,10 +176,8 @@ class TorchBackend(BackendBase):
             raise Unsupported("torch has no string tensors")
         try:
             module = self._onnx2torch.convert(model)
-        except NotImplementedError as exc:
-            raise Unsupported(f"onnx2torch: {one_line(str(exc))}") from None
-        except Exception as exc:  # noqa: BLE001 - a converter that fails on this model: still a refusal
-            raise Unsupported(f"onnx2torch conversion failed: {type(exc).__name__}: {one_line(str(exc))}") from None
+        except Exception as exc:  # noqa: BLE001 - whatever the converter raises, torch never saw the model
+            raise self.conversion_failed(exc) from None
         module.eval()
         return _Session(self, module, names, outs)
 

@@ -10,6 +10,9 @@ Data in and out goes through the engine's C API (``tract_tensor_from_bytes`` /
 which mis-code complex dtypes and cannot read complex, zero-size or 0-d tensors back. tract has
 no bfloat16 or complex datum type (load fails with "Unknown DatumType": *unsupported*), and its C
 API cannot move string tensors (string models are *unsupported* up front).
+
+tract reads ONNX itself (no converter). Precision: every type at its own width; the model is typed
+and run as declared, without a transform such as tract's ``f32_to_f16`` (``describe()``).
 """
 
 from __future__ import annotations
@@ -168,7 +171,8 @@ class TractBackend(BackendBase):
             return version("tract")
 
     def describe(self) -> dict:
-        return {"name": self.name, "version": self.version(), "device": "CPU"}
+        return {"name": self.name, "version": self.version(), "device": "CPU",
+                "precision": "each type at its own width (no model transform such as f32_to_f16 applied)"}
 
 
     @backend_api_prepare

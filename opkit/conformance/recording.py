@@ -12,7 +12,8 @@ from ..cases.case import Case
 from ..results.record import CaseRecord
 from .second_opinion import ASKED_ABOUT
 from .second_opinion import SUITES as SECOND_OPINION_SUITES
-from ..results.outcomes import FAILING, PASS, REFUSED
+from ..results.outcomes import FAILING, PASS, REFUSED, UNCONVERTED, UNSUPPORTED
+from ..backends.base import converter_of
 from .case_exec import Exec
 from .stopping import check_stop
 
@@ -42,6 +43,7 @@ class Recording:
                 runs: int, duration: float, minimal: Case | None = None, backend: str | None = None,
                 rejected: int = 0) -> CaseRecord:
         check_stop()  # a case finished after the stop request is not recorded (see the module doc)
+        ex = unconverted(ex)
         record = CaseRecord(
             backend=backend or self.backend_name, suite=suite, op=spec.name, domain=spec.domain,
             version=version.since, types=dict(types), example=example, outcome=ex.outcome, message=ex.message,
@@ -69,6 +71,18 @@ class Recording:
         if self.progress:
             self.progress(record)
         return record
+
+
+def unconverted(ex: Exec) -> Exec:
+    """``ex`` as recorded: a refusal whose words are a ``ConversionFailed`` (the worker answers
+    UNSUPPORTED, no kernel, so that searches and checks treat it as a model the engine cannot take)
+    becomes ``unconverted``, with ``details.converter``: the converter's, not the runtime's. A copy;
+    the caller's ``ex`` is left as the searches saw it."""
+    label = converter_of(ex.message) if ex.outcome == UNSUPPORTED else None
+    if not label:
+        return ex
+    details = {k: v for k, v in (ex.details or {}).items() if k != "kernel"}  # no kernel was asked
+    return replace(ex, outcome=UNCONVERTED, details=dict(details, converter=label))
 
 
 def _jsonable(value):

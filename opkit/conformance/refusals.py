@@ -6,13 +6,15 @@ allows (ScatterElements' reduction 'mul' for float16, LSTM's layout = 1, dilatio
 padding) fails it: ``refused``, charged like an error. The backend's own words decide when they can
 (``Backend.lacks_kernel``: the worker then answers REFUSED or UNSUPPORTED with ``no_kernel``);
 when they cannot, the binding decides: a refusal of a binding of which another case ran (passed,
-or failed in any other way) is a refusal of that input, not of the op or the type.
+or failed in any other way) is a refusal of that input, not of the op or the type. A model the
+converter in front of the runtime could not translate (``ConversionFailed``) is neither: the worker
+says no kernel was asked, so it is never charged as refused, and it is recorded as *unconverted*.
 """
 
 from __future__ import annotations
 
 from ..cases.case import Case
-from ..results.outcomes import REFUSED, UNSUPPORTED, UNTESTED
+from ..results.outcomes import REFUSED, UNCONVERTED, UNSUPPORTED, UNTESTED
 from .case_exec import Exec
 
 
@@ -23,9 +25,9 @@ def binding_key(domain: str, op: str, since: int, types) -> tuple:
 
 
 def ran(ex: Exec) -> bool:
-    """Whether the backend ran the case's model (anything but a refusal for want of a kernel, or
-    a case opkit could not ask)."""
-    return ex.outcome not in (UNSUPPORTED, UNTESTED)
+    """Whether the backend ran the case's model (anything but a refusal for want of a kernel, a
+    model the converter could not translate, or a case opkit could not ask)."""
+    return ex.outcome not in (UNSUPPORTED, UNCONVERTED, UNTESTED)
 
 
 def undecided(ex: Exec) -> bool:

@@ -8,6 +8,8 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
+from ..backends.base import ConversionFailed
+
 OK, UNSUPPORTED, REFUSED, ERROR, CRASH, TIMEOUT = "ok", "unsupported", "refused", "error", "crash", "timeout"
 MAX_SESSIONS = 512
 
@@ -20,6 +22,7 @@ class Result:
     stage: str = ""  # load | run
     output: str = ""  # a crash, hang or memory kill: the last lines the worker wrote (worker_output)
     no_kernel: bool = False  # UNSUPPORTED, and the backend's words say it has no kernel for the op or type
+    converter: str = ""  # UNSUPPORTED because the converter in front of the runtime failed: its label
     # a crash met in a worker that had run other cases, run again in a fresh process
     # (conformance.worker): how that went (``reproduced``, ``after_history``, ``sequence``)
     replay: dict | None = None
@@ -42,16 +45,24 @@ class _Engine:
     def describe(self) -> dict:
         info = self.backend.describe() if hasattr(self.backend, "describe") else {
             "name": self.backend.name, "version": self.backend.version()}
-        from ..backends.base import limits
+        from ..backends.base import converter_label, limits
 
         info.update(limits(self.backend))  # IR version, opsets and domains the runner must respect
+        label = converter_label(self.backend)
+        if label:  # what translates the model for the runtime: the report says whose failures are whose
+            info.setdefault("converter", label)
         return info
 
     def _refusal(self, exc: BaseException, stage: str) -> Result:
         """What the backend raised, as a Result: ERROR, or for a refusal UNSUPPORTED (no kernel for
         the op or type; or the backend's words do not tell, and the runner decides from what else
         of the binding ran: ``refusals``) or REFUSED (its words say a kernel was found and refused
-        the input)."""
+        the input). A ``ConversionFailed`` (the converter in front of the runtime could not
+        translate the model) is UNSUPPORTED with ``no_kernel`` and the converter's label: nothing
+        ran, so every search and check treats it as a model the engine cannot take (never charged
+        as refused), and the runner records it as ``unconverted`` (``recording``)."""
+        if isinstance(exc, ConversionFailed):
+            return Result(UNSUPPORTED, None, _short(exc), stage, no_kernel=True, converter=exc.label)
         if not self.backend.is_unsupported(exc):
             return Result(ERROR, None, _short(exc), stage)
         lacks = getattr(self.backend, "lacks_kernel", None)

@@ -3,8 +3,9 @@
 A pure function from the report's records to text. Each case is a ``<testcase>`` named by its
 suite, example and type binding, in a class named by backend, domain and op version; what a CI
 system should flag follows opkit's exit code: ``pass`` passes, ``xfail`` (an expectations entry
-predicted it, with its reason) and ``untested`` (opkit could not test it: never the runtime's fault)
-are skipped, and every other outcome fails: wrong values, a refusal and an unexpected pass as a
+predicted it, with its reason), ``untested`` (opkit could not test it) and ``unconverted`` (the
+converter in front of the runtime could not translate the model), never the runtime's fault, are
+skipped, and every other outcome fails: wrong values, a refusal and an unexpected pass as a
 ``<failure>``, an error, a crash or a hang as an ``<error>``, each with the backend's message and
 the repro bundle's path. Foreign text (backend messages) is data: ElementTree escapes it, and
 characters XML 1.0 cannot hold (escape sequences, NUL) are written as ``\\xNN``.
@@ -17,11 +18,11 @@ import xml.etree.ElementTree as ET
 from collections import Counter
 
 from ..results.causes import binding_text
-from ..results.outcomes import CRASH, ERROR, PASS, TIMEOUT, UNTESTED, XFAIL
+from ..results.outcomes import CRASH, ERROR, PASS, TIMEOUT, UNCONVERTED, UNTESTED, XFAIL
 from ..results.record import CaseRecord
 
 ERRORS = (ERROR, CRASH, TIMEOUT)  # the runtime did not answer: JUnit's <error>
-SKIPPED = (XFAIL, UNTESTED)
+SKIPPED = (XFAIL, UNTESTED, UNCONVERTED)
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 MESSAGE_LIMIT = 2000
 
@@ -84,6 +85,10 @@ def _verdict(element: ET.Element, case: CaseRecord) -> None:
         ET.SubElement(element, "skipped", message=_text(f"expected failure: {reason}"[:MESSAGE_LIMIT]))
     elif case.outcome == UNTESTED:
         ET.SubElement(element, "skipped", message=_text(f"opkit could not test this case: {message}"))
+    elif case.outcome == UNCONVERTED:
+        converter = (case.details or {}).get("converter") or "the converter"
+        ET.SubElement(element, "skipped", message=_text(f"{converter} could not translate the model (the converter's "
+                                                        f"failure, not the runtime's): {message}"[:MESSAGE_LIMIT]))
     else:
         tag = "error" if case.outcome in ERRORS else "failure"
         ET.SubElement(element, tag, message=message, type=case.outcome).text = _body(case)

@@ -14,6 +14,10 @@ groups a backend's failing cases of one op by what they have in common:
 Op versions and type bindings are not part of the key: they are listed on the cause (a bug in the
 int64 path shows as one cause with its types). Each cause keeps its smallest failing case (the
 minimal example and its repro bundle) and whether any second opinion makes it doubtful.
+
+Models the converter in front of a runtime could not translate (outcome ``unconverted``) are not
+the runtime's failures and have no causes; ``converter_groups`` groups them the same way, per
+converter and message class, for the page and the lines that show them apart.
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .outcomes import FAILING
+from .outcomes import FAILING, UNCONVERTED
 from .record import CaseRecord
 from .verdicts import needs_review, opinion_lines
 
@@ -225,5 +229,51 @@ def causes_text(found: list[Cause], limit: int = 40) -> str:
     return "\n".join(lines)
 
 
-__all__ = ["Cause", "causes", "causes_text", "classify_message", "input_feature", "message_class",
-           "runtime_output", "runtime_output_lines"]
+@dataclass(frozen=True)
+class ConverterGroup:
+    """Unconverted cases of one backend that one converter failed on with the same message class."""
+
+    backend: str
+    converter: str  # "onnx2torch 1.5.15"
+    signature: str  # the message class of the converter's words
+    ops: tuple[str, ...]  # "Trilu-14", "com.microsoft::Trilu-1", sorted
+    types: tuple[str, ...]  # "T=float" per binding, sorted
+    cases: int
+    example: str  # the converter's words of one case, readable
+
+    def line(self) -> str:
+        ops = ", ".join(self.ops[:6]) + (" ..." if len(self.ops) > 6 else "")
+        return (f"UNCONVERTED {self.backend} by {self.converter}: {self.example} "
+                f"({self.cases} case{'s' if self.cases != 1 else ''}: {ops})")
+
+
+_CONVERSION = re.compile(r"^.*?\bConversionFailed: [^:]+?: ", re.S)
+
+
+def converter_words(message: str) -> str:
+    """What the converter said, without the property call's prefix and the converter's label."""
+    return _CONVERSION.sub("", message or "", count=1).strip()
+
+
+def converter_groups(cases: list[CaseRecord]) -> list[ConverterGroup]:
+    """The unconverted cases grouped by backend, converter and message class, most cases first."""
+    groups: dict[tuple, list[CaseRecord]] = {}
+    for case in cases:
+        if case.outcome != UNCONVERTED:
+            continue
+        converter = str((case.details or {}).get("converter") or "unknown converter")
+        signature = classify_message(UNCONVERTED, converter_words(case.message), None)
+        groups.setdefault((case.backend, converter, signature), []).append(case)
+    out = []
+    for (backend, converter, signature), items in groups.items():
+        ops = sorted({(c.domain, c.op, c.version) for c in items})
+        names = tuple((op if domain == "ai.onnx" else f"{domain}::{op}") + f"-{version}" for domain, op, version in ops)
+        words = converter_words(min(items, key=_size).message).splitlines() or [""]
+        example = cut_at_word(words[0], READABLE_LENGTH)
+        out.append(ConverterGroup(backend, converter, signature, names, tuple(sorted({_types(c) for c in items})),
+                                  len(items), example))
+    return sorted(out, key=lambda g: (-g.cases, g.backend, g.converter, g.signature))
+
+
+__all__ = ["Cause", "ConverterGroup", "causes", "causes_text", "classify_message", "converter_groups",
+           "converter_words", "input_feature", "message_class", "runtime_output", "runtime_output_lines"]

@@ -2,8 +2,9 @@
 
 ``build_matrix`` turns reports into, per op version x type binding, each runtime's outcome (the
 cases of every suite for that binding folded into one cell) and whether it agrees with the
-reference kernel: a runtime agrees on a binding when every case passed. xfail still disagrees (it is
-a known failure, not a pass). ``opkit compare`` prints these cells and the scoreboard pages
+reference kernel: a runtime agrees on a binding when every case it was asked passed. xfail still
+disagrees (it is a known failure, not a pass); untested (opkit's) and unconverted (the converter's)
+cases say nothing about the runtime and are left out of the count. ``opkit compare`` prints these cells and the scoreboard pages
 (``opkit.emit.scoreboard``) render them.
 """
 
@@ -13,7 +14,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
 from ..core.dtypes import type_label_order
-from .outcomes import OUTPUT_SUITES, SEVERITY  # the worst case outcome names the cell
+from .outcomes import NOT_CHARGED, OUTPUT_SUITES, SEVERITY  # the worst case outcome names the cell
 from .record import report_records
 
 
@@ -40,8 +41,9 @@ class Cell:
 
     @property
     def tested(self) -> int:
-        """Cases that say something about the runtime (all but opkit's untested ones)."""
-        return self.total - self.counts.get("untested", 0)
+        """Cases that say something about the runtime (all but opkit's untested ones and the
+        converter's unconverted ones)."""
+        return self.total - sum(self.counts.get(o, 0) for o in NOT_CHARGED)
 
     @property
     def agrees(self) -> bool:
@@ -49,7 +51,7 @@ class Cell:
 
     def text(self) -> str:
         o = self.outcome
-        if o in ("pass", "untested"):
+        if o == "pass" or o in NOT_CHARGED:
             return o
         return f"{o} ({self.tested - self.counts.get('pass', 0)}/{self.tested})"
 

@@ -4,10 +4,13 @@ Outcomes: pass, mismatch (values, shape or dtype), unsupported (the backend does
 or the type: no kernel is registered for them), refused (the backend implements the op and type but
 raised on an input every rule of the spec allows: an attribute value, a shape or a type combination it
 does not support), error, crash (the backend process died), timeout, xfail / xpass (an expectations entry said the
-case fails: it did / it did not), and untested: opkit could not test the case (no valid input
-could be drawn, the reference kernel or a property failed, a model opkit could not build). Only
-pass and xfail count as success; untested is opkit's, never the backend's, so it is neither a
-success nor a failure of the backend (``CHARGED`` lists the outcomes that are).
+case fails: it did / it did not), unconverted: the converter or compiler in front of the runtime
+(onnx2torch, jaxonnxruntime, IREE's ONNX importer or iree-compile) could not translate the model, so
+the runtime never saw it (the record's ``details.converter`` names the converter and its version),
+and untested: opkit could not test the case (no valid input could be drawn, the reference kernel or
+a property failed, a model opkit could not build). Only pass and xfail count as success; unconverted
+is the converter's and untested is opkit's, never the backend's, so neither is a success nor a
+failure of the backend (``CHARGED`` lists the outcomes that are).
 
 Expectations (``conformance/expectations/<backend>.yaml``)::
 
@@ -33,22 +36,27 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:  # record.py imports this module
     from .record import CaseRecord
 
-PASS, MISMATCH, UNSUPPORTED, REFUSED, ERROR, CRASH, TIMEOUT, XFAIL, XPASS, UNTESTED = (
-    "pass", "mismatch", "unsupported", "refused", "error", "crash", "timeout", "xfail", "xpass", "untested")
-OUTCOMES = (PASS, MISMATCH, UNSUPPORTED, REFUSED, ERROR, CRASH, TIMEOUT, XFAIL, XPASS, UNTESTED)
-# worst first: the outcome a table cell holding several cases shows (opkit compare, the scoreboard)
-SEVERITY = (CRASH, TIMEOUT, ERROR, MISMATCH, REFUSED, XPASS, UNSUPPORTED, XFAIL, PASS, UNTESTED)
+PASS, MISMATCH, UNSUPPORTED, REFUSED, ERROR, CRASH, TIMEOUT, XFAIL, XPASS, UNCONVERTED, UNTESTED = (
+    "pass", "mismatch", "unsupported", "refused", "error", "crash", "timeout", "xfail", "xpass", "unconverted",
+    "untested")
+OUTCOMES = (PASS, MISMATCH, UNSUPPORTED, REFUSED, ERROR, CRASH, TIMEOUT, XFAIL, XPASS, UNCONVERTED, UNTESTED)
+# worst first: the outcome a table cell holding several cases shows (opkit compare, the scoreboard);
+# the outcomes that are not the runtime's come last, so a cell shows them only when nothing else ran
+SEVERITY = (CRASH, TIMEOUT, ERROR, MISMATCH, REFUSED, XPASS, UNSUPPORTED, XFAIL, PASS, UNCONVERTED, UNTESTED)
 FAILING = (MISMATCH, UNSUPPORTED, REFUSED, ERROR, CRASH, TIMEOUT)
 SUCCESS = (PASS, XFAIL)
-# outcomes that say something about the backend (every outcome but untested)
-CHARGED = tuple(o for o in OUTCOMES if o != UNTESTED)
+# outcomes that say nothing about the backend: the converter's (unconverted) and opkit's (untested)
+NOT_CHARGED = (UNCONVERTED, UNTESTED)
+# outcomes that say something about the backend
+CHARGED = tuple(o for o in OUTCOMES if o not in NOT_CHARGED)
 LETTERS = {PASS: ".", MISMATCH: "M", UNSUPPORTED: "U", REFUSED: "R", ERROR: "E", CRASH: "C", TIMEOUT: "T", XFAIL: "x",
-           XPASS: "X", UNTESTED: "-"}
+           XPASS: "X", UNCONVERTED: "V", UNTESTED: "-"}
 
 
 def run_ok(outcomes) -> bool:
-    """A run succeeded when every case opkit could test succeeded and at least one was tested."""
-    tested = [o for o in outcomes if o != UNTESTED]
+    """A run succeeded when every case the backend was asked succeeded and at least one was: cases
+    opkit could not test and models the converter could not translate are neither."""
+    tested = [o for o in outcomes if o not in NOT_CHARGED]
     return bool(tested) and all(o in SUCCESS for o in tested)
 # the suite names, one vocabulary: the spec-driven suites of `opkit test` (in run order), then onnx's
 # node tests; the suites whose failures are about outputs for given inputs (the second opinion and

@@ -1,13 +1,14 @@
 """A conformance run in the terminal: the op x type table of outcome letters, what opkit could not
-test, what was skipped, the failures grouped, and the live progress line."""
+test, what the converter in front of the runtime could not translate, what was skipped, the
+failures grouped, and the live progress line."""
 
 from __future__ import annotations
 
 from collections import Counter, defaultdict
 
 from ..core.dtypes import type_label_order
-from .causes import runtime_output_lines
-from .outcomes import FAILING, LETTERS, OUTCOMES, UNTESTED
+from .causes import converter_groups, runtime_output_lines
+from .outcomes import FAILING, LETTERS, NOT_CHARGED, OUTCOMES, UNCONVERTED, UNTESTED
 from .record import CaseRecord
 from .verdicts import opinion_lines
 
@@ -43,11 +44,24 @@ def summary_table(cases: list[CaseRecord]) -> str:
     counts = Counter(c.outcome for c in cases)
     lines.append("")
     lines.append("legend: " + "  ".join(f"{LETTERS[o]} {o}" for o in OUTCOMES))
-    lines.append("total: " + ", ".join(f"{counts[o]} {o}" for o in OUTCOMES if counts[o] and o != UNTESTED)
+    lines.append("total: " + ", ".join(f"{counts[o]} {o}" for o in OUTCOMES if counts[o] and o not in NOT_CHARGED)
                  + f"  ({sum(c.examples_run for c in cases)} examples run)")
     if counts[UNTESTED]:
         lines.append(f"untested: {counts[UNTESTED]} cases opkit could not test (not charged to the backend; "
                      f"see untested_text / the report's cases with outcome 'untested')")
+    if counts[UNCONVERTED]:
+        lines.append(f"unconverted: {counts[UNCONVERTED]} cases the converter in front of the runtime could not "
+                     "translate (the converter's, not charged to the runtime):")
+        lines.append(unconverted_text(cases))
+    return "\n".join(lines)
+
+
+def unconverted_text(cases: list[CaseRecord], limit: int = 12) -> str:
+    """The unconverted cases, one line per backend, converter and message class."""
+    groups = converter_groups(cases)
+    lines = [group.line() for group in groups[:limit]]
+    if len(groups) > limit:
+        lines.append(f"... and {len(groups) - limit} more groups (see the JSON report's summary.converters)")
     return "\n".join(lines)
 
 
