@@ -64,3 +64,18 @@ def test_a_crash_nothing_reproduces_is_charged_to_no_one(tmp_path):
         assert result.kind == OK
         assert result.replay["after_history"] is False and result.replay["reproduced"].startswith("no:")
         assert worker.history_crashes == []
+
+
+def test_the_audit_confirms_a_crash_only_once_it_was_reproduced_in_a_fresh_process():
+    from opkit.results.audit import _confirmed
+    from opkit.results.record import CaseRecord
+
+    def crash(details):
+        return CaseRecord(backend="rt", suite="robustness", op="Abs", domain="ai.onnx", version=13,
+                          types={"T": "tensor(float)"}, example="robustness", outcome="crash",
+                          message="backend worker died: killed by signal 11 (SIGSEGV)", details=details)
+
+    assert _confirmed(crash({"crash_replay": {"reproduced": "in a fresh process", "history": 3}}))
+    assert _confirmed(crash({"crash_replay": {"reproduced": "after the same 3 earlier model(s) in a fresh process"}}))
+    assert not _confirmed(crash({}))  # a report made before crashes were replayed
+    assert not _confirmed(crash({"crash_replay": {"reproduced": "no: neither alone nor after ..."}}))

@@ -84,10 +84,22 @@ def _died(case: CaseRecord) -> bool:
             and "killed by signal" in (case.message or ""))
 
 
+def reproduced(case: CaseRecord) -> bool:
+    """A crash that happened again in a fresh process, alone or after the sequence recorded with
+    it (conformance.crash_confirmation); a report made before crashes were replayed says nothing."""
+    replay = (case.details or {}).get("crash_replay") or {}
+    said = str(replay.get("reproduced") or "")
+    return bool(said) and not said.startswith("no")
+
+
 def _confirmed(case: CaseRecord) -> bool:
     """A case whose second opinion computes opkit's expected outputs (and none sides against it),
     a refusal of an input another engine computes (the case satisfies every rule of the spec: it was
-    drawn valid and opkit's kernel computed it), or a runtime process that died on a hostile input."""
+    drawn valid and opkit's kernel computed it), or a runtime process that died on a hostile input.
+    A crash counts only once it has been reproduced in a fresh process (``reproduced``): a worker
+    that ran other cases first may have died of what they left behind."""
+    if case.outcome == "crash" and not reproduced(case):
+        return False
     opinions = case.second_opinion or ()
     if case.outcome == "refused":
         return any(o.get("verdict") in COMPUTED for o in opinions) and not needs_review(opinions)
