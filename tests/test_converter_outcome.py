@@ -209,3 +209,23 @@ def test_jax_records_its_precision_and_computes_64_bit_types_in_64_bits():
         from onnx import TensorProto
 
         backend.prepare(_model("Relu", TensorProto.FLOAT, 13)).run({"X": np.ones(2, np.float32)})
+
+
+def test_an_op_page_puts_unconverted_bindings_with_the_converter_not_with_opkit():
+    """A binding the converter could not translate is not opkit's 'untested': the op page's row
+    names it as the converter's."""
+    from opkit.emit.op_conformance import OpConformance
+    from opkit.results.record import CaseRecord
+
+    def record(types, outcome):
+        return CaseRecord(backend="torch", suite="differential", op="Trilu", domain="ai.onnx", version=14,
+                          types={"T": f"tensor({types})"}, example="differential", outcome=outcome,
+                          message="onnx2torch 1.5.15: no converter for Trilu").to_json()
+
+    report = {"format": "opkit-conformance-report/1", "_path": "conformance/reports/torch-sweep.json",
+              "target": {"backends": [{"name": "torch", "version": "2.13.0"}], "opkit": "0.1.0", "seed": 0},
+              "settings": {}, "cases": [record("float", "unconverted"), record("double", "pass"),
+                                        record("int8", "untested")]}
+    row = OpConformance("/nowhere", [report]).version(("ai.onnx",), "Trilu", 14).rows[0]
+    assert row.unsupported == "unconverted (the converter's): `float` (1 case)"
+    assert row.untested == "`int8` (1 case)" and row.passed == "`double` (1 case)"

@@ -114,3 +114,17 @@ def test_hostile_runtime_text_renders_as_text_in_a_table_cell():
     assert "<a " not in html and "<img" not in html and "<script" not in html and "<em>" not in html
     assert html.count("<td>") == 2  # the pipe did not split the cell
     assert "[x](/etc/passwd)" in html and "&amp;lt;" in html  # shown as written
+
+
+def test_the_page_says_how_many_cases_an_engine_placed_and_how_many_crashes_reproduced():
+    # Abs x2 and Exp were computed by the second engine (either side); Div's crash was not, and
+    # was never run again in a fresh process; the audit places Exp's cause as well
+    fresh = {k: v for k, v in REPORT.items() if k != "_records"}  # report_records caches its records there
+    again = dict(fresh, cases=[dict(c, details={"crash_replay": {"reproduced": "in a fresh process"}})
+                               if c["outcome"] == "crash" else c for c in REPORT["cases"]])
+    page = findings.render("/nowhere", [fresh], ())["generated/docs/findings/rt.md"]
+    assert "**3 of 4** charged cases; **25.0%** left unplaced" in page
+    assert "Crashes reproduced in a fresh process (alone, or after the sequence recorded with them): **0 of 1**" in page
+    audit = (audit_file.AuditEntry(op=("Div",), outcome="crash", verdict="real", why="INT_MIN / -1"),)
+    page = findings.render("/nowhere", [again], audit)["generated/docs/findings/rt.md"]
+    assert "**4 of 4** charged cases; **0.0%** left unplaced" in page and "**1 of 1**" in page

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from ..core.markdown import safe_inline
 from ..results.attribute_coverage import report_coverage
 from ..results.causes import cut_at_word
-from ..results.outcomes import (CRASH, ERROR, MISMATCH, PASS, REFUSED, SEVERITY, TIMEOUT, UNSUPPORTED, UNTESTED,
+from ..results.outcomes import (CRASH, ERROR, MISMATCH, PASS, REFUSED, SEVERITY, TIMEOUT, UNCONVERTED, UNSUPPORTED, UNTESTED,
                                 XFAIL, XPASS)
 from ..results.record import CaseRecord, report_records
 from .bundles import bundle_link
@@ -192,7 +192,8 @@ class OpConformance:
                 cell = cells.get(runtime)
                 if cell is None:
                     continue
-                outcome = cell.outcome if cell.tested else UNTESTED
+                # nothing the runtime answered: the converter's when it failed on any case, else opkit's
+                outcome = cell.outcome if cell.tested else (UNCONVERTED if cell.counts.get(UNCONVERTED) else UNTESTED)
                 count = cell.counts.get(outcome, 0) if outcome != PASS else cell.counts.get(PASS, 0)
                 groups.setdefault(outcome, []).append((label, count or cell.total))
             if not groups:
@@ -206,8 +207,12 @@ class OpConformance:
             if reasons and expected != "-":
                 expected += ": " + "; ".join(safe_inline(r) for r in reasons[:REASONS_SHOWN]) + (
                     f" (and {len(reasons) - REASONS_SHOWN} more)" if len(reasons) > REASONS_SHOWN else "")
+            unsupported = _group(groups.get(UNSUPPORTED, []))
+            if groups.get(UNCONVERTED):  # the converter in front of the runtime could not translate them
+                unconverted = f"unconverted (the converter's): {_group(groups[UNCONVERTED])}"
+                unsupported = unconverted if unsupported == "-" else f"{unsupported}; {unconverted}"
             rows.append(RuntimeRow(name, _group(groups.get(PASS, [])), failing or "-", expected,
-                                   _group(groups.get(UNSUPPORTED, [])), _group(groups.get(UNTESTED, [])),
+                                   unsupported, _group(groups.get(UNTESTED, [])),
                                    doc_link("findings", findings) if findings else ""))
             found = self._causes(runtime, key)
             for c in found[:FAILING_SHOWN]:
