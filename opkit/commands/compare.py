@@ -1,6 +1,9 @@
 """``opkit compare``: several runtimes' conformance reports side by side.
 
-    opkit compare REPORT.json [REPORT.json ...] [--op OP] [--disagree] [--json]
+    opkit compare [REPORT.json ...] [--op OP] [--disagree] [--json]
+
+With no report named, the project's committed ones (``conformance/reports/*.json`` and its
+``[tool.opkit] reports`` folder): every runtime opkit has a report for, side by side.
 
 Prints, per op version x type binding, each runtime's outcome (the cases of every suite for that
 binding folded into one cell) and whether it agrees with the reference kernel: a runtime agrees on
@@ -35,10 +38,31 @@ def load_reports(paths: list[str]) -> list[dict]:
     return reports
 
 
-def render_text(matrix: Matrix, disagree_only: bool = False) -> str:
+def report_ages(reports: list[dict]) -> dict[str, str]:
+    """runtime -> when its reports were made ("2026-11-29"), and "older report" when one of them
+    was not made by this opkit's code (emit.scoreboard.made_by_this_code): a comparison of reports
+    of different code is a comparison of different tests."""
+    from ..emit.scoreboard import made_by_this_code, report_backends
+
+    dates: dict[str, set] = {}
+    stale: set[str] = set()
+    for report in reports:
+        created = str((report.get("target") or {}).get("created") or "")[:10]
+        for backend in report_backends(report):
+            name = str(backend.get("name", "?"))
+            dates.setdefault(name, set()).update({created} - {""})
+            if not made_by_this_code(report):
+                stale.add(name)
+    return {name: ", ".join(sorted(d)) + ("; " if d and name in stale else "") + ("older report" if name in stale else "")
+            for name, d in dates.items()}
+
+
+def render_text(matrix: Matrix, disagree_only: bool = False, ages: dict | None = None) -> str:
     lines = []
     width = max([11] + [len(r) + 2 for r in matrix.runtimes])
-    lines.append("runtimes: " + ", ".join(f"{r} {matrix.versions[r].get('version', '?')}" for r in matrix.runtimes))
+    ages = ages or {}
+    lines.append("runtimes: " + ", ".join(f"{r} {matrix.versions[r].get('version', '?')}"
+                                          + (f" ({ages[r]})" if ages.get(r) else "") for r in matrix.runtimes))
     lines.append("")
     opw = max([16] + [len(op_title(k)) + 1 for k in matrix.cells])
     header = f"{'op':<{opw}} {'types':<12}" + "".join(f"{r:<{width + 12}}" for r in matrix.runtimes)
@@ -86,13 +110,35 @@ def to_json(matrix: Matrix) -> dict:
             "rows": rows}
 
 
+def committed_reports() -> list[str]:
+    """The project's committed reports (what its pages show), in file-name order."""
+    import glob
+
+    from ..core.project import active
+
+    try:
+        project = active()
+    except Exception:  # noqa: BLE001 - no project here: nothing committed to compare
+        return []
+    folders = [os.path.join(project.root, "conformance", "reports"), project.reports]
+    found = {p for folder in folders if folder for p in glob.glob(os.path.join(folder, "*.json"))
+             if not p.endswith(".schema.json")}
+    return sorted(found)
+
+
 def cmd_compare(args: argparse.Namespace) -> int:
-    missing = [p for p in args.reports if not os.path.exists(p)]
+    paths = args.reports or committed_reports()
+    if not paths:
+        print("opkit compare: no reports named and none committed here (conformance/reports/*.json); "
+              "give REPORT.json files from `opkit test --report`", file=sys.stderr)
+        return 2
+    missing = [p for p in paths if not os.path.exists(p)]
     if missing:
         print(f"opkit compare: no such report: {', '.join(missing)}", file=sys.stderr)
         return 2
     try:
-        matrix = build_matrix(load_reports(args.reports), args.op)
+        reports = load_reports(paths)
+        matrix = build_matrix(reports, args.op)
     except (ValueError, KeyError, json.JSONDecodeError) as exc:
         print(f"opkit compare: {exc}", file=sys.stderr)
         return 2
@@ -104,14 +150,16 @@ def cmd_compare(args: argparse.Namespace) -> int:
             json.dump(to_json(matrix), sys.stdout, indent=1)
             print()
         else:
-            print(render_text(matrix, args.disagree))
+            print(render_text(matrix, args.disagree, report_ages(reports)))
     except BrokenPipeError:
         pass
     return 0
 
 
 def add_arguments(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
-    p.add_argument("reports", nargs="+", metavar="REPORT.json", help="conformance reports (opkit test --report)")
+    p.add_argument("reports", nargs="*", metavar="REPORT.json",
+                   help="conformance reports (opkit test --report; default: the project's committed ones, "
+                        "conformance/reports/*.json)")
     p.add_argument("--op", action="append", metavar="OP", help="only this op (repeatable; 'Trilu' or 'domain::Op')")
     p.add_argument("--disagree", action="store_true", help="only rows where some runtime disagrees")
     p.add_argument("--json", action="store_true", help="print the matrix as JSON")
