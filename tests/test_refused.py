@@ -156,3 +156,23 @@ def test_a_refusal_in_the_robustness_suite_gets_a_second_opinion(tmp_path):
           "--report", str(report), "-q"])
     refused = [c for c in json.loads(report.read_text())["cases"] if c["outcome"] == "refused"]
     assert refused and all(c.get("second_opinion") for c in refused)
+
+
+def test_the_robustness_suite_asks_a_bare_case_alone():
+    """The search asks whether a refused case runs with its optional attributes at their defaults by
+    handing the suite's executor a bare case; the robustness executor took only drawn (case, seed)
+    tuples, so that question ended the op version in a runner error (8 op versions on JAX)."""
+    from opkit.backends.registry import resolve
+    from opkit.cases.derived import with_attribute
+    from opkit.conformance import harness
+    from opkit.conformance.backend_runner import BackendRunner
+    from opkit.conformance.runner import Runner
+    from opkit.conformance.worker_engine import InProcess
+
+    spec = harness.load_op("ai.onnx", "Trilu")
+    version = spec.versions[-1]
+    case, _ = harness.example_case(spec, version, version.examples[0])
+    runner = Runner(BackendRunner(InProcess(resolve("tests.test_conformance_fakes:RefusesLower"))), max_examples=2)
+    lower = runner.execute_robustness(version, with_attribute(case, "upper", 0))
+    assert lower.outcome in ("unsupported", "refused") and "lower triangle" in lower.message and lower.count == 1
+    assert runner.execute_robustness(version, with_attribute(case, "upper", 1)).outcome == "pass"

@@ -116,7 +116,14 @@ class Runner(Recording, CaseExecutors, HypothesisSearch, BindingChecks, CrashRep
         as not implemented is ``unsupported`` for the binding: it was asked nothing hostile.
         ``avoid``: the rules (``triggers.broken_rule``) broken by crashes already found in the binding;
         variants with one of them are not asked (the batch stops at its first crash, so a known
-        crash early in it would hide a second one behind it: x / 0 behind INT_MIN / -1)."""
+        crash early in it would hide a second one behind it: x / 0 behind INT_MIN / -1).
+        A bare case (the search asking whether a refused case runs with its optional attributes
+        at their defaults) is asked alone, with no hostile variant."""
+        if isinstance(drawn, Case):
+            result = self.backend.run_cases([drawn], version, self.timeout, infer=False)[0]
+            ex = result_exec(result) if result.kind in (UNSUPPORTED, REFUSED, ERROR, CRASH, TIMEOUT) else Exec(PASS)
+            ex.case, ex.count = drawn, 1
+            return ex
         base, seed, *which = drawn
         batch = [Hostile(base, "none: the valid case itself")]
         if which == [ATTRIBUTE_BATCH]:
