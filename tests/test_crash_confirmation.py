@@ -79,3 +79,30 @@ def test_the_audit_confirms_a_crash_only_once_it_was_reproduced_in_a_fresh_proce
     assert _confirmed(crash({"crash_replay": {"reproduced": "after the same 3 earlier model(s) in a fresh process"}}))
     assert not _confirmed(crash({}))  # a report made before crashes were replayed
     assert not _confirmed(crash({"crash_replay": {"reproduced": "no: neither alone nor after ..."}}))
+
+
+def test_the_runner_records_a_crash_that_needs_the_history_as_a_case_of_its_own():
+    """What the worker set aside (a crash that happens only after earlier models) becomes a record
+    of its own, charged as a crash, with the sequence; the case that ran last is not charged."""
+    from opkit.conformance import harness
+    from opkit.conformance.runner import Runner
+
+    class Stub:
+        info = {"name": "rt"}
+        found = [{"after_history": True, "crashed": "backend worker died: killed by signal 6 (SIGABRT)",
+                  "reproduced": "after the same 2 earlier model(s) in a fresh process",
+                  "sequence": ["Abs() on X: float32[3]", "Abs() on X: float32[0]"], "case": "Abs() on X: float32[2]"}]
+
+        def drain_history_crashes(self):
+            out, self.found = self.found, []
+            return out
+
+    spec = harness.load_op("ai.onnx", "Abs")
+    runner = Runner(Stub())
+    runner._record_history_crashes(spec, spec.versions[-1], "differential")
+    [record] = runner.results
+    assert (record.outcome, record.example) == ("crash", "differential-after-history")
+    assert "only after 2 earlier models in the same process" in record.message
+    assert record.details["crash_replay"]["sequence"][0] == "Abs() on X: float32[3]"
+    runner._record_history_crashes(spec, spec.versions[-1], "differential")  # drained: nothing twice
+    assert len(runner.results) == 1
