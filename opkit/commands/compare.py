@@ -40,21 +40,19 @@ def load_reports(paths: list[str]) -> list[dict]:
 
 def report_ages(reports: list[dict]) -> dict[str, str]:
     """runtime -> when its reports were made ("2026-11-29"), and "older report" when one of them
-    was not made by this opkit's code (emit.scoreboard.made_by_this_code): a comparison of reports
+    was not made by this opkit's code (emit.scoreboard.report_age): a comparison of reports
     of different code is a comparison of different tests."""
-    from ..emit.scoreboard import made_by_this_code, report_backends
+    from ..emit.scoreboard import report_age, report_backends
 
-    dates: dict[str, set] = {}
-    stale: set[str] = set()
+    by_runtime: dict[str, list[dict]] = {}
     for report in reports:
-        created = str((report.get("target") or {}).get("created") or "")[:10]
         for backend in report_backends(report):
-            name = str(backend.get("name", "?"))
-            dates.setdefault(name, set()).update({created} - {""})
-            if not made_by_this_code(report):
-                stale.add(name)
-    return {name: ", ".join(sorted(d)) + ("; " if d and name in stale else "") + ("older report" if name in stale else "")
-            for name, d in dates.items()}
+            by_runtime.setdefault(str(backend.get("name", "?")), []).append(report)
+    ages = {}
+    for name, found in by_runtime.items():
+        dates, stale = report_age(found)
+        ages[name] = "; ".join(([", ".join(dates)] if dates else []) + (["older report"] if stale else []))
+    return ages
 
 
 def render_text(matrix: Matrix, disagree_only: bool = False, ages: dict | None = None) -> str:

@@ -232,11 +232,9 @@ class OpConformance:
     def _dated(self, runtime: str, key: tuple) -> str:
         """After the runtime's name: the date of its reports, and "older report" when one was not
         made by the code rendering the page (the list under the table says more)."""
-        from .scoreboard import made_by_this_code
+        from .scoreboard import report_age
 
-        found = [self._reports[i] for i in self._behind(key, runtime)]
-        dates = sorted({str((r.get("target") or {}).get("created") or "")[:10] for r in found} - {""})
-        stale = not all(made_by_this_code(r) for r in found)
+        dates, stale = report_age([self._reports[i] for i in self._behind(key, runtime)])
         text = f" ({', '.join(dates)})" if dates else ""
         return text + (" **older report**" if stale else "")
 

@@ -93,6 +93,13 @@ def made_by_this_code(report: dict, current: str | None = None) -> bool:
             and bool(_CREATED.match(created)))
 
 
+def report_age(reports: list[dict]) -> tuple[list[str], bool]:
+    """The dates ("2026-11-29") the reports were made on, and whether any of them was not made by
+    the code rendering the page (op pages' runtime rows and ``opkit compare`` say both)."""
+    dates = sorted({str((r.get("target") or {}).get("created") or "")[:10] for r in reports} - {""})
+    return dates, not all(made_by_this_code(r) for r in reports)
+
+
 def made_by(report: dict, backend: str, current: str | None = None) -> str:
     """"report made by opkit 0.1.0 (code 1a2b3c4d5e6f) on 2026-11-29", and when that is not the
     code rendering the page (``current``: by default this opkit's fingerprint) or the report did
