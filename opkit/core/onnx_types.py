@@ -30,7 +30,8 @@ DETERMINISM: tuple[str, ...] = ("deterministic", "nondeterministic", "unknown")
 # families of ops whose cases one hook builds valid by construction (opkit.cases.families)
 FAMILIES: tuple[str, ...] = ("window", "indices", "shape", "einsum", "quantization", "strings", "rnn",
                              "normalization", "matmul", "elementwise", "signal", "loss", "attention", "constant",
-                             "detection", "reduction", "cast", "sequence", "shrink")
+                             "detection", "reduction", "cast", "sequence", "shrink", "ml", "ml_tree", "ml_map",
+                             "training", "control_flow")
 OPTIONS: tuple[str, ...] = ("single", "optional", "variadic")
 # how close two conforming implementations' float outputs must be (opkit.spec.accuracy says what
 # each class allows and which class an op gets when its spec does not say)

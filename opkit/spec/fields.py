@@ -78,7 +78,11 @@ OBJECTS: dict[str, dict[str, Field]] = {
                     "(class labels in range), `attention`, `constant` (one value attribute matching the output "
                     "type), `detection` (NonMaxSuppression), `reduction` (a non-empty picked axis), `cast` (string "
                     "inputs hold numeric text), `sequence` (sequences and optionals: positions in range, "
-                    "shapes ConcatFromSequence can join). Absent: the generic steps.",
+                    "shapes ConcatFromSequence can join), `ml` (ai.onnx.ml linear models and preprocessing: "
+                    "coefficients, classes and vocabularies sized to the input), `ml_tree` (tree ensembles: trees "
+                    "valid by construction), `ml_map` (maps and sequences of maps: ZipMap, DictVectorizer, CastMap), "
+                    "`training` (ai.onnx.preview.training optimisers), `control_flow` (If, Loop, Scan, SequenceMap: "
+                    "generated bodies). Absent: the generic steps.",
                     enum=FAMILIES, extension=True),
         "rules": F("list:obj:Rule", "Labelled constraints (C1, C2, ...) cited by kernels, tests and docs.",
                    extension=True),

@@ -55,3 +55,17 @@ __all__ = [
     "conv_in_range", "causal_conv_in_range", "einsum_in_range", "batch_norm_in_range", "prod_in_range",
     "nearest_ties_clear",
 ]
+
+# one module per newer family of ops; each lists its public helpers in its own ``__all__``
+from . import _contrib_misc, _contrib_quant, _contrib_transformer, _control_flow, _ml, _ml_maps, _ml_trees, _training  # noqa: E402
+from ._contrib_misc import *  # noqa: E402,F401,F403
+from ._contrib_quant import *  # noqa: E402,F401,F403
+from ._contrib_transformer import *  # noqa: E402,F401,F403
+from ._control_flow import *  # noqa: E402,F401,F403
+from ._ml import *  # noqa: E402,F401,F403
+from ._ml_maps import *  # noqa: E402,F401,F403
+from ._ml_trees import *  # noqa: E402,F401,F403
+from ._training import *  # noqa: E402,F401,F403
+
+__all__ += [*_contrib_misc.__all__, *_contrib_quant.__all__, *_contrib_transformer.__all__, *_control_flow.__all__,
+            *_ml.__all__, *_ml_maps.__all__, *_ml_trees.__all__, *_training.__all__]
