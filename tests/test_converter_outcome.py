@@ -229,3 +229,51 @@ def test_an_op_page_puts_unconverted_bindings_with_the_converter_not_with_opkit(
     row = OpConformance("/nowhere", [report]).version(("ai.onnx",), "Trilu", 14).rows[0]
     assert row.unsupported == "unconverted (the converter's): `float` (1 case)"
     assert row.untested == "`int8` (1 case)" and row.passed == "`double` (1 case)"
+
+
+def _fake_converter_package(tmp_path):
+    """A package standing in for onnx2torch: one function raises itself, one lets a builtin raise."""
+    pkg = tmp_path / "fakeconv"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "ops.py").write_text(
+        "def refuses(x):\n"
+        "    if x:\n"
+        "        raise NotImplementedError(\n"
+        "            'GatherND for batch_dims != 0 is not implemented')\n"
+        "def calls_builtin(x):\n"
+        "    return int('not a number')\n")
+    spec = importlib.util.spec_from_file_location("fakeconv_ops", pkg / "ops.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return str(pkg), module
+
+
+def test_a_refusal_raised_by_the_converters_own_code_is_the_converters(tmp_path):
+    from opkit.backends.torch_backend import raised_in_package
+
+    pkg, ops = _fake_converter_package(tmp_path)
+    with pytest.raises(NotImplementedError) as own:
+        ops.refuses(1)
+    assert raised_in_package(own.value, pkg)  # a raise statement of the converter (spanning two lines)
+    with pytest.raises(ValueError) as builtin:
+        ops.calls_builtin(1)
+    assert not raised_in_package(builtin.value, pkg)  # a function it called raised: not its own refusal
+    assert not raised_in_package(own.value, str(tmp_path / "elsewhere"))
+
+
+@needs_torch
+def test_torch_charges_onnx2torchs_run_time_refusal_to_the_converter():
+    from onnx import TensorProto, helper
+
+    from opkit.backends.torch_backend import TorchBackend
+
+    node = helper.make_node("GatherND", ["X", "I"], ["Y"], batch_dims=1)
+    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("X", TensorProto.FLOAT, [2, 3]),
+                                            helper.make_tensor_value_info("I", TensorProto.INT64, [2, 1])],
+                              [helper.make_tensor_value_info("Y", TensorProto.FLOAT, [2])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 8
+    session = TorchBackend().prepare(model.SerializeToString())
+    with pytest.raises(ConversionFailed, match="batch_dims"):
+        session.run({"X": np.ones((2, 3), np.float32), "I": np.zeros((2, 1), np.int64)})

@@ -3,8 +3,12 @@
 onnx2torch converts the one-node model into a ``torch.fx.GraphModule`` at load; any failure there
 (an op without a converter: "Converter is not implemented ..."; a bfloat16 initializer, which
 onnx2torch 1.5.15 hands to ``torch.from_numpy`` as an ml_dtypes array torch cannot take) is the
-converter's: ``ConversionFailed``, outcome *unconverted*, never charged to torch. Runs go through
-the module on CPU, one thread, under ``torch.inference_mode``.
+converter's: ``ConversionFailed``, outcome *unconverted*, never charged to torch. So is a refusal
+onnx2torch's translated code raises itself when the module runs (a ``raise`` statement in the
+onnx2torch package, e.g. "GatherND for batch_dims != 0 is not implemented": the converter wrote a
+module for a case it cannot translate; torch never ran a kernel). What torch raises, returns or
+crashes on when the module runs is torch's. Runs go through the module on CPU, one thread, under
+``torch.inference_mode``.
 
 Precision: every type at its own width. torch's default dtype stays float32 (onnx2torch makes its
 Python-number constants with it), no autocast, and ``float32_matmul_precision`` is set to
@@ -27,6 +31,8 @@ hand over (``torch.int4`` is a shell dtype): their bindings are skipped as opkit
 
 from __future__ import annotations
 
+import linecache
+import os
 import re
 import sys
 import types
@@ -86,6 +92,8 @@ def _ensure_torchvision() -> bool:
 
 class _Session:
     def __init__(self, backend, module, names, out_elems):
+        self._backend = backend
+        self._converter_dir = os.path.dirname(backend._onnx2torch.__file__)
         self._torch = backend._torch
         self._module = module
         self._names = names
@@ -94,11 +102,32 @@ class _Session:
     def run(self, feeds):
         torch = self._torch
         args = [_to_torch(torch, feeds[n]) for n in self._names if n in feeds]
-        with torch.inference_mode():
-            result = self._module(*args)
+        try:
+            with torch.inference_mode():
+                result = self._module(*args)
+        except Exception as exc:  # noqa: BLE001 - the converter's own refusals are told apart from torch's
+            if raised_in_package(exc, self._converter_dir):
+                raise self._backend.conversion_failed(exc) from None
+            raise
         if not isinstance(result, (tuple, list)):
             result = [result]
         return [view_as(_to_numpy(torch, r), e) for r, e in zip(result, self._out_elems)]
+
+
+def raised_in_package(exc: BaseException, package_dir: str) -> bool:
+    """Whether ``exc`` was raised by a ``raise`` statement of the package at ``package_dir``: its
+    innermost traceback frame is a file of the package and the line it stopped on raises. (An error
+    of a C++ torch function onnx2torch calls directly also stops in onnx2torch's frame, on the
+    call's line: that one is torch's, which the line tells apart.)"""
+    tb = exc.__traceback__
+    if tb is None:
+        return False
+    while tb.tb_next is not None:
+        tb = tb.tb_next
+    filename = os.path.abspath(tb.tb_frame.f_code.co_filename)
+    if os.path.commonpath([filename, os.path.abspath(package_dir)]) != os.path.abspath(package_dir):
+        return False
+    return linecache.getline(filename, tb.tb_lineno).lstrip().startswith("raise")
 
 
 def _to_torch(torch, array):
