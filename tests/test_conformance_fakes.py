@@ -165,6 +165,25 @@ class DiesOnExtremeK(_Fake):
         return _DiesOnExtremeKRep(model, cls.post)
 
 
+class _HangsOnExtremeKRep(_Rep):
+    def run(self, inputs, **kwargs):
+        values = dict(self.consts)
+        values.update(zip(self.names, inputs))
+        k = values.get(self.node_inputs[1]) if len(self.node_inputs) > 1 and self.node_inputs[1] else None
+        if k is not None and np.size(k) == 1 and abs(int(np.asarray(k).reshape(-1)[0])) >= 2 ** 16:
+            time.sleep(60)  # a loop over k's diagonals instead of the matrix's
+        return super().run(inputs, **kwargs)
+
+
+class HangsOnExtremeK(_Fake):
+    """Correct on every valid input; hangs when k is far outside the matrix, an input whose result
+    takes no more work than any other (k saturates)."""
+
+    @classmethod
+    def rep(cls, model):
+        return _HangsOnExtremeKRep(model, cls.post)
+
+
 def _two_bugs(o):
     """Two distinct defects in one binding: empty inputs fail to run, other inputs come out wrong."""
     if o.size == 0:

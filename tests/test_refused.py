@@ -176,3 +176,38 @@ def test_the_robustness_suite_asks_a_bare_case_alone():
     lower = runner.execute_robustness(version, with_attribute(case, "upper", 0))
     assert lower.outcome in ("unsupported", "refused") and "lower triangle" in lower.message and lower.count == 1
     assert runner.execute_robustness(version, with_attribute(case, "upper", 1)).outcome == "pass"
+
+
+def test_a_hang_on_a_hostile_input_is_confirmed_by_an_engine_that_answers_it(tmp_path):
+    """A robustness timeout was charged with no second opinion, so a sweep's hangs stayed unplaced
+    (39 of torch's Slice cases): the engines are asked now, and the hang is the runtime's once one
+    of them computes the same input within the same limits."""
+    from opkit.results.record import report_records
+
+    report = tmp_path / "r.json"
+    main(["test", "--backend", "tests.test_conformance_fakes:HangsOnExtremeK", "--op", "ai.onnx::Trilu",
+          "--suite", "robustness", "--max-examples", "10", "--timeout", "1", "--shrink-budget", "2", "--no-repro",
+          "--no-expectations", "--max-bindings", "1", "--second-opinion", "onnx-reference", "--report", str(report),
+          "-q"])
+    records = [r for r in report_records(json.loads(report.read_text())) if r.outcome == "timeout"]
+    assert records and all(r.second_opinion for r in records)
+    assert {o["backend"] for r in records for o in r.second_opinion} == {"onnx-reference"}
+    (cause,) = causes(records)  # one op, one outcome, one message class
+    status, why, confirmed = judged(cause, records, ())
+    assert status == "real" and confirmed == len(records)
+
+
+@pytest.mark.parametrize("verdicts, confirmed", [
+    (["differs from both"], True),  # computed it (opkit's kernel had no expected output for the hostile input)
+    (["agrees with opkit", "also fails"], False),  # another engine hangs too: the input may ask for the work
+    (["cannot run it"], False),  # refused or unsupported there: no opinion on the work it needs
+    ([], False)])
+def test_a_robustness_hang_needs_an_engine_that_computed_the_input_and_none_that_also_hangs(verdicts, confirmed):
+    from opkit.results.audit import _confirmed
+
+    opinions = [{"backend": f"e{i}", "verdict": v} for i, v in enumerate(verdicts)]
+    record = CaseRecord(backend="rt", suite="robustness", op="Slice", domain="ai.onnx", version=13,
+                        types={"T": "tensor(float)"}, example="robustness", outcome="timeout",
+                        message="no answer within 10 s (worker killed and restarted)", examples_run=1,
+                        duration_s=10.0, second_opinion=opinions)
+    assert _confirmed(record) is confirmed

@@ -12,7 +12,7 @@ from ..cases.case import Case
 from ..results.record import CaseRecord
 from .second_opinion import ASKED_ABOUT
 from .second_opinion import SUITES as SECOND_OPINION_SUITES
-from ..results.outcomes import FAILING, PASS, REFUSED, UNCONVERTED, UNSUPPORTED
+from ..results.outcomes import CRASH, FAILING, PASS, REFUSED, TIMEOUT, UNCONVERTED, UNSUPPORTED
 from ..backends.base import converter_of
 from .case_exec import Exec
 from .stopping import check_stop
@@ -20,6 +20,9 @@ from .stopping import check_stop
 # a refusal is asked about wherever the refused case is a valid input of the op itself: the
 # robustness suite's refused case is its valid base case (a property's calls are not)
 REFUSAL_SUITES = ("robustness",)
+# ... and so is a hang or a crash there: an engine that answers the same input within the same
+# time and memory limits shows the input does not ask for that much work (results.audit)
+ASKED_IN_ROBUSTNESS = (REFUSED, TIMEOUT, CRASH)
 
 
 class Recording:
@@ -51,7 +54,7 @@ class Recording:
             minimal_example=minimal.describe() if minimal is not None and ex.outcome != PASS else None,
             rejected=rejected or None)
         if self.second_opinion and backend is None and minimal is not None and ex.outcome in ASKED_ABOUT \
-                and (suite in SECOND_OPINION_SUITES or (ex.outcome == REFUSED and suite in REFUSAL_SUITES)):
+                and (suite in SECOND_OPINION_SUITES or (ex.outcome in ASKED_IN_ROBUSTNESS and suite in REFUSAL_SUITES)):
             record = replace(record, second_opinion=self.second_opinion.ask(
                 version, ex.case if ex.case is not None else minimal, ex.outcome, ex.expected, ex.actual))
         # an expected failure (xfail) gets no bundle: it is known, and its bundles were most of what

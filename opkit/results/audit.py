@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from ..core.jsonfiles import JSONFileError
 from .causes import Cause
 from .record import CaseRecord
-from .verdicts import AGREES_WITH_OPKIT, DIFFERS_FROM_BOTH, needs_review
+from .verdicts import AGREES_WITH_OPKIT, ALSO_FAILS, DIFFERS_FROM_BOTH, needs_review
 
 # the verdicts of an engine that computed the case (whatever its values): what confirms a refusal
 COMPUTED = (AGREES_WITH_OPKIT, DIFFERS_FROM_BOTH)
@@ -95,12 +95,19 @@ def reproduced(case: CaseRecord) -> bool:
 def _confirmed(case: CaseRecord) -> bool:
     """A case whose second opinion computes opkit's expected outputs (and none sides against it),
     a refusal of an input another engine computes (the case satisfies every rule of the spec: it was
-    drawn valid and opkit's kernel computed it), or a runtime process that died on a hostile input.
+    drawn valid and opkit's kernel computed it), a hang or memory kill on a hostile input another
+    engine computes within the same limits, or a runtime process that died on a hostile input.
     A crash counts only once it has been reproduced in a fresh process (``reproduced``): a worker
     that ran other cases first may have died of what they left behind."""
     if case.outcome == "crash" and not reproduced(case):
         return False
     opinions = case.second_opinion or ()
+    if case.suite == "robustness" and case.outcome in ("timeout", "crash") and not _died(case):
+        # a hang or a memory kill on a hostile input: the runtime's once another engine computed
+        # the same input within the same limits (the input does not ask for that much work); an
+        # engine that also hangs, or refuses it, leaves it to the audit
+        return (any(o.get("verdict") in COMPUTED for o in opinions)
+                and not any(o.get("verdict") == ALSO_FAILS for o in opinions))
     if case.outcome == "refused":
         return any(o.get("verdict") in COMPUTED for o in opinions) and not needs_review(opinions)
     return _died(case) or (any(o.get("verdict") == AGREES_WITH_OPKIT for o in opinions)
