@@ -16,11 +16,26 @@ class _Session:
         self._wrapped = wrapped
 
     def run(self, feeds):
-        outputs = self._ev.run(None, feeds)
+        outputs = self._ev.run(None, {name: _typed_maps(value) for name, value in feeds.items()})
         if self._wrapped:  # onnx.reference's Optional returns [value], or [] for the empty optional
             return [(value[0] if value else None) if isinstance(value, list) and len(value) <= 1 else value
                     for value in outputs]
         return outputs
+
+
+def _typed_maps(value):
+    """A map (or a list of maps) with its values as NumPy scalars of its value type: onnx.reference
+    reads a map's types from its values (DictVectorizer builds its output with np.array of them), so
+    a map(int64, float) of Python floats would come out as doubles."""
+    if isinstance(value, list):
+        return [_typed_maps(v) for v in value] if any(isinstance(v, dict) for v in value) else value
+    kind = getattr(value, "value_type", None) if isinstance(value, dict) else None
+    if kind is None or kind == "string":
+        return value
+    from ..core.dtypes import np_dtype
+
+    dtype = np_dtype(kind)
+    return {k: dtype.type(v) for k, v in value.items()}
 
 
 def _wraps_optionals(model) -> bool:

@@ -18,7 +18,7 @@ import re
 import numpy as np
 
 from ..core.dtypes import elem_of, onnx_code
-from ..core.values import element_of, is_container_type
+from ..core.values import element_of, has_map_type, is_container_type
 from ._runtime_common import contiguous  # np.ascontiguousarray would turn 0-d inputs into 1-d
 from .onnx_bytes import from_raw_bytes, is_packed, raw_bytes
 from .onnxruntime_versions import OLDEST_AI_ONNX_OPSET, for_version
@@ -27,6 +27,10 @@ from .base import BackendBase, Unsupported
 # element types onnxruntime's numpy bridge cannot convert
 _VIA_ORTVALUE = {"bfloat16", "float8e4m3fn", "float8e4m3fnuz", "float8e5m2", "float8e5m2fnuz", "uint4",
                  "int4", "float4e2m1", "float8e8m0", "uint2", "int2", "float6e2m3", "float6e3m2"}
+
+# the map types onnxruntime's Python binding builds from a dict (as onnxruntime spells them): a dict
+# of floats always becomes one of these, so a map of doubles, int64 or strings cannot be fed
+_FEEDABLE_MAPS = {"map(int64,tensor(float))", "map(string,tensor(float))"}
 
 # onnxruntime saying that it lacks the op, type or feature (rather than that the model or the input
 # is wrong). Its NOT_IMPLEMENTED status says so by itself; these are the same statement under the
@@ -55,6 +59,11 @@ _STATUS_OF_CLASS = {"Fail": "FAIL", "InvalidArgument": "INVALID_ARGUMENT", "NoSu
                     "NoModel": "NO_MODEL", "EngineError": "ENGINE_ERROR", "RuntimeException": "RUNTIME_EXCEPTION",
                     "InvalidProtobuf": "INVALID_PROTOBUF", "ModelLoaded": "MODEL_LOADED",
                     "NotImplemented": "NOT_IMPLEMENTED", "InvalidGraph": "INVALID_GRAPH", "EPFail": "EP_FAIL"}
+
+
+class BindingLimit(Unsupported):
+    """What onnxruntime's Python binding cannot pass (a map of doubles, an empty map): no model or
+    kernel was tried, so it is a coverage fact of the binding, never a refusal of the runtime."""
 
 
 def status_of(exc: BaseException) -> str | None:
@@ -130,6 +139,12 @@ class _Session:
                 raise Unsupported(f"onnxruntime's Python API cannot pass {value.type} values ({value.name}): its "
                                   f"numpy bridge has no {element_of(value.type)}, and sequences or optionals of "
                                   "OrtValues cannot be built from Python")
+        for value in sess.get_inputs():
+            if has_map_type(value.type) and value.type.replace(" ", "") not in _FEEDABLE_MAPS:
+                raise BindingLimit(f"onnxruntime's Python API cannot feed {value.type} values ({value.name}): it "
+                                  "builds maps from Python dicts as map(int64,tensor(float)) or "
+                                  "map(string,tensor(float)) only")
+        self._maps = {i.name for i in sess.get_inputs() if has_map_type(i.type)}
         self._outputs = [o.name for o in sess.get_outputs()]
         self._out_elems = [elem_of(o.type) for o in sess.get_outputs()]
         self._in_elems = {i.name: elem_of(i.type) for i in sess.get_inputs()}
@@ -139,6 +154,10 @@ class _Session:
         self._run_options.log_severity_level = 4
 
     def run(self, feeds):
+        for name in self._maps:
+            if isinstance(feeds.get(name), dict) and not feeds[name]:
+                raise BindingLimit("onnxruntime's Python API cannot feed an empty map "
+                                  "(\"Size of dictionary is empty\")")
         if not self._slow:
             return self._sess.run(self._outputs, feeds, self._run_options)
         ort = self._ort
@@ -245,4 +264,6 @@ class OnnxRuntimeBackend(BackendBase):
         return isinstance(exc, (Unsupported, NotImplementedError)) or says_unsupported(exc)
 
     def lacks_kernel(self, exc: BaseException) -> bool | None:
+        if isinstance(exc, BindingLimit):
+            return True
         return lacks_kernel(exc)

@@ -3,8 +3,10 @@
 A model is executed node by node in topological order. Each node's op version is resolved from
 the model's opset imports; a node whose op version has no kernel but an ONNX function body (the
 spec's ``function:`` text, or a context-dependent body built by onnx.defs) is expanded and its
-body executed. If, Loop and Scan run their subgraphs. Anything else raises NotImplementedError
-naming the op and version.
+body executed. A node with graph attributes (If, Loop, Scan, SequenceMap) calls its kernel with
+each graph as a ``Body`` (``opkit.kernels.lib._control_flow``) that runs the subgraph here, with the
+node's outer scope; without a kernel, If, Loop and Scan run their subgraphs themselves. Anything
+else raises NotImplementedError naming the op and version.
 """
 
 from __future__ import annotations
@@ -18,7 +20,10 @@ import onnx
 from onnx import helper, numpy_helper
 from onnx.backend.base import Backend, BackendRep, Device, DeviceType
 
+from ..core.values import as_value
 from ..kernels import registry
+from ..kernels.graph_body import shape_of, type_string
+from ..kernels.lib import Body
 from ..kernels.runtime import onnx_dtype
 
 _ONNX_DOMAINS = ("", "ai.onnx")
@@ -77,6 +82,11 @@ def _parsed_function(text: str) -> onnx.FunctionProto:
 
 
 def _type_proto(value: Any) -> onnx.TypeProto:
+    if isinstance(value, dict):  # a map (opkit.core.values.MapValue): its declared key and value types
+        from ..core.dtypes import onnx_code
+
+        key, val = getattr(value, "key_type", "int64"), getattr(value, "value_type", "float")
+        return helper.make_map_type_proto(onnx_code(key), helper.make_tensor_type_proto(onnx_code(val), None))
     if isinstance(value, list):
         elem = _type_proto(value[0]) if value else helper.make_tensor_type_proto(onnx.TensorProto.FLOAT, None)
         return helper.make_sequence_type_proto(elem)
@@ -85,11 +95,29 @@ def _type_proto(value: Any) -> onnx.TypeProto:
     return helper.make_tensor_type_proto(code, arr.shape)
 
 
+def _map_type_string(type_proto: onnx.TypeProto) -> str | None:
+    """``map(K, V)`` or ``seq(map(K, V))`` for a graph input of a map type, else None: what a fed
+    dict is typed as (``{1: 2.0}`` alone does not tell map(int64, float) from map(int64, double))."""
+    from ..core.onnx_types import ELEMENT_TYPES
+
+    which = type_proto.WhichOneof("value")
+    if which == "sequence_type":
+        inner = _map_type_string(type_proto.sequence_type.elem_type)
+        return f"seq({inner})" if inner else None
+    if which != "map_type":
+        return None
+    value = type_proto.map_type.value_type
+    if value.WhichOneof("value") != "tensor_type":
+        return None
+    return (f"map({ELEMENT_TYPES[type_proto.map_type.key_type - 1]}, "
+            f"{ELEMENT_TYPES[value.tensor_type.elem_type - 1]})")
+
+
 class _Node:
     """A node prepared for execution: resolved kernel (or function body / control flow)."""
 
     __slots__ = ("proto", "op", "domain", "version", "kernel", "attrs", "inputs", "outputs", "kind",
-                 "attr_values")
+                 "attr_values", "graphs")
 
     def __init__(self, proto: onnx.NodeProto, opsets: dict[str, int], functions: dict):
         self.proto = proto
@@ -115,14 +143,13 @@ class _Node:
                 raise NotImplementedError(f"{self.domain}::{self.op} at opset {opset}: no spec and no "
                                           "schema for this op") from None
         self.version = since
-        if self.op in ("If", "Loop", "Scan") and self.domain == "ai.onnx":
-            self.kind = self.op
-            return
         self.kernel = registry.get_kernel(self.domain, self.op, since)
+        # graph attributes become Bodies at run time (they read the scope the node runs in)
+        self.graphs = {name: a.g for name, a in self.attrs.items() if a.type == onnx.AttributeProto.GRAPH}
         if self.kernel is None:
-            self.kind = "function"
+            self.kind = self.op if self.op in ("If", "Loop", "Scan") and self.domain == "ai.onnx" else "function"
         else:
-            self.attr_values = {name: attribute_value(a) for name, a in self.attrs.items()}
+            self.attr_values = {name: attribute_value(a) for name, a in self.attrs.items() if name not in self.graphs}
 
 
 class ReferenceRep(BackendRep):
@@ -141,6 +168,7 @@ class ReferenceRep(BackendRep):
         for sp in graph.sparse_initializer:
             self.initializers[sp.values.name] = numpy_helper.to_array(sp)
         self.input_names = [i.name for i in graph.input if i.name not in self.initializers]
+        self.map_inputs = {i.name: t for i in graph.input if (t := _map_type_string(i.type))}
         self.output_names = [o.name for o in graph.output]
         self.nodes = [_Node(n, self.opsets, self.functions) for n in _toposort(graph, self.initializers, outer)]
 
@@ -153,6 +181,9 @@ class ReferenceRep(BackendRep):
             feeds = dict(zip(self.input_names, inputs))
         env = dict(self.initializers)
         env.update(feeds)
+        for name, type_str in self.map_inputs.items():
+            if isinstance(env.get(name), (dict, list)):
+                env[name] = as_value(env[name], type_str)
         return self.execute(env)
 
     def execute(self, env: dict[str, Any]) -> tuple[Any, ...]:
@@ -184,7 +215,8 @@ class ReferenceRep(BackendRep):
     def _run_node(self, node: _Node, env: dict[str, Any]) -> Sequence[Any]:
         args = [env[name] if name else None for name in node.inputs]
         if node.kind == "kernel":
-            return node.kernel(*args, _n_outputs=len(node.outputs), **node.attr_values)
+            bodies = {name: self._body(g, env) for name, g in node.graphs.items()}
+            return node.kernel(*args, _n_outputs=len(node.outputs), **node.attr_values, **bodies)
         if node.kind in ("If", "Loop", "Scan"):
             return getattr(self, f"_run_{node.kind.lower()}")(node, args, env)
         if node.kind == "local-function":
@@ -199,6 +231,20 @@ class ReferenceRep(BackendRep):
     # -- control flow -----------------------------------------------------------------------------
     def _subgraph(self, graph: onnx.GraphProto, env: dict[str, Any]) -> "ReferenceRep":
         return ReferenceRep(graph, self.opsets, self.functions, outer=env)
+
+    def _body(self, graph: onnx.GraphProto, env: dict[str, Any]) -> Body:
+        """``graph`` as the callable a control-flow kernel takes: its formal inputs bound over a copy
+        of the scope the node runs in."""
+        rep = self._subgraph(graph, env)
+        names = [i.name for i in graph.input]
+
+        def run(*values):
+            local = dict(env)
+            local.update(zip(names, values))
+            return rep.execute(local)
+
+        return Body(run, len(names), len(graph.output), tuple(type_string(o.type) for o in graph.output),
+                    tuple(shape_of(o.type) for o in graph.output), graph.name)
 
     def _run_if(self, node: _Node, args, env):
         cond = bool(np.asarray(args[0]).reshape(-1)[0])
@@ -454,7 +500,7 @@ class ReferenceBackend(Backend):
             opset = onnx.defs.onnx_opset_version() if domain == "ai.onnx" else 1
         inputs = list(inputs.values()) if isinstance(inputs, dict) else list(inputs)
         n = _Node(node, {domain: opset}, {})
-        if n.kind != "kernel":
+        if n.kind != "kernel" or n.graphs:
             rep = ReferenceRep(helper.make_graph([node], "run_node", [], []), {domain: opset}, {})
             return rep._run_node(rep.nodes[0], {name: v for name, v in zip(node.input, inputs)})
         attrs = {a.name: attribute_value(a) for a in node.attribute}

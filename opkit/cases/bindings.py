@@ -5,6 +5,7 @@ pairwise and probe bindings) and the type attributes a binding fixes (``bind_typ
 from __future__ import annotations
 
 import functools
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -12,8 +13,9 @@ from hypothesis import strategies as st
 
 from ..core.dtypes import NUMPY_DTYPES, elem_of
 from ..core.onnx_types import tensor_element
-from ..core.values import element_of
+from ..core.values import element_of, is_map_type, map_types
 from ..spec.model import OpVersion
+from ..spec.type_links import TypeLink
 from ..spec.type_rules import binding_violation, type_rules
 from .case import TYPE_ATTRIBUTES, NotGeneratable
 from .draws import ScalarSeed
@@ -31,16 +33,46 @@ def tensor_types(types) -> list[str]:
 
 
 def bindable_types(types) -> list[str]:
-    """The types of a constraint opkit can draw values of: plain tensors NumPy can hold, sequences
-    of them, and optionals of either (``opkit.core.values`` says how those are held). Maps and sparse
-    tensors are left out."""
+    """The types of a constraint opkit can draw values of: plain tensors NumPy can hold, maps with
+    int64 or string keys of such values, sequences of either, and optionals of those
+    (``opkit.core.values`` says how they are held). Sparse tensors are left out."""
     out = []
     for t in types:
         inner = t[len("optional("):-1] if t.startswith("optional(") else t
         inner = inner[len("seq("):-1] if inner.startswith("seq(") else inner
-        if tensor_types([inner]):
+        if is_map_type(inner):
+            key, value = map_types(inner)
+            if key in ("int64", "string") and tensor_types([f"tensor({value})"]):
+                out.append(t)
+        elif tensor_types([inner]):
             out.append(t)
     return out
+
+
+@dataclass(frozen=True)
+class MapValueLink(TypeLink):
+    """A tensor parameter that is the value type of a map parameter (DictVectorizer's T2 is the
+    tensor of what its input map T1 holds: ``map(string, double)`` gives ``tensor(double)``)."""
+
+    def apply(self, type_str: str) -> str | None:
+        return f"tensor({map_types(type_str)[1]})" if is_map_type(type_str) else None
+
+
+def map_value_links(pools: dict[str, list[str]], taken: set) -> tuple:
+    """``MapValueLink``s where a tensor parameter's types are exactly the value types of a map
+    parameter's types (as ``opkit.spec.type_links`` links a sequence to its element). CastMap's T2
+    (string, float, int64) is not the image of T1's (string, float), so it stays free: its
+    ``cast_to`` attribute picks it."""
+    links = []
+    for source, src in pools.items():
+        if not src or not all(is_map_type(t) for t in src):
+            continue
+        images = {f"tensor({map_types(t)[1]})" for t in src}
+        for derived, dst in pools.items():
+            if derived != source and derived not in taken and dst and set(dst) == images:
+                links.append(MapValueLink(derived, source, "map_value"))
+                taken.add(derived)
+    return tuple(links)
 
 
 _LINKS: dict[int, tuple] = {}  # id(version) -> (version, links); the version is kept so its id stays its own
@@ -54,7 +86,9 @@ def type_links(version: OpVersion) -> tuple:
         from ..spec.type_links import find_links
 
         pools = {n: bindable_types(version.type_constraint(n).types) for n in used_type_params(version)}
-        hit = _LINKS[id(version)] = (version, find_links(version, pools))
+        links = find_links(version, pools)
+        links += map_value_links(pools, {link.derived for link in links} | {link.source for link in links})
+        hit = _LINKS[id(version)] = (version, links)
     return hit[1]
 
 

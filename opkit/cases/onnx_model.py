@@ -31,8 +31,10 @@ from ..core.values import (
     inner_type,
     is_container_type,
     is_container_value,
+    is_map_type,
     is_optional_type,
     is_sequence_type,
+    map_types,
     value_signature,
 )
 from ..core.dtypes import elem_of, onnx_code
@@ -60,6 +62,9 @@ _ATTR_TYPES = {"float": onnx.AttributeProto.FLOAT, "int": onnx.AttributeProto.IN
 def _attr_proto(name: str, value, attr_type: str | None):
     if attr_type == "type_proto" and isinstance(value, str):  # Optional's ``type``: a type string in the case
         return helper.make_attribute(name, value_type(value))
+    if attr_type == "graph":  # a case carries a graph attribute as ONNX text (or a GraphProto)
+        graph = onnx.parser.parse_graph(value) if isinstance(value, str) else getattr(value, "graph", value)
+        return helper.make_attribute(name, graph)
     if attr_type == "float":
         value = float(value)
     elif attr_type == "floats":
@@ -98,7 +103,13 @@ def value_type(type_str: str, value=None, name: str = "") -> onnx.TypeProto:
     """The TypeProto of a value of ``type_str`` (tensor, sequence or optional, any nesting). A tensor
     is ranked like ``value`` when there is one (symbolic dims, see ``_input_dims``); a sequence's
     tensors get their common rank with unnamed dims (they may differ in size), or no shape when
-    their ranks differ; an empty optional's element has no shape."""
+    their ranks differ; an empty optional's element has no shape; a map's values are unshaped
+    tensors of its value type (``map(int64, float)``), as ONNX declares them."""
+    if is_map_type(type_str):
+        key, val = map_types(type_str)
+        return helper.make_map_type_proto(onnx_code(key), helper.make_tensor_type_proto(onnx_code(val), None))
+    if is_sequence_type(type_str) and is_map_type(inner_type(type_str)):
+        return helper.make_sequence_type_proto(value_type(inner_type(type_str)))
     if is_sequence_type(type_str):
         rank = common_rank(value) if isinstance(value, list) else None
         elem = element_of(type_str)

@@ -168,6 +168,10 @@ def example_value(value, *, empty_optional=None):
     """An example argument as opkit holds values (``opkit.core.values``): a tensor as an array, a
     sequence as a list, an optional as its element or ``empty_optional``."""
     if isinstance(value, ContainerValue):
+        if value.type.startswith("map("):  # a map: its (key, value) pairs, typed by the map's type
+            from ..core.values import make_map, map_types
+
+            return make_map(value.items, *map_types(value.type))
         if value.type.startswith("seq("):
             return [example_value(v) for v in value.items]
         return example_value(value.items[0]) if value.items else empty_optional

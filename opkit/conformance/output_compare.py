@@ -105,6 +105,9 @@ def compare_value(expected, actual, type_str: str | None = None, rtol: float | N
             return
         compare_value(expected, actual, type_str[len("optional("):-1], rtol, atol, name, allowance)
         return
+    if type_str.startswith("map(") or isinstance(expected, dict):
+        compare_map(expected, actual, type_str, rtol, atol, name, allowance)
+        return
     if type_str.startswith("seq(") or isinstance(expected, list):
         if not isinstance(actual, (list, tuple)):
             raise Mismatch("type", f"{name}: a tensor, expected a sequence of {len(expected)} tensor(s)",
@@ -120,6 +123,35 @@ def compare_value(expected, actual, type_str: str | None = None, rtol: float | N
         raise Mismatch("type", f"{name}: a sequence of {len(actual)} tensor(s), expected a tensor",
                        {"expected_kind": "tensor", "actual_kind": "sequence"})
     compare(expected, actual, None, rtol, atol, name, allowance)
+
+
+def compare_map(expected: dict, actual, type_str: str = "", rtol: float | None = None, atol: float | None = None,
+                name: str = "output", allowance: Allowance | None = None) -> None:
+    """Two maps: the same keys (in any order), and under each key values that ``compare`` accepts
+    as elements of the map's value type (``name[key]``)."""
+    from ..core.values import map_types
+
+    if isinstance(actual, np.ndarray) and actual.dtype == object and actual.ndim == 0 and isinstance(actual.item(), dict):
+        actual = actual.item()  # a worker that wraps what is not a list in np.asarray hands a map over as a 0-d array
+    if not isinstance(actual, dict):
+        raise Mismatch("type", f"{name}: a {type(actual).__name__}, expected a map of {len(expected)} entries",
+                       {"expected_kind": "map", "actual_kind": type(actual).__name__})
+    value_type = map_types(type_str)[1] if type_str.startswith("map(") else getattr(expected, "value_type", None)
+    missing = [k for k in expected if k not in actual]
+    extra = [k for k in actual if k not in expected]
+    if missing or extra:
+        raise Mismatch("keys", f"{name}: map keys differ: {len(missing)} missing (first {missing[:3]!r}), "
+                       f"{len(extra)} unexpected (first {extra[:3]!r})",
+                       {"missing_keys": [_item(k) for k in missing[:10]], "extra_keys": [_item(k) for k in extra[:10]],
+                        "expected_size": len(expected), "actual_size": len(actual)})
+    from ..core.dtypes import np_dtype
+
+    dtype = np_dtype(value_type) if value_type else None
+    for key in sorted(expected, key=repr):  # a fixed order: the first mismatch named is always the same
+        e, a = expected[key], actual[key]
+        if dtype is not None and (value_type == "string") == isinstance(a, str):  # else: a dtype mismatch
+            e, a = np.asarray(e, dtype=dtype), np.asarray(a, dtype=dtype)
+        compare(e, a, None, rtol, atol, f"{name}[{key!r}]", allowance)
 
 
 def _item(v):

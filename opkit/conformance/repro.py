@@ -9,7 +9,8 @@ hold is replayed as a property: the bundle also holds the models of the property
 and ``repro.py`` evaluates the property again with them (``property_bundle``).
 
 Arrays of ml_dtypes types (bfloat16, float8 ...) are stored as their raw unsigned bits with the
-element type recorded in ``case.json``; strings are stored as unicode arrays (no pickles).
+element type recorded in ``case.json``; strings are stored as unicode arrays (no pickles). A map
+(or a sequence of maps) is a ``.map.json`` file: its key and value types and its (key, value) pairs.
 
 Everything that comes from outside opkit (the backend's message, its name and version, the case
 and its types, attribute strings, string tensors, paths) is data: it goes to ``case.json`` and the
@@ -61,18 +62,24 @@ def encode_arrays(arrays: dict[str, np.ndarray]) -> tuple[dict[str, np.ndarray],
 
 
 def split_values(values: dict) -> tuple[dict, dict]:
-    """(tensors, everything else): sequences (lists) and empty optionals go to files of their own."""
-    tensors = {k: v for k, v in values.items() if not isinstance(v, list) and v is not EMPTY_OPTIONAL}
+    """(tensors, everything else): sequences (lists), maps and empty optionals go to files of their own."""
+    tensors = {k: v for k, v in values.items() if not isinstance(v, (list, dict)) and v is not EMPTY_OPTIONAL}
     return tensors, {k: v for k, v in values.items() if k not in tensors}
 
 
 def save_values(folder: str, prefix: str, values: dict) -> dict[str, str]:
-    """Write each sequence as an onnx SequenceProto (``<prefix>.<i>-<name>.seq.pb``) and each empty
-    optional as an OptionalProto (``.opt.pb``); returns value name -> file name, for case.json."""
+    """Write each sequence as an onnx SequenceProto (``<prefix>.<i>-<name>.seq.pb``), each empty
+    optional as an OptionalProto (``.opt.pb``) and each map or sequence of maps as JSON
+    (``.map.json``, see ``map_record``); returns value name -> file name, for case.json."""
     from onnx import numpy_helper
 
     files = {}
     for i, (name, value) in enumerate(sorted(values.items())):
+        if isinstance(value, dict) or (isinstance(value, list) and value and isinstance(value[0], dict)):
+            files[name] = f"{prefix}.{i}-{_slug(name)}.map.json"
+            with open(os.path.join(folder, files[name]), "w", encoding="utf-8") as f:
+                json.dump(map_record(value), f)
+            continue
         if value is EMPTY_OPTIONAL:
             proto, kind = numpy_helper.from_optional(None, name=name), "opt"
         else:
@@ -83,9 +90,33 @@ def save_values(folder: str, prefix: str, values: dict) -> dict[str, str]:
     return files
 
 
+def map_record(value) -> dict:
+    """A map (or a list of maps) as JSON: ``{"sequence": bool, "maps": [{"key_type", "value_type",
+    "items": [[key, value], ...]}]}``; pairs, since JSON object keys would turn int64 keys into text."""
+    maps = value if isinstance(value, list) else [value]
+    return {"sequence": isinstance(value, list),
+            "maps": [{"key_type": getattr(m, "key_type", ""), "value_type": getattr(m, "value_type", ""),
+                      "items": [[k, v] for k, v in m.items()]} for m in maps]}
+
+
+def load_map_record(record: dict):
+    """The map (or list of maps) ``map_record`` wrote, as ``MapValue``s."""
+    from ..core.values import make_map
+
+    maps = [make_map([tuple(p) for p in m["items"]], m["key_type"], m["value_type"]) for m in record["maps"]]
+    return maps if record.get("sequence") else maps[0]
+
+
 def _sequence_elems(values: dict) -> dict[str, str]:
-    """The element type of each non-empty sequence (its tensors' allowance)."""
-    return {k: elem_from_dtype(np.asarray(v[0]).dtype) for k, v in values.items() if isinstance(v, list) and v}
+    """The element type of each non-empty sequence (its tensors' allowance; a map's value type)."""
+    out = {}
+    for k, v in values.items():
+        first = v[0] if isinstance(v, list) and v else v
+        if isinstance(first, dict):
+            out[k] = getattr(first, "value_type", "float")
+        elif isinstance(v, list) and v:
+            out[k] = elem_from_dtype(np.asarray(v[0]).dtype)
+    return out
 
 
 class ReproWriter:
@@ -311,10 +342,22 @@ def load(name, elems):
     return arrays
 
 
+MAP_VALUES = {"float": np.float32, "double": np.float64, "int64": np.int64, "string": object}
+
+
 def load_values(files):
-    """Sequences (SequenceProto files: lists of arrays) and empty optionals (OptionalProto: None)."""
+    """Sequences (SequenceProto files: lists of arrays), empty optionals (OptionalProto: None) and
+    maps (.map.json: dicts, or lists of dicts, with each map's value type in MAP_TYPES)."""
     values = {}
     for key, file in files.items():
+        if file.endswith(".map.json"):
+            with open(os.path.join(HERE, file), encoding="utf-8") as f:
+                record = json.load(f)
+            maps = [{k: v for k, v in m["items"]} for m in record["maps"]]
+            for m, spec in zip(maps, record["maps"]):
+                MAP_TYPES[id(m)] = spec["value_type"]
+            values[key] = maps if record["sequence"] else maps[0]
+            continue
         with open(os.path.join(HERE, file), "rb") as f:
             data = f.read()
         proto = onnx.SequenceProto() if file.endswith(".seq.pb") else onnx.OptionalProto()
@@ -443,8 +486,32 @@ def compare(name, expected, actual, rtol, atol, allowance=None):
     return text
 
 
+MAP_TYPES = {}  # id of an expected map -> its value type
+
+
+def compare_map(name, expected, actual, rtol, atol, allowance=None):
+    """Two maps: the same keys (any order), then the values under each key as elements of the
+    expected map's value type."""
+    if not isinstance(actual, dict):
+        return f"{name}: a {type(actual).__name__}, expected a map"
+    if set(actual) != set(expected):
+        return f"{name}: map keys {sorted(actual, key=repr)!r}, expected {sorted(expected, key=repr)!r}"
+    dtype = MAP_VALUES.get(MAP_TYPES.get(id(expected), ""))
+    for key in sorted(expected, key=repr):
+        e, a = expected[key], actual[key]
+        if dtype is not None and (dtype is object) == isinstance(a, str):
+            e, a = np.asarray(e, dtype=dtype), np.asarray(a, dtype=dtype)
+        problem = compare(f"{name}[{key!r}]", e, a, rtol, atol, allowance)
+        if problem:
+            return problem
+    return None
+
+
 def compare_value(name, expected, actual, rtol, atol, allowance=None):
-    """compare() for sequences (their count, then tensor by tensor) and optionals (None: empty)."""
+    """compare() for sequences (their count, then tensor by tensor), maps (compare_map) and
+    optionals (None: empty)."""
+    if isinstance(expected, dict):
+        return compare_map(name, expected, actual, rtol, atol, allowance)
     if expected is None or actual is None:
         if (expected is None) == (actual is None):
             return None

@@ -104,6 +104,8 @@ def _plain(value):
 
     if isinstance(value, (list, tuple)):  # a sequence output: its tensors, not one stacked array
         return [None if v is None else _plain(v) for v in value]
+    if isinstance(value, dict):  # a map output: kept a map (np.asarray would wrap it in a 0-d object array)
+        return value
     return value if isinstance(value, np.ndarray) else np.asarray(value)
 
 

@@ -61,7 +61,12 @@ def _tensor_view(name: str, t: TensorValue | ContainerValue | None) -> dict[str,
 
 
 def _container_view(name: str, c: ContainerValue) -> dict[str, Any]:
-    """A sequence (its elements, one block each) or an optional (empty, or its element)."""
+    """A sequence (its elements, one block each), an optional (empty, or its element) or a map
+    (its entries, one line each)."""
+    if c.type.startswith("map("):
+        lines = [f"{format_tensor(k)}: {format_tensor(v)}" for k, v in c.items]
+        return {"name": _text(name), "meta": f"{_span(c.type)}, {len(c.items)} entr{'ies' if len(c.items) != 1 else 'y'}",
+                "text": fence("\n".join(lines)) if lines else "", "tail": ":" if lines else ""}
     if c.type.startswith("optional(") and not c.items:
         return {"name": _text(name), "meta": f"{_span(c.type)}, empty", "text": "", "tail": ""}
     blocks = []
@@ -190,12 +195,18 @@ def _type_proto(type_str: str) -> str:
         return f"helper.make_sequence_type_proto({_type_proto(type_str[4:-1])})"
     if type_str.startswith("optional("):
         return f"helper.make_optional_type_proto({_type_proto(type_str[9:-1])})"
+    if type_str.startswith("map("):
+        key, _, value = (part.strip() for part in type_str[4:-1].partition(","))
+        value = value if value.startswith("tensor(") else f"tensor({value})"
+        return f"helper.make_map_type_proto(TensorProto.{key.upper()}, {_type_proto(value)})"
     return f"helper.make_tensor_type_proto(TensorProto.{type_str[7:-1].upper()}, None)"
 
 
 def _py_feed(t: TensorValue | ContainerValue) -> str:
     """A value as Python: an array, a list of them (a sequence), or an optional's element or None."""
     if isinstance(t, ContainerValue):
+        if t.type.startswith("map("):  # a dict, as onnxruntime takes and returns maps
+            return "{" + ", ".join(f"{k!r}: {v!r}" for k, v in t.items) + "}"
         if t.type.startswith("seq("):
             return "[" + ", ".join(_py_feed(item) for item in t.items) + "]"
         return _py_feed(t.items[0]) if t.items else "None"
@@ -205,6 +216,13 @@ def _py_feed(t: TensorValue | ContainerValue) -> str:
 def _comparisons(v: OpVersion, e: Example, actual: str, expected: str,
                  t: TensorValue | ContainerValue) -> list[str]:
     if isinstance(t, ContainerValue):
+        if t.type.startswith("map("):  # the same keys, values within the value type's tolerance
+            value = t.type[4:-1].partition(",")[2].strip()
+            value = value[7:-1] if value.startswith("tensor(") else value
+            tol = SNIPPET_TOLERANCE.get(value)
+            check = (f"np.isclose({actual}[k], v, rtol={tol}, atol={tol})" if tol else f"{actual}[k] == v")
+            return [f"assert set({actual}) == set({expected})",
+                    f"assert all({check} for k, v in {expected}.items())"]
         if t.type.startswith("seq("):
             out = [f"assert len({actual}) == len({expected})"]
             for i, item in enumerate(t.items):

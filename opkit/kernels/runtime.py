@@ -53,7 +53,37 @@ def type_string(value) -> str:
         return f"tensor({element_type(value)})"
     if isinstance(value, list):
         return f"seq({type_string(value[0])})" if value else "seq(?)"
+    if isinstance(value, dict):
+        return getattr(value, "type_str", None) or _map_guess(value)
     return type(value).__name__
+
+
+def _kind(values, ints: str = "int64", floats: str = "float") -> str:
+    kinds = {"string" if isinstance(v, str) else floats if isinstance(v, (float, np.floating)) else ints
+             for v in values}
+    return kinds.pop() if len(kinds) == 1 else "?"
+
+
+def _map_guess(value: dict) -> str:
+    """The type string a plain dict reads as: its keys' and values' kinds (int -> int64, float ->
+    float); ``check_type`` turns it into a MapValue of the allowed type it fits."""
+    return f"map({_kind(value.keys())}, {_kind(value.values())})" if value else "map(?)"
+
+
+def _as_allowed_map(value, allowed: frozenset):
+    """A plain dict (or a list of them) as a MapValue of the first allowed map type its keys and
+    values fit (a float map fits map(int64, float) before map(int64, double)); unchanged when none."""
+    from ..core.values import as_value
+
+    for t in sorted(allowed):
+        inner = t[len("seq("):-1] if t.startswith("seq(") else t
+        if not inner.startswith("map(") or t.startswith("seq(") != isinstance(value, list):
+            continue
+        try:
+            return as_value(value, t)
+        except (TypeError, ValueError):
+            continue
+    return value
 
 
 # What a compute core raises when its inputs are outside what the op accepts (an axis out of range,
@@ -78,6 +108,8 @@ def _matches(ts: str, allowed: frozenset) -> bool:
         return True
     if ts == "seq(?)":
         return any(a.startswith(("seq(", "optional(seq(")) for a in allowed)
+    if "map(?)" in ts:  # an empty map says nothing of its types: any map type of the same nesting
+        return any(a.startswith(ts.replace("map(?)", "map(")[:-1]) for a in allowed)
     return f"optional({ts})" in allowed
 
 
@@ -89,7 +121,10 @@ def check_type(op: str, version: int, name: str, value, constraint: str, allowed
     ``expected`` is the type already bound to the constraint by an earlier input."""
     if value is None:
         fail(op, version, f"required-input:{name}", f"input '{name}' is required")
-    if not isinstance(value, np.ndarray) and not isinstance(value, list):
+    if isinstance(value, dict) or (isinstance(value, list) and value and isinstance(value[0], dict)):
+        if not hasattr(value if isinstance(value, dict) else value[0], "type_str"):
+            value = _as_allowed_map(value, allowed)  # a plain dict: its types come from what is allowed
+    elif not isinstance(value, np.ndarray) and not isinstance(value, list):
         value = np.asarray(value)
     elif isinstance(value, list) and not any(a.startswith(("seq", "optional(seq")) for a in allowed):
         value = np.asarray(value)

@@ -107,6 +107,8 @@ def _argument(value: TensorValue | ContainerValue | tuple | None) -> Any:
     if isinstance(value, tuple):  # a variadic parameter's arguments
         return [_argument(v) for v in value]
     if isinstance(value, ContainerValue):
+        if value.type.startswith("map("):
+            return {"type": value.type, "map": [list(p) for p in value.items]}
         if value.type.startswith("seq("):
             return {"type": value.type, "sequence": [_argument(v) for v in value.items]}
         return {"type": value.type, "optional": _argument(value.items[0]) if value.items else None}

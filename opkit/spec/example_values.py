@@ -1,8 +1,10 @@
 """Examples and attribute values: literal values checked against the version's declared types.
 
 An example's attributes are checked against their types and value domains, its tensors (and
-sequences, optionals, variadic lists) against the declared type parameters, which each binds
-consistently, and the declared ranks. ``attribute_value_problem`` also checks attribute defaults.
+sequences, optionals, maps, variadic lists) against the declared type parameters, which each binds
+consistently, and the declared ranks. A map is ``{type: map(int64, string), map: {1: a, 2: b}}`` or
+with ``map:`` a list of ``[key, value]`` pairs; it becomes a ``ContainerValue`` whose items are the
+(key, value) pairs. ``attribute_value_problem`` also checks attribute defaults.
 """
 
 from __future__ import annotations
@@ -33,6 +35,10 @@ def attribute_value_problem(atype: str, value: Any) -> str | None:
             if not scalar_checks[inner](item):
                 return f"expected a list of {inner}s, but {T.show(item)} is not {names[inner]}"
         return None
+    if atype == "graph":  # ONNX's textual syntax, checked by onnx.parser
+        from .graph_text import graph_text_problem
+
+        return graph_text_problem(value) if isinstance(value, str) else "expected a graph in ONNX's text syntax"
     if atype == "tensor":
         if isinstance(value, dict) and "value" in value:
             return None
@@ -138,8 +144,11 @@ def _variadic(ctx: _Ctx, node: Node, param: FormalParameter, bindings: dict[str,
 
 def _value(ctx: _Ctx, node: Node, param: FormalParameter, bindings: dict[str, tuple[str, Location]],
            label: str) -> TensorValue | ContainerValue | None:
-    """One argument: a container (a mapping with ``type``) or a tensor."""
-    if isinstance(node, MappingNode) and any(isinstance(k, ScalarNode) and k.value == "type" for k, _ in node.value):
+    """One argument: a map, a container (a mapping with ``type``) or a tensor."""
+    keys = {k.value for k, _ in node.value if isinstance(k, ScalarNode)} if isinstance(node, MappingNode) else set()
+    if "map" in keys or param.type.startswith("map("):
+        return _map_value(ctx, node, param, bindings, label)
+    if "type" in keys:
         return _container(ctx, node, param, bindings, label)
     return _tensor(ctx, node, param, bindings, label)
 
@@ -197,6 +206,60 @@ def _container(ctx: _Ctx, node: Node, param: FormalParameter, bindings: dict[str
             return None
         items.append(value)
     return ContainerValue(type_str, tuple(items), location=ctx.loc(node))
+
+
+def _map_value(ctx: _Ctx, node: Node, param: FormalParameter, bindings: dict[str, tuple[str, Location]],
+               label: str) -> ContainerValue | None:
+    """A map: ``type`` (optional where the parameter fixes it) and ``map``, a mapping or a list of
+    [key, value] pairs whose keys (distinct) and values are of the map's key and value types."""
+    fields = {k.value: (k, v) for k, v in node.value if isinstance(k, ScalarNode)} \
+        if isinstance(node, MappingNode) else {}
+    for key in set(fields) - {"type", "map"}:
+        ctx.error(fields[key][0], f"{label}: unknown key {key!r} in a map value (keys: type, map)")
+    if "map" not in fields:
+        ctx.error(node, f"{label}: give the map as 'map: {{key: value, ...}}' (with its 'type')")
+        return None
+    type_str = _convert(ctx, fields["type"][1], "string", "type") if "type" in fields else param.type
+    if not isinstance(type_str, str) or not type_str.startswith("map("):
+        ctx.error(node, f"{label}: a map value needs 'type: map(K, V)'")
+        return None
+    try:
+        T.check_type_string(type_str)
+    except T.TypeStringError as exc:
+        ctx.error(fields.get("type", (node, node))[1], f"{label}: {exc}")
+        return None
+    where = fields.get("type", (node, node))[1]
+    if "(" in param.type:
+        if type_str.replace(" ", "") != param.type.replace(" ", ""):
+            ctx.error(where, f"{label}: type {type_str} does not match the parameter type {param.type}")
+            return None
+    elif not _bind_parameter_type(ctx, where, param, bindings, type_str, type_str, type_str, label):
+        return None
+    return _map_items(ctx, fields["map"][1], type_str, label)
+
+
+def _map_items(ctx: _Ctx, node: Node, type_str: str, label: str) -> ContainerValue | None:
+    body = type_str[len("map("):-1]
+    key_type, _, value_type = (part.strip() for part in body.partition(","))
+    value_type = T.tensor_element(value_type) or value_type
+    if isinstance(node, MappingNode):
+        pairs = [(_convert(ctx, k, "any", label), _convert(ctx, v, "any", label)) for k, v in node.value]
+    else:
+        raw = _convert(ctx, node, "any", label)
+        if not isinstance(raw, list) or not all(isinstance(p, list) and len(p) == 2 for p in raw):
+            ctx.error(node, f"{label}: 'map' is a mapping or a list of [key, value] pairs")
+            return None
+        pairs = [tuple(p) for p in raw]
+    seen = set()
+    for k, v in pairs:
+        why = T.element_value_problem(key_type, k) or T.element_value_problem(value_type, v)
+        if why is None and k in seen:
+            why = f"key {T.show(k)} occurs twice"
+        if why:
+            ctx.error(node, f"{label}: {why}")
+            return None
+        seen.add(k)
+    return ContainerValue(type_str, tuple(pairs), location=ctx.loc(node))
 
 
 def _bind_parameter_type(ctx: _Ctx, node: Node, param: FormalParameter, bindings: dict[str, tuple[str, Location]],
