@@ -287,8 +287,8 @@ class OpVersion:
 
     @property
     def draws(self) -> bool:
-        """Whether the outputs may be a random draw, so only their types and shapes can be checked
-        (see ``draws_random_values``)."""
+        """Whether the outputs may be a random draw, so they are judged by statistics
+        (``opkit.conformance.random_judging``), not compared (see ``draws_random_values``)."""
         return draws_random_values(self.determinism, (a.name for a in self.attributes),
                                    (p.name for p in self.inputs))
 
