@@ -38,6 +38,7 @@ from ..core.values import (
     value_signature,
 )
 from ..core.dtypes import elem_of, onnx_code
+from ..kernels.runtime import element_type
 
 DEFAULT_AI_ONNX_OPSET = 21  # ai.onnx import added next to custom domains
 
@@ -174,7 +175,8 @@ def build(case: Case, version: OpVersion, *, ir_version: int = 13, opset: int | 
             graph_inputs.append(helper.make_value_info(name, value_type(bound, arr, name)))
             feeds[name] = arr
             continue
-        elem = param_elem(param, binding)
+        # a heterogeneous variadic input (QLinearConcat's scale, zero point, tensor triples) types each argument alone
+        elem = element_type(arr) if param.option == "variadic" and not param.homogeneous else param_elem(param, binding)
         node_inputs.append(name)
         if name in case.initializers:
             inits.append(tensor_proto(arr, name, elem))

@@ -228,4 +228,14 @@ _OPS = {
 }
 
 
-draw = by_op("quantization", _OPS)
+_ai_onnx = by_op("quantization", _OPS)
+
+
+def draw(draw_, ctx: Context) -> Draft:
+    """The ai.onnx ops above; com.microsoft's quantized ops are built in ``contrib_quant_draws``
+    (same names, other inputs and attributes)."""
+    if ctx.spec.domain == "com.microsoft":
+        from .contrib_quant_draws import draw as contrib
+
+        return contrib(draw_, ctx)
+    return _ai_onnx(draw_, ctx)
