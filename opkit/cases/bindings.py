@@ -17,7 +17,7 @@ from ..core.values import element_of, is_map_type, map_types
 from ..spec.model import OpVersion
 from ..spec.type_links import TypeLink
 from ..spec.type_rules import binding_violation, type_rules
-from .case import TYPE_ATTRIBUTES, NotGeneratable
+from .case import TYPE_ATTRIBUTES, TYPE_SWITCHES, NotGeneratable
 from .draws import ScalarSeed
 from .memo import cache_by_identity
 
@@ -264,4 +264,6 @@ def bind_type_attributes(version: OpVersion, binding: dict[str, str], attrs: dic
     for attr in version.attributes:
         if attr.name in TYPE_ATTRIBUTES and attr.type in ("int", "string"):
             attrs[attr.name] = ELEMENT_TYPE_CODES[elem] if attr.type == "int" else elem.upper()
+        elif attr.name in TYPE_SWITCHES and binding[out_params[0]] in TYPE_SWITCHES[attr.name]:
+            attrs[attr.name] = TYPE_SWITCHES[attr.name][binding[out_params[0]]]
     return attrs

@@ -74,6 +74,11 @@ class NotGeneratable(Exception):
 
 
 TYPE_ATTRIBUTES = ("to", "dtype", "output_dtype", "output_datatype")
+# attributes whose value selects an output's element type without naming it: the value each bound
+# output type needs (com.microsoft MurmurHash3's ``positive``: 1 gives uint32, 0 int32)
+TYPE_SWITCHES: dict[str, dict[str, int]] = {"positive": {"tensor(uint32)": 1, "tensor(int32)": 0}}
+# what no derived case may change on its own: the output type follows from them
+TYPE_FIXING = TYPE_ATTRIBUTES + tuple(TYPE_SWITCHES)
 
 
 def input_parameter(version: OpVersion, name: str) -> FormalParameter | None:

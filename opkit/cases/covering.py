@@ -34,7 +34,7 @@ from typing import Any
 from ..spec.model import Attribute, OpVersion
 from ..spec.rules import parse_rules
 from ..spec.scopes import pyname
-from .case import ABSENT, TYPE_ATTRIBUTES
+from .case import ABSENT, TYPE_FIXING
 
 MAX_ROWS = 64  # rows per op version; the pairs beyond are reported as left out
 MAX_NUMERIC_LEVELS = 5  # levels of a numeric attribute that is not a flag
@@ -99,7 +99,7 @@ def attribute_levels(version: OpVersion) -> tuple[Levels, ...]:
 
 
 def _levels(attr: Attribute, thresholds) -> Levels | None:
-    if attr.name in TYPE_ATTRIBUTES or attr.name in RANK_DEPENDENT:
+    if attr.name in TYPE_FIXING or attr.name in RANK_DEPENDENT:
         return None
     dom = attr.domain
     if dom is not None and dom.values is not None:

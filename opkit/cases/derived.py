@@ -8,7 +8,7 @@ import numpy as np
 from ..core.onnx_types import INT_RANGES
 from ..spec.model import OpVersion
 from .bindings import bind_type_attributes
-from .case import TYPE_ATTRIBUTES, Case, NotGeneratable, input_parameter, param_elem
+from .case import TYPE_FIXING, Case, NotGeneratable, input_parameter, param_elem
 from .draws import MAX_DIM, MAX_RANK, VALUE_KINDS, cast, edge_values, fill
 
 
@@ -63,7 +63,7 @@ def with_default_attributes(case: Case, version: OpVersion) -> Case | None:
     naming an output type kept; None when it has none to leave out."""
     import dataclasses
 
-    keep = {a.name for a in version.attributes if a.required or a.name in TYPE_ATTRIBUTES}
+    keep = {a.name for a in version.attributes if a.required or a.name in TYPE_FIXING}
     given = tuple((k, v) for k, v in case.attributes if k in keep)
     if len(given) == len(case.attributes):
         return None

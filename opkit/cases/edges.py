@@ -27,7 +27,7 @@ import numpy as np
 from ..spec.rules import parse_rules
 from ..core.dtypes import FLOATS
 from ..core.onnx_types import INT_RANGES
-from .case import TYPE_ATTRIBUTES, Case, NotGeneratable, input_parameter, param_elem
+from .case import TYPE_FIXING, Case, NotGeneratable, input_parameter, param_elem
 from .draws import cast
 from .derived import with_attribute
 from .conversion_edges import conversion_edge, stated
@@ -292,7 +292,7 @@ def _attribute_pairs(version) -> list[tuple[str, object]]:
     MAX_ATTRIBUTE_VALUES: count_include_pad 0/1, ceil_mode 0/1, Pad's four modes ..."""
     pairs: list[tuple[str, object]] = []
     for attr in version.attributes:
-        if attr.name in TYPE_ATTRIBUTES or "axis" in attr.name or "axes" in attr.name:
+        if attr.name in TYPE_FIXING or "axis" in attr.name or "axes" in attr.name:
             continue
         values = attr.domain.values if attr.domain is not None and attr.domain.values is not None else None
         if values is not None and len(values) <= 5:

@@ -34,7 +34,7 @@ from ..core.onnx_types import INT_RANGES
 from ..core.values import runtime_value
 from ..spec.rules import parse_rules
 from ..spec.scopes import pyname
-from .case import TYPE_ATTRIBUTES, Case, NotGeneratable, input_parameter, param_elem
+from .case import TYPE_FIXING, Case, NotGeneratable, input_parameter, param_elem
 from .derived import with_attribute
 from .draws import fill
 from .memo import cache_by_identity
@@ -272,7 +272,7 @@ def knobs(case: Case, version, frozen=frozenset(), kinds=("attribute", "item", "
     out: list[Knob] = []
     given = case.kernel_attributes()
     for a in version.attributes:
-        if a.name in frozen or a.name in TYPE_ATTRIBUTES or (a.domain is not None and a.domain.values is not None):
+        if a.name in frozen or a.name in TYPE_FIXING or (a.domain is not None and a.domain.values is not None):
             continue
         if not flags and is_flag(a):
             continue

@@ -86,7 +86,7 @@ _GROUPS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
         SequenceEmpty SequenceErase SequenceInsert
         ArrayFeatureExtractor Binarizer ZipMap LabelEncoder FeatureVectorizer DictVectorizer OneHotEncoder Imputer
         DiagonalMatrix1 ExpandDims MaxpoolWithMask NhwcMaxPool RemovePadding RestorePadding TorchEmbedding
-        IsAllFinite MurmurHash3""")),
+        IsAllFinite MurmurHash3 UnfoldTensor NGramRepeatBlock""")),
     # Random generators: no two implementations draw the same values, so no numeric allowance can
     # make a value comparison meaningful; the class says none is given.
     ("exact", "random values: no numeric allowance makes two generators agree",
@@ -100,7 +100,7 @@ _GROUPS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
         Gelu Elu Selu Celu Mish HardSigmoid HardSwish Swish Softplus Softsign SwiGLU BlackmanWindow HannWindow
         HammingWindow RotaryEmbedding Scaler Adagrad Adam Momentum
         BiasGelu FastGelu QuickGelu BiasAdd BiasDropout ComplexMul ComplexMulConj GemmaRotaryEmbedding
-        MRotaryEmbedding""")),
+        MRotaryEmbedding BiasSplitGelu""")),
     ("accumulating", "a sum of many terms (reduction, contraction or normalisation)", _ops("""
         ReduceSum ReduceMean ReduceL1 ReduceL2 ReduceSumSquare ReduceLogSum ReduceLogSumExp ReduceProd MatMul Gemm
         Conv ConvTranspose DeformConv Einsum CumSum CumProd Sum Mean Softmax LogSoftmax LayerNormalization
@@ -110,7 +110,7 @@ _GROUPS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
         SoftmaxCrossEntropyLoss Col2Im GridSample Resize Upsample RoiAlign AffineGrid Range ScatterElements
         ScatterND TfIdfVectorizer QLinearMatMul QLinearConv MatMulInteger ConvInteger FlexAttention
         LinearClassifier LinearRegressor SVMClassifier SVMRegressor TreeEnsemble TreeEnsembleClassifier
-        TreeEnsembleRegressor Normalizer Gradient MatMulIntegerToFloat DynamicQuantizeMatMul QGemm""")),
+        TreeEnsembleRegressor Normalizer Gradient MatMulIntegerToFloat DynamicQuantizeMatMul QGemm Inverse CDist""")),
 )
 
 DEFAULT_CLASSES: dict[str, tuple[str, str]] = {op: (cls, why) for cls, why, ops in _GROUPS for op in ops}

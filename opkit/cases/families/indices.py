@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 from ..draws import cast
 from ..context import ABSENT, Context, Draft, axis_in, by_op, int_tensor, values
+from . import contrib_draws
 
 # a dimension size: mostly 1..3, sometimes 4, one time in sixteen 0 (shrinks towards 1)
 _DIM = st.sampled_from((1, 2, 3, 2, 1, 3, 4, 2, 3, 1, 2, 3, 1, 2, 4, 0))
@@ -405,4 +406,10 @@ _BUILDERS = {
 }
 
 
-draw = by_op("indices", _BUILDERS)
+_ONNX_DRAW = by_op("indices", _BUILDERS)
+
+
+def draw(draw, ctx: Context) -> Draft:
+    if ctx.spec.domain == contrib_draws.DOMAIN:  # contrib ops have builders of their own
+        return contrib_draws.contrib_draw("indices", draw, ctx, _BUILDERS)
+    return _ONNX_DRAW(draw, ctx)

@@ -19,6 +19,7 @@ from ...core.dtypes import np_dtype
 from ...core.onnx_types import INT_RANGES
 from ..case import NotGeneratable
 from ..context import ABSENT, Context, Draft, distinct_axes, int_tensor, values
+from . import contrib_draws
 from .resample import _affine_grid, _grid_sample, _resize
 from .shape_draws import (
     _BOOL,
@@ -468,6 +469,8 @@ _BUILDERS = {
 
 
 def draw(draw, ctx: Context) -> Draft:
+    if ctx.spec.domain == contrib_draws.DOMAIN:  # contrib ops have builders of their own
+        return contrib_draws.contrib_draw("shape", draw, ctx, _BUILDERS)
     builder = _BUILDERS.get(ctx.op)
     if builder is None and ctx.op.startswith("Reduce"):
         builder = _reduce
