@@ -108,3 +108,16 @@ def test_kernel_scope_is_what_the_generated_module_defines():
     exec(render_module(spec), module)  # noqa: S102
     assert set(scopes.KERNEL_IMPORTS) | scopes.kernel_helpers() <= set(module)
     assert "KernelValidationError" in scopes.kernel_helpers() and "reduce_core" in scopes.kernel_helpers()
+
+
+def test_helpers_of_the_star_imported_family_modules_are_names_a_kernel_may_use():
+    """opkit.kernels.lib star-imports one module per newer family (``__all__`` there, annotated or
+    not): the validator read only lib/__init__.py's list and refused every spec naming their helpers."""
+    import opkit.kernels.lib as lib
+    from opkit.kernels.lib import _contrib_quant, _contrib_transformer, _ml
+    from opkit.spec.scopes import kernel_helpers
+
+    helpers = kernel_helpers()
+    for module in (_contrib_transformer, _contrib_quant, _ml):
+        assert module.__all__ and set(module.__all__) <= helpers
+    assert set(lib.__all__) <= helpers

@@ -110,7 +110,9 @@ _GROUPS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
         SoftmaxCrossEntropyLoss Col2Im GridSample Resize Upsample RoiAlign AffineGrid Range ScatterElements
         ScatterND TfIdfVectorizer QLinearMatMul QLinearConv MatMulInteger ConvInteger FlexAttention
         LinearClassifier LinearRegressor SVMClassifier SVMRegressor TreeEnsemble TreeEnsembleClassifier
-        TreeEnsembleRegressor Normalizer Gradient MatMulIntegerToFloat DynamicQuantizeMatMul QGemm Inverse CDist""")),
+        TreeEnsembleRegressor Normalizer Gradient MatMulIntegerToFloat DynamicQuantizeMatMul QGemm Inverse CDist
+        FusedMatMul TransposeMatMul FusedGemm FusedConv SkipLayerNormalization SkipSimplifiedLayerNormalization
+        EmbedLayerNormalization BiasSoftmax""")),
 )
 
 DEFAULT_CLASSES: dict[str, tuple[str, str]] = {op: (cls, why) for cls, why, ops in _GROUPS for op in ops}

@@ -52,12 +52,17 @@ def kernel_helpers() -> frozenset[str]:
     would load NumPy into every ``opkit validate``."""
     names: set[str] = set()
     folder = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "kernels")
-    for module in (os.path.join("lib", "__init__.py"), "runtime.py"):
+    # lib/__init__.py star-imports one private module per newer family (``__all__ += ...``): read theirs too
+    private = sorted(os.path.join("lib", f) for f in os.listdir(os.path.join(folder, "lib"))
+                     if f.startswith("_") and f.endswith(".py") and f != "__init__.py")
+    for module in (os.path.join("lib", "__init__.py"), "runtime.py", *private):
         with open(os.path.join(folder, module), encoding="utf-8") as f:
             tree = ast.parse(f.read())
         for stmt in tree.body:
-            if isinstance(stmt, ast.Assign) and any(getattr(t, "id", None) == "__all__" for t in stmt.targets):
-                names.update(ast.literal_eval(stmt.value))
+            targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target] if isinstance(stmt, ast.AnnAssign) else []
+            if stmt_value := getattr(stmt, "value", None):
+                if any(getattr(t, "id", None) == "__all__" for t in targets):
+                    names.update(ast.literal_eval(stmt_value))
     return frozenset(names)
 
 

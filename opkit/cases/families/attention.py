@@ -1,4 +1,5 @@
-"""Attention family: Attention, RotaryEmbedding, LinearAttention and CausalConvWithState.
+"""Attention family: Attention, RotaryEmbedding, LinearAttention and CausalConvWithState, and
+com.microsoft RotaryEmbedding and Attention.
 
 Every tensor's shape derives from a few drawn sizes (batch, heads, sequence lengths, head sizes), so
 the 3-D (heads packed into the last dimension, with the head-count attributes) and 4-D layouts, the
@@ -173,6 +174,51 @@ def _rotary(draw, ctx: Context) -> Draft:
     return Draft(attributes=attrs, inputs=inputs)
 
 
+def _contrib_rotary(draw, ctx: Context) -> Draft:
+    """com.microsoft RotaryEmbedding: input (B, S, N * H) or (B, N, S, H), H even; rotary_embedding_dim
+    (with num_heads, for a 3-D input) even and <= H, or absent (all of H); caches (max_seq, rd / 2);
+    position_ids an offset of shape (1,) or per token (B, S), every position within the caches."""
+    b, s, n, half = _small(draw, 1, 2), _small(draw, 1, 3), _small(draw, 1, 3), _small(draw, 1, 3)
+    h = 2 * half
+    four_d = draw(_BOOL)
+    partial = draw(_BOOL)
+    rd = 2 * draw(st.integers(1, half)) if partial else h
+    attrs = {"interleaved": draw(st.sampled_from((ABSENT, 0, 1))),
+             "rotary_embedding_dim": rd if partial else ABSENT,
+             "num_heads": n if partial or draw(_BOOL) else ABSENT,
+             "is_packed_batching": draw(st.sampled_from((ABSENT, 0))), "scale": draw(st.sampled_from((ABSENT, 1.0)))}
+    elem = ctx.elem("input")
+    x = values(draw, elem, (b, n, s, h) if four_d else (b, s, n * h))
+    max_seq = s + draw(st.integers(0, 3))
+    rng = np.random.default_rng(draw(_SEED))
+    if draw(_BOOL):
+        pos = int_tensor("int64", [int(rng.integers(0, max_seq - s + 1))])
+    else:
+        pos = int_tensor("int64", rng.integers(0, max_seq, (b, s)).tolist())
+    return Draft(attributes=attrs, inputs={"input": x, "position_ids": pos,
+                                           "cos_cache": values(draw, elem, (max_seq, rd // 2)),
+                                           "sin_cache": values(draw, elem, (max_seq, rd // 2))})
+
+
+def _contrib_attention(draw, ctx: Context) -> Draft:
+    """com.microsoft Attention, the common path: input (B, S, D), weights (D, 3 * N * H), an optional
+    bias, num_heads and scale; masks, past, attention_bias and the other attributes left out (the
+    kernel does not implement them). Small values: no step overflows."""
+    b, s, n, h, d = _small(draw, 1, 2), _small(draw, 1, 3), _small(draw, 1, 2), _small(draw, 1, 3), _small(draw, 1, 3)
+    elem = ctx.elem("input")
+    inputs = {"input": values(draw, elem, (b, s, d), kind="small"),
+              "weights": values(draw, elem, (d, 3 * n * h), kind="small"),
+              "bias": values(draw, elem, (3 * n * h,), kind="small") if draw(_BOOL) else None}
+    for name in ("mask_index", "past", "attention_bias", "past_sequence_length"):
+        inputs[name] = None
+    attrs = {"num_heads": n, "scale": draw(st.sampled_from((ABSENT, ABSENT, 0.5, 0.125))),
+             "unidirectional": draw(st.sampled_from((ABSENT, 0)))}
+    for name in ("mask_filter_value", "do_rotary", "past_present_share_buffer", "qkv_hidden_sizes",
+                 "rotary_embedding_dim"):
+        attrs[name] = ABSENT
+    return Draft(attributes=attrs, inputs=inputs)
+
+
 def _linear_attention(draw, ctx: Context) -> Draft:
     b = _small(draw, 1, 2)
     t = _small(draw, 1, 3)
@@ -253,9 +299,9 @@ def _causal_conv(draw, ctx: Context) -> Draft:
 
 def draw(draw, ctx: Context) -> Draft:
     if ctx.op == "Attention":
-        return _attention(draw, ctx)
+        return _contrib_attention(draw, ctx) if ctx.spec.domain == "com.microsoft" else _attention(draw, ctx)
     if ctx.op == "RotaryEmbedding":
-        return _rotary(draw, ctx)
+        return _contrib_rotary(draw, ctx) if ctx.spec.domain == "com.microsoft" else _rotary(draw, ctx)
     if ctx.op == "LinearAttention":
         return _linear_attention(draw, ctx)
     if ctx.op == "CausalConvWithState":

@@ -175,7 +175,51 @@ def _erf(draw, ctx: Context) -> Draft:
     return Draft({}, {"input": x})
 
 
+def _last_axis_bias(draw, ctx: Context) -> Draft:
+    """com.microsoft FastGelu, BiasGelu and BiasAdd: a data tensor and a 1-D bias of its last extent
+    (onnxruntime's tests and kernels: the bias is added along the last axis only); BiasAdd also takes
+    a skip tensor of the data's shape and a rank-3 data tensor (N, S, C)."""
+    data, bias = (p.name for p in ctx.version.inputs[:2])
+    optional = ctx.version.inputs[1].option == "optional"
+    with_bias = not optional or draw(st.booleans())
+    if ctx.op == "BiasAdd":
+        shape = [draw(_DIM) for _ in range(3)]
+    else:
+        shape = _shape(draw, 1 if with_bias else 0)
+    elem = ctx.elem(data)
+    inputs = {data: values(draw, elem, shape),
+              bias: values(draw, elem, shape[-1:]) if with_bias else None}
+    if ctx.has_input("skip"):
+        inputs["skip"] = values(draw, elem, shape)
+    return Draft({}, inputs)
+
+
+_CONTRIB_BIAS = ("FastGelu", "BiasGelu", "BiasAdd")
+
+
+def _bias_softmax(draw, ctx: Context) -> Draft:
+    """com.microsoft BiasSoftmax: data of rank 1-4, the softmax axis, and a bias equal to data on the
+    softmax dims and broadcast (dims of 1) over a run of the dims before the axis: the inner run
+    [k, axis) with is_inner_broadcast = 1, the outer run [0, k) otherwise (then possibly of lower rank)."""
+    shape = [draw(st.integers(1, 3)) for _ in range(draw(st.integers(1, 4)))]
+    rank = len(shape)
+    axis = draw(st.integers(-rank, rank - 1))
+    a = axis % rank
+    inner = draw(st.integers(0, 1))
+    k = draw(st.integers(0, a))
+    bias = [(d if (i < k) == bool(inner) else 1) if i < a else d for i, d in enumerate(shape)]
+    if not inner and k and draw(st.booleans()):
+        bias = bias[draw(st.integers(1, k)):]  # the leading ones left out: NumPy broadcasting
+    elem = ctx.elem("data")
+    attrs = {"is_inner_broadcast": inner, "axis": ABSENT if axis == 1 and draw(st.booleans()) else axis}
+    return Draft(attrs, {"data": values(draw, elem, shape), "bias": values(draw, elem, bias)})
+
+
 def draw(draw, ctx: Context) -> Draft:
+    if ctx.spec.domain == "com.microsoft" and ctx.op in _CONTRIB_BIAS:
+        return _last_axis_bias(draw, ctx)
+    if ctx.spec.domain == "com.microsoft" and ctx.op == "BiasSoftmax":
+        return _bias_softmax(draw, ctx)
     if ctx.op == "Erf":
         return _erf(draw, ctx)
     if ctx.op == "Concat":

@@ -1,5 +1,6 @@
 """Normalization family: BatchNormalization, InstanceNormalization, GroupNormalization, LRN,
-MeanVarianceNormalization, LayerNormalization, RMSNormalization and the Global*Pool ops.
+MeanVarianceNormalization, LayerNormalization, RMSNormalization, the Global*Pool ops, and
+com.microsoft SkipLayerNormalization, SkipSimplifiedLayerNormalization and EmbedLayerNormalization.
 
 The hook draws the data tensor's shape (rank >= 2 where the op reads a channel axis, N x C x D1..Dn)
 and derives every parameter tensor's shape from it: per-channel (C,) for BatchNormalization and
@@ -223,6 +224,62 @@ def _average_in_range(x):
     return clip_finite(x, top / (2.0 * int(np.prod(x.shape[2:]))))
 
 
+def _skip_layer_norm(draw, ctx: Context) -> Draft:
+    """com.microsoft SkipLayerNormalization / SkipSimplifiedLayerNormalization: input (B, S, H) (or
+    (T, H) where the version's text allows 2-D), skip of input's shape, (1, S, H) or (S, H), and
+    gamma / beta / bias of (H,), H >= 1 (the statistics of an empty row are undefined)."""
+    two_d = "2D" in (ctx.input("input").doc or "") and draw(st.integers(0, 2)) == 0
+    h = draw(st.integers(1, 4))
+    shape = [draw(st.integers(1, 3)), h] if two_d else [draw(st.integers(0, 2)), draw(st.integers(1, 3)), h]
+    skip = shape if two_d else draw(st.sampled_from([shape, [1] + shape[1:], shape[1:]]))
+    elem = ctx.elem("input")
+    inputs = {"input": values(draw, elem, shape), "skip": values(draw, elem, skip),
+              "gamma": finite_values(draw, elem, (h,))}
+    for name in ("beta", "bias"):
+        if ctx.has_input(name):
+            inputs[name] = finite_values(draw, elem, (h,)) if draw(st.booleans()) else None
+    return Draft({"epsilon": draw(st.sampled_from([ABSENT, 1e-5, 1e-3, 0.1]))}, inputs)
+
+
+def _embed_layer_norm(draw, ctx: Context) -> Draft:
+    """com.microsoft EmbedLayerNormalization: ids (B, S) within the embedding tables, segment ids and
+    table together or neither, position ids (B, S) or (1, S) or none (then S positions in the table), a
+    mask of ones then zeros per row (where the text's two readings of mask_index agree)."""
+    import numpy as np
+
+    from ..draws import _SEED
+
+    rng = np.random.default_rng(draw(_SEED))
+    b, s, h = draw(st.integers(1, 3)), draw(st.integers(1, 4)), draw(st.integers(1, 4))
+    vocab, n_pos, n_seg = draw(st.integers(1, 5)), s + draw(st.integers(0, 2)), draw(st.integers(1, 3))
+    elem, ids = ctx.elem("word_embedding"), ctx.elem("input_ids")
+
+    def table(n):
+        return finite_values(draw, elem, (n, h))
+
+    inputs = {"input_ids": rng.integers(0, vocab, (b, s)).astype(ids), "word_embedding": table(vocab),
+              "position_embedding": table(n_pos), "gamma": finite_values(draw, elem, (h,)),
+              "beta": finite_values(draw, elem, (h,))}
+    segmented = draw(st.booleans())
+    inputs["segment_ids"] = rng.integers(0, n_seg, (b, s)).astype(ids) if segmented else None
+    inputs["segment_embedding"] = table(n_seg) if segmented else None
+    if draw(st.booleans()):
+        lengths = rng.integers(0, s + 1, b)
+        inputs["mask"] = (np.arange(s)[None, :] < lengths[:, None]).astype(ids)
+    else:
+        inputs["mask"] = None
+    form = draw(st.sampled_from(["none", "full", "one"]))
+    inputs["position_ids"] = (None if form == "none"
+                              else rng.integers(0, n_pos, (b if form == "full" else 1, s)).astype(ids))
+    attrs = {"epsilon": draw(st.sampled_from([ABSENT, 1e-5, 1e-3])),
+             "mask_index_type": draw(st.sampled_from([ABSENT, 1]))}
+    return Draft(attrs, inputs)
+
+
+_CONTRIB = {"EmbedLayerNormalization": _embed_layer_norm, "SkipLayerNormalization": _skip_layer_norm,
+            "SkipSimplifiedLayerNormalization": _skip_layer_norm}
+
+
 _BUILDERS = {
     "BatchNormalization": _batch_norm,
     "InstanceNormalization": _instance_norm,
@@ -237,4 +294,11 @@ _BUILDERS = {
 }
 
 
-draw = by_op("normalization", _BUILDERS)
+_ai_onnx = by_op("normalization", _BUILDERS)
+_com_microsoft = by_op("normalization", _CONTRIB)
+
+
+def draw(draw, ctx: Context) -> Draft:
+    if ctx.spec.domain == "com.microsoft":
+        return _com_microsoft(draw, ctx)
+    return _ai_onnx(draw, ctx)

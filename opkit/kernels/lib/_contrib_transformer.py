@@ -1,5 +1,258 @@
-"""Compute helpers: placeholder module (filled by the kernels of its family)."""
+"""com.microsoft transformer and fused ops: the GELU variants (Gelu, FastGelu, QuickGelu, BiasGelu),
+BiasAdd, BiasSoftmax, FusedMatMul, FusedGemm, GemmFastGelu, the skip / embed layer normalizations,
+FusedConv and the attention ops (Attention, MultiHeadAttention, GroupQueryAttention).
+
+Narrow floats (float16, bfloat16) are computed in float32 and rounded once at the end, like the
+other kernels; float and double in their own type where one rounding per step is what a runtime
+does too (an addition of bias before an activation)."""
 
 from __future__ import annotations
 
-__all__: list[str] = []
+import math
+
+import numpy as np
+
+from ..runtime import as_dtype, erf, widen
+from ._attention import rotary_embedding
+from ._window import conv
+
+__all__: list[str] = [
+    "gelu_erf", "fast_gelu", "quick_gelu", "bias_gelu", "bias_add", "fused_matmul", "fused_gemm", "gemm_fast_gelu",
+    "skip_layer_norm", "embed_layer_norm", "contrib_rotary_embedding", "fused_conv", "contrib_attention",
+    "FUSED_ACTIVATIONS", "fused_activation",
+]
+
+# FastGelu's constants as its text prints them: sqrt(2 / pi) and 0.044715 * sqrt(2 / pi), six digits
+_FAST_GELU_A = 0.797885
+_FAST_GELU_B = 0.035677
+
+
+def _gelu(x):
+    """x * Phi(x) = 0.5 x (1 + erf(x / sqrt 2)), in x's (widened) type."""
+    return 0.5 * x * (1 + erf(x / math.sqrt(2)))
+
+
+def gelu_erf(X):
+    """com.microsoft Gelu: the exact GELU, x * Phi(x) with Phi the standard normal CDF."""
+    with np.errstate(all="ignore"):
+        return as_dtype(_gelu(widen(X)), X.dtype)
+
+
+def _last_axis_bias(X, bias):
+    """X + bias, bias a 1-D tensor of X's last extent, added in X's (widened) type: one rounding."""
+    x = widen(X)
+    if bias is None:
+        return x
+    with np.errstate(all="ignore"):
+        return (x + widen(bias)).astype(x.dtype)
+
+
+def fast_gelu(X, bias=None):
+    """FastGelu: Y = 0.5 x (1 + tanh(0.797885 x + 0.035677 x^3)), x = X (+ bias on the last axis)."""
+    x = _last_axis_bias(X, bias)
+    with np.errstate(all="ignore"):
+        y = 0.5 * x * (1 + np.tanh(_FAST_GELU_A * x + _FAST_GELU_B * x * x * x))
+    return as_dtype(y, X.dtype)
+
+
+def quick_gelu(X, *, alpha=1.702):
+    """QuickGelu: Y = x * sigmoid(alpha x)."""
+    x = widen(X)
+    with np.errstate(all="ignore"):
+        # sigmoid written as 1 / (1 + exp(-t)): exp overflows to inf for very negative t, giving 0
+        y = x * (1 / (1 + np.exp(-np.asarray(alpha, x.dtype) * x)))
+    return as_dtype(y, X.dtype)
+
+
+def bias_gelu(A, B):
+    """BiasGelu: Gelu(A + B), B a 1-D tensor added along A's last axis."""
+    x = _last_axis_bias(A, B)
+    with np.errstate(all="ignore"):
+        return as_dtype(_gelu(x), A.dtype)
+
+
+def bias_add(X, bias, skip):
+    """BiasAdd: Y = (X + bias) + skip, bias added along the last axis (C), each sum rounded to T."""
+    x = _last_axis_bias(X, bias)
+    with np.errstate(all="ignore"):
+        return as_dtype(x + widen(skip).astype(x.dtype), X.dtype)
+
+
+def _exact_dtype(dtype):
+    """The type a product is accumulated in: float64 for float and the narrow floats (one rounding
+    at the end), double itself otherwise."""
+    return np.dtype(np.float64) if np.dtype(dtype).itemsize <= 4 else np.dtype(dtype)
+
+
+def _fused_operand(M, trans, trans_batch):
+    """op(M): with transBatch, M is (D, b1..bk, E) and its first axis moves behind the batch axes
+    ((b1..bk, D, E)); then trans swaps the last two axes (onnxruntime's fused_matmul_op_test.cc builds
+    its operands as the inverse of exactly this)."""
+    if trans_batch:
+        M = np.moveaxis(M, 0, -2)
+    return M.swapaxes(-1, -2) if trans else M
+
+
+def fused_matmul(A, B, *, alpha=1.0, transA=0, transB=0, transBatchA=0, transBatchB=0):
+    """FusedMatMul / TransposeMatMul: alpha * matmul(op(A), op(B)), accumulated wide, rounded once."""
+    wide = _exact_dtype(A.dtype)
+    a = _fused_operand(A.astype(wide), transA, transBatchA)
+    b = _fused_operand(B.astype(wide), transB, transBatchB)
+    with np.errstate(all="ignore"):
+        return as_dtype(np.matmul(a, b) * alpha, A.dtype)
+
+
+# FusedGemm / FusedConv activations: the ai.onnx op of the same name, its alpha / beta defaults
+FUSED_ACTIVATIONS = ("Relu", "Tanh", "Sigmoid", "LeakyRelu", "HardSigmoid", "Clip")
+
+
+def fused_activation(y, activation, alpha=None, beta=None):
+    """The ai.onnx activation ``activation`` on y (already in its compute type); None: identity."""
+    with np.errstate(all="ignore"):
+        if not activation:
+            return y
+        if activation == "Relu":  # max(0, y): NaN stays NaN
+            return np.maximum(y, np.zeros_like(y))
+        if activation == "Tanh":
+            return np.tanh(y)
+        if activation == "Sigmoid":
+            return 1 / (1 + np.exp(-y))
+        if activation == "LeakyRelu":
+            a = np.asarray(0.01 if alpha is None else alpha, y.dtype)
+            return np.where(y >= 0, y, a * y)
+        if activation == "HardSigmoid":
+            a = np.asarray(0.2 if alpha is None else alpha, y.dtype)
+            b = np.asarray(0.5 if beta is None else beta, y.dtype)
+            return np.clip(a * y + b, 0, 1)
+        if activation == "Clip":  # alpha, beta: the min and the max
+            return np.minimum(np.maximum(y, np.asarray(alpha, y.dtype)), np.asarray(beta, y.dtype))
+    raise ValueError(f"activation {activation!r} is not one of {FUSED_ACTIVATIONS}")
+
+
+def fused_gemm(A, B, C=None, *, alpha=1.0, beta=1.0, transA=0, transB=0, activation=None, activation_alpha=None,
+               activation_beta=None, activation_gamma=None):
+    """FusedGemm: activation(alpha * op(A) op(B) + beta * C), the Gemm part accumulated wide and
+    rounded once to T, then the activation in T's compute type."""
+    wide = _exact_dtype(A.dtype)
+    a = A.astype(wide).T if transA else A.astype(wide)
+    b = B.astype(wide).T if transB else B.astype(wide)
+    with np.errstate(all="ignore"):
+        y = alpha * (a @ b)
+        if C is not None:
+            y = y + beta * C.astype(wide)
+    y = widen(as_dtype(y, A.dtype))
+    return as_dtype(fused_activation(y, activation, activation_alpha, activation_beta), A.dtype)
+
+
+def gemm_fast_gelu(X, W, bias=None):
+    """GemmFastGelu: FastGelu(MatMul(X, W), bias), the product accumulated wide and rounded to T."""
+    wide = _exact_dtype(X.dtype)
+    with np.errstate(all="ignore"):
+        product = as_dtype(np.matmul(X.astype(wide), W.astype(wide)), X.dtype)
+    return fast_gelu(product, bias)
+
+
+def skip_layer_norm(input, skip, gamma, beta=None, bias=None, *, epsilon=1e-12, simplified=False):
+    """SkipLayerNormalization / SkipSimplifiedLayerNormalization over the last axis.
+
+    s = input + skip (+ bias), in order, each sum rounded to T's compute type (float32 for the narrow
+    floats); the statistics of s in double, returned in float32 (U) with the shape input.shape[:-1] + (1,);
+    output = (s - mean) * inv_std_var * gamma (+ beta), rounded once to T. The simplified (RMS) form
+    subtracts no mean: its mean output is 0 and inv_std_var = 1 / sqrt(mean(s^2) + epsilon)."""
+    x = widen(input)
+    with np.errstate(all="ignore"):
+        s = (x + widen(skip)).astype(x.dtype)
+        if bias is not None:
+            s = (s + widen(bias)).astype(x.dtype)
+        w = s.astype(np.float64)
+        if simplified:
+            mean = np.zeros(w.shape[:-1] + (1,))
+            var = np.mean(w * w, axis=-1, keepdims=True)
+        else:
+            mean = np.mean(w, axis=-1, keepdims=True)
+            var = np.mean((w - mean) ** 2, axis=-1, keepdims=True)
+        inv = 1.0 / np.sqrt(var + epsilon)
+        y = (w - mean) * inv * gamma.astype(np.float64)
+        if beta is not None:
+            y = y + beta.astype(np.float64)
+    return (as_dtype(y, input.dtype), mean.astype(np.float32), inv.astype(np.float32), as_dtype(s, input.dtype))
+
+
+def embed_layer_norm(input_ids, segment_ids, word_embedding, position_embedding, segment_embedding, gamma, beta,
+                     mask=None, position_ids=None, *, epsilon=1e-12, mask_index_type=None):
+    """EmbedLayerNormalization: e = word[ids] + position[pos] (+ segment[segment_ids]), summed in that
+    order in T's compute type; output = layer normalization of e over hidden_size (statistics in double,
+    rounded once) * gamma + beta; mask_index[b] = the position of the first 0 of mask[b] (its length when
+    none; None without a mask); embedding_sum = word[ids] + position[pos], as the text says."""
+    b, s = input_ids.shape
+    pos = np.broadcast_to(position_ids, (b, s)) if position_ids is not None else np.broadcast_to(np.arange(s), (b, s))
+    word = widen(word_embedding)[input_ids]
+    with np.errstate(all="ignore"):
+        pair = (word + widen(position_embedding)[pos]).astype(word.dtype)
+        e = pair
+        if segment_embedding is not None:
+            e = (pair + widen(segment_embedding)[segment_ids]).astype(word.dtype)
+        w = e.astype(np.float64)
+        mean = np.mean(w, axis=-1, keepdims=True)
+        var = np.mean((w - mean) ** 2, axis=-1, keepdims=True)
+        y = (w - mean) / np.sqrt(var + epsilon) * gamma.astype(np.float64) + beta.astype(np.float64)
+    mask_index = None
+    if mask is not None:
+        zero = mask == 0
+        mask_index = np.where(zero.any(axis=1), zero.argmax(axis=1), s).astype(input_ids.dtype)
+    return as_dtype(y, word_embedding.dtype), mask_index, as_dtype(pair, word_embedding.dtype)
+
+
+def contrib_rotary_embedding(input, position_ids, cos_cache, sin_cache, *, interleaved=None, num_heads=None,
+                             rotary_embedding_dim=None, is_packed_batching=None, scale=None):
+    """com.microsoft RotaryEmbedding: ai.onnx RotaryEmbedding's rotation (opkit.kernels.lib.rotary_embedding)
+    with this op's positions: position_ids of shape (1,) is an offset (positions offset + s for every
+    batch), (batch, sequence) gives them per token; a 3-D input without num_heads has heads of
+    2 * cos_cache.shape[1] values. is_packed_batching and scale are excluded by the rules."""
+    b = input.shape[0]
+    s = input.shape[2] if input.ndim == 4 else input.shape[1]
+    if position_ids.ndim == 1:
+        pos = np.broadcast_to(int(position_ids[0]) + np.arange(s, dtype=np.int64), (b, s))
+    else:
+        pos = position_ids
+    heads = num_heads
+    if input.ndim == 3 and not heads:
+        heads = input.shape[2] // (2 * cos_cache.shape[1])
+    return rotary_embedding(input, cos_cache, sin_cache, pos, interleaved=interleaved or 0, num_heads=heads or 0,
+                            rotary_embedding_dim=rotary_embedding_dim or 0)
+
+
+def fused_conv(X, W, B=None, Z=None, *, activation=None, activation_params=None, group=1, pads=None, strides=None,
+               dilations=None, kernel_shape=None, auto_pad="NOTSET"):
+    """FusedConv: activation(Conv(X, W, B)), Conv rounded to T first (as the unfused pair would), the
+    activation's parameters from activation_params (LeakyRelu: alpha; HardSigmoid: alpha, beta; Clip:
+    min, max). Z is excluded by the rules."""
+    y = conv(X, W, B, kernel_shape, strides, pads, dilations, auto_pad, group)
+    params = list(activation_params or [])
+    alpha = params[0] if params else None
+    beta = params[1] if len(params) > 1 else None
+    return as_dtype(fused_activation(widen(y), activation, alpha, beta), X.dtype)
+
+
+def contrib_attention(input, weights, bias=None, *, num_heads, scale=None):
+    """com.microsoft Attention, without masks, past or attention_bias (the rules exclude them): Q, K, V
+    = input @ weights (+ bias) split in three equal parts, each (B, S, N, H) -> (B, N, S, H); output =
+    softmax(Q K^T * scale) V with heads concatenated, (B, S, N * H); present = (K, V) stacked,
+    (2, B, N, S, H). Accumulated in double, rounded once to T."""
+    wide = _exact_dtype(input.dtype)
+    b, s, _ = input.shape
+    n = int(num_heads)
+    hidden = weights.shape[1] // 3
+    h = hidden // n
+    with np.errstate(all="ignore"):
+        qkv = input.astype(wide) @ weights.astype(wide)
+        if bias is not None:
+            qkv = qkv + bias.astype(wide)
+        q, k, v = (qkv[..., i * hidden:(i + 1) * hidden].reshape(b, s, n, h).transpose(0, 2, 1, 3) for i in range(3))
+        factor = (1.0 / math.sqrt(h)) if scale is None else scale
+        scores = (q @ k.swapaxes(-1, -2)) * factor
+        scores = scores - np.max(scores, axis=-1, keepdims=True)
+        probs = np.exp(scores)
+        probs = probs / np.sum(probs, axis=-1, keepdims=True)
+        out = (probs @ v).transpose(0, 2, 1, 3).reshape(b, s, hidden)
+    return as_dtype(out, input.dtype), as_dtype(np.stack([k, v]), input.dtype)

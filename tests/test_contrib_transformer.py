@@ -1,0 +1,247 @@
+"""com.microsoft transformer and fused ops: kernels against hand-computed values, and the family
+hooks' cases satisfy the rules (every drawn case is valid)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from opkit.kernels import KernelValidationError
+from opkit.kernels.registry import get_kernel
+
+from family_cases import assert_mostly_valid, kernel_versions, op_cases
+
+MS = "com.microsoft"
+OPS = ["Gelu", "FastGelu", "QuickGelu", "BiasGelu", "BiasAdd", "BiasSoftmax", "FusedMatMul", "TransposeMatMul",
+       "FusedGemm", "GemmFastGelu", "SkipLayerNormalization", "SkipSimplifiedLayerNormalization",
+       "EmbedLayerNormalization", "RotaryEmbedding", "FusedConv", "Attention"]
+
+
+def _k(op):
+    return get_kernel(MS, op, 1)
+
+
+def _phi(x):
+    return 0.5 * (1 + math.erf(x / math.sqrt(2)))
+
+
+def test_gelu_is_exact_erf_gelu():
+    x = np.array([-2.0, -0.5, 0.0, 1.0, 3.0])
+    (y,) = _k("Gelu")(x)
+    assert np.allclose(y, [v * _phi(v) for v in x], rtol=1e-15, atol=0)
+    # the tanh approximation differs by ~1e-4 near |x| = 2: the kernel is not it
+    assert abs(y[0] - (-2.0) * 0.5 * (1 + math.tanh(math.sqrt(2 / math.pi) * (-2 + 0.044715 * -8)))) > 1e-5
+
+
+def test_fast_gelu_adds_bias_along_the_last_axis_and_uses_the_text_constants():
+    x = np.array([[0.8, -0.5], [0.5, 0.2]])
+    b = np.array([-0.5, 0.6])
+    (y,) = _k("FastGelu")(x, b)
+    s = x + b
+    assert np.allclose(y, 0.5 * s * (1 + np.tanh(0.797885 * s + 0.035677 * s ** 3)), rtol=1e-15)
+    with pytest.raises(KernelValidationError, match="C1"):
+        _k("FastGelu")(x, np.array([1.0, 2.0, 3.0]))  # bias of another length
+    with pytest.raises(KernelValidationError, match="C1"):
+        _k("FastGelu")(x, np.array([[1.0, 2.0]]))  # bias must be 1-D
+
+
+def test_quick_gelu_alpha():
+    x = np.array([-1.0, 0.0, 2.0], np.float32)
+    (y,) = _k("QuickGelu")(x, alpha=1.0)
+    assert np.allclose(y, x / (1 + np.exp(-x)), rtol=1e-6)
+    (y,) = _k("QuickGelu")(x)
+    assert np.allclose(y, x / (1 + np.exp(-np.float32(1.702) * x)), rtol=1e-6)
+
+
+def test_bias_gelu_and_bias_add():
+    a = np.array([[1.0, -1.0, 0.0]])
+    b = np.array([0.5, 0.5, -1.0])
+    (c,) = _k("BiasGelu")(a, b)
+    assert np.allclose(c, [v * _phi(v) for v in (a + b).ravel()], rtol=1e-15)
+    x = np.arange(6.0, dtype=np.float32).reshape(1, 2, 3)
+    b = b.astype(np.float32)
+    (y,) = _k("BiasAdd")(x, b, -x)
+    assert np.array_equal(y, np.broadcast_to(b, x.shape))
+    with pytest.raises(KernelValidationError, match="C1"):
+        _k("BiasAdd")(x, b, x[:, :1])  # skip of another shape
+
+
+def test_bias_softmax_broadcast_layouts():
+    data = np.zeros((2, 2, 3))
+    bias = np.array([[[0.0, 0.0, -np.inf]], [[-np.inf, 0.0, 0.0]]])  # inner: broadcast over dim 1
+    (y,) = _k("BiasSoftmax")(data, bias, axis=2, is_inner_broadcast=1)
+    assert np.allclose(y[0], [[0.5, 0.5, 0.0]] * 2) and np.allclose(y[1], [[0.0, 0.5, 0.5]] * 2)
+    with pytest.raises(KernelValidationError, match="C3"):  # the same bias is not an outer broadcast
+        _k("BiasSoftmax")(data, bias, axis=2, is_inner_broadcast=0)
+    # axis 1: the softmax runs over the flattened dims 1 and 2 (6 elements)
+    (y,) = _k("BiasSoftmax")(np.zeros((1, 2, 3)), np.zeros((2, 3)), axis=1, is_inner_broadcast=0)
+    assert np.allclose(y, 1 / 6)
+
+
+@pytest.mark.parametrize("op", ["FusedMatMul", "TransposeMatMul"])
+def test_fused_matmul_transposes_and_scales(op):
+    a = np.arange(6.0, dtype=np.float32).reshape(3, 2)
+    b = np.arange(6.0, dtype=np.float32).reshape(2, 3)
+    (y,) = _k(op)(a, a, transA=1, alpha=2.0)  # 2 * A^T A
+    assert np.array_equal(y, 2 * a.T @ a)
+    (y,) = _k(op)(a[None].repeat(2, 0), a, transB=1)  # a batch of A against one A^T
+    assert y.shape == (2, 3, 3) and np.array_equal(y[1], a @ a.T)
+    with pytest.raises(KernelValidationError, match={"FusedMatMul": "C3", "TransposeMatMul": "C2"}[op]):
+        _k(op)(a, b.T)  # (3, 2) x (3, 2): the contraction does not agree
+    with pytest.raises(KernelValidationError, match="C1"):
+        _k(op)(a[0], b, transA=1)  # a 1-D operand cannot be transposed
+
+
+def test_fused_matmul_batch_transpose_moves_the_first_axis_behind_the_batch():
+    logical = np.arange(24.0, dtype=np.float32).reshape(2, 3, 4)  # (batch, M, K)
+    b = np.ones((2, 4, 1), np.float32)
+    stored = np.ascontiguousarray(np.moveaxis(logical, 1, 0))  # (M, batch, K): how onnxruntime's tests store it
+    (y,) = _k("FusedMatMul")(stored, b, transBatchA=1)
+    assert np.array_equal(y, logical @ b)
+    stored_t = np.ascontiguousarray(np.moveaxis(logical.swapaxes(1, 2), 1, 0))  # (K, batch, M), with transA
+    (y,) = _k("FusedMatMul")(stored_t, b, transA=1, transBatchA=1)
+    assert np.array_equal(y, logical @ b)
+    with pytest.raises(KernelValidationError, match="C2"):  # a batch transpose needs equal ranks >= 3
+        _k("FusedMatMul")(stored, b[0], transBatchA=1)
+    drawn = op_cases("FusedMatMul", 1, 60, domain=MS)
+    assert any(dict(c.attributes).get("transBatchA") == 1 for c in drawn)
+
+
+def test_fused_matmul_rounds_once():
+    # float32 operands: the kernel accumulates in double, so 1 + 2**-24 + 2**-24 rounds to 1 + 2**-23, where
+    # float32 step-by-step accumulation would give 1
+    a = np.array([[1.0, 2.0 ** -24, 2.0 ** -24]], np.float32)
+    (y,) = _k("FusedMatMul")(a, np.ones((3, 1), np.float32))
+    assert y[0, 0] == np.float32(1 + 2.0 ** -23)
+
+
+def test_fused_gemm_applies_the_activation_after_gemm():
+    a = np.array([[1.0, -2.0], [3.0, 0.5]], np.float32)
+    b = np.eye(2, dtype=np.float32)
+    c = np.array([-1.0, 1.0], np.float32)
+    g = a + c  # A I + C
+    (y,) = _k("FusedGemm")(a, b, c, activation="Relu")
+    assert np.array_equal(y, np.maximum(g, 0))
+    (y,) = _k("FusedGemm")(a, b, c, activation="LeakyRelu", activation_alpha=0.5)
+    assert np.array_equal(y, np.where(g >= 0, g, 0.5 * g))
+    (y,) = _k("FusedGemm")(a, b, c, activation="HardSigmoid")  # defaults alpha 0.2, beta 0.5
+    assert np.allclose(y, np.clip(0.2 * g + 0.5, 0, 1), rtol=1e-6)
+    (y,) = _k("FusedGemm")(a, b, transA=1, alpha=2.0)  # no activation: plain Gemm
+    assert np.array_equal(y, 2 * a.T)
+    with pytest.raises(KernelValidationError, match="C3"):
+        _k("FusedGemm")(a, b, activation="Softplus")
+    with pytest.raises(KernelValidationError, match="C4"):
+        _k("FusedGemm")(a.astype(np.int32), b.astype(np.int32))
+
+
+def test_skip_layer_norm_outputs():
+    x = np.array([[[1.0, 3.0], [2.0, 2.0]]], np.float32)
+    skip = np.array([[1.0, -1.0], [0.0, 2.0]], np.float32)  # (S, H): broadcast over the batch
+    bias = np.array([0.5, 0.5], np.float32)
+    gamma = np.array([2.0, 1.0], np.float32)
+    beta = np.array([0.0, 10.0], np.float32)
+    out, mean, inv, total = _k("SkipLayerNormalization")(x, skip, gamma, beta, bias, epsilon=0.0)
+    assert np.array_equal(total, [[[2.5, 2.5], [2.5, 4.5]]])
+    assert mean.shape == (1, 2, 1) and mean.dtype == np.float32 and np.array_equal(mean.ravel(), [2.5, 3.5])
+    # row 0 has zero variance: epsilon 0 divides by zero (inf), row 1: std 1
+    assert np.isinf(inv[0, 0, 0]) and inv[0, 1, 0] == 1.0
+    assert np.array_equal(out[0, 1], [-2.0, 11.0])  # (-1, 1) * gamma + beta
+    out, mean, inv, total = _k("SkipSimplifiedLayerNormalization")(np.array([[3.0, 4.0]], np.float32),
+                                                                    np.zeros((1, 2), np.float32),
+                                                                    np.ones(2, np.float32), epsilon=0.0)
+    rms = math.sqrt(12.5)
+    assert np.allclose(out, [[3 / rms, 4 / rms]], rtol=1e-7) and mean.ravel()[0] == 0
+    with pytest.raises(KernelValidationError, match="C1"):  # the text's input of SkipLayerNormalization is 3-D
+        _k("SkipLayerNormalization")(x[0], skip, gamma)
+    with pytest.raises(KernelValidationError, match="C2"):
+        _k("SkipLayerNormalization")(x, skip[:1, :1], gamma)
+
+
+def test_embed_layer_norm_lookups_mask_index_and_sum():
+    i32 = np.int32
+    ids = np.array([[1, 0, 2]], i32)
+    word = np.array([[1.0, 2.0], [3.0, 5.0], [0.0, -1.0]], np.float32)
+    pos = np.array([[0.0, 0.0], [1.0, 1.0], [2.0, 0.0], [5.0, 5.0]], np.float32)
+    seg = np.array([[10.0, 0.0], [0.0, 10.0]], np.float32)
+    ones, zeros = np.ones(2, np.float32), np.zeros(2, np.float32)
+    out, mask_index, total = _k("EmbedLayerNormalization")(
+        ids, np.array([[0, 1, 1]], i32), word, pos, seg, ones, zeros, np.array([[1, 1, 0]], i32),
+        np.array([[3, 0, 1]], i32), epsilon=0.0)
+    assert np.array_equal(total, [[[8.0, 10.0], [1.0, 2.0], [1.0, 0.0]]])  # word + position only (the text)
+    assert mask_index.tolist() == [2] and mask_index.dtype == i32  # the first 0 is at 2
+    # e = [18, 10], [1, 12], [1, 10]: each row of two normalizes to (+-1, -+1)
+    assert np.allclose(out, [[[1, -1], [-1, 1], [-1, 1]]], atol=1e-6)
+    _, mask_index, _ = _k("EmbedLayerNormalization")(ids, None, word, pos, None, ones, zeros)
+    assert mask_index is None  # no mask: the text computes no mask_index
+    with pytest.raises(KernelValidationError, match="C5"):  # not ones then zeros: the readings disagree
+        _k("EmbedLayerNormalization")(ids, None, word, pos, None, ones, zeros, np.array([[1, 0, 1]], i32))
+    with pytest.raises(KernelValidationError, match="C4"):  # an id past the table
+        _k("EmbedLayerNormalization")(np.array([[3]], i32), None, word, pos, None, ones, zeros)
+
+
+def test_contrib_rotary_embedding_positions():
+    x = np.array([[[1.0, 2.0, 3.0, 4.0], [1.0, 2.0, 3.0, 4.0]]], np.float32)  # one head of 4, two tokens
+    cos = np.array([[1.0, 1.0], [0.0, 0.0], [-1.0, -1.0]], np.float32)
+    sin = np.array([[0.0, 0.0], [1.0, 1.0], [0.0, 0.0]], np.float32)
+    # offset 1: positions 1 (90 degrees: (a, b) -> (-b, a) per real/imaginary pair) and 2 (180 degrees)
+    (y,) = _k("RotaryEmbedding")(x, np.array([1], np.int64), cos, sin)
+    assert np.array_equal(y, [[[-3.0, -4.0, 1.0, 2.0], [-1.0, -2.0, -3.0, -4.0]]])
+    # the same positions given per token
+    (y2,) = _k("RotaryEmbedding")(x, np.array([[1, 2]], np.int64), cos, sin)
+    assert np.array_equal(y, y2)
+    with pytest.raises(KernelValidationError, match="C4"):  # offset 2 reaches position 3, past the caches
+        _k("RotaryEmbedding")(x, np.array([2], np.int64), cos, sin)
+    with pytest.raises(KernelValidationError, match="C2"):  # rotary_embedding_dim without num_heads
+        _k("RotaryEmbedding")(x, np.array([0], np.int64), cos[:, :1], sin[:, :1], rotary_embedding_dim=2)
+    with pytest.raises(KernelValidationError, match="C5"):
+        _k("RotaryEmbedding")(x, np.array([0], np.int64), cos, sin, scale=2.0)
+
+
+def test_fused_conv_activation_after_conv():
+    x = np.array([[[-4.0, 1.0, 3.0, 8.0]]], np.float32)
+    w = np.ones((1, 1, 3), np.float32)
+    (y,) = _k("FusedConv")(x, w, activation="Clip", activation_params=[0.0, 6.0], pads=[1, 1])
+    assert np.array_equal(y, [[[0.0, 0.0, 6.0, 6.0]]])  # conv: -3, 0, 12, 11
+    x[0, 0, 0] = np.nan
+    (y,) = _k("FusedConv")(x, w, activation="Relu", pads=[1, 1])
+    assert np.isnan(y[0, 0, :2]).all() and np.array_equal(y[0, 0, 2:], [12.0, 11.0])  # Relu keeps NaN
+    with pytest.raises(KernelValidationError, match="A1"):  # Clip needs [min, max]
+        _k("FusedConv")(x, w, activation="Clip")
+    with pytest.raises(KernelValidationError, match="A2"):
+        _k("FusedConv")(x, w, None, np.zeros((1, 1, 2), np.float32), activation="Relu")
+
+
+def test_contrib_attention_common_path():
+    x = np.array([[[1.0, 0.0], [0.0, 2.0]]], np.float32)
+    w = np.tile(np.eye(2, dtype=np.float32), (1, 3))  # Q = K = V = x
+    out, present = _k("Attention")(x, w, num_heads=1)
+    scores = (x[0] @ x[0].T) / math.sqrt(2)
+    p = np.exp(scores) / np.exp(scores).sum(-1, keepdims=True)
+    assert np.allclose(out[0], p @ x[0], rtol=1e-6)
+    assert present.shape == (2, 1, 1, 2, 2) and np.array_equal(present[0, 0, 0], x[0])
+    # two heads of size 1 see one column each: head 0 attends over column 0 only
+    out, _ = _k("Attention")(x, w, num_heads=2, scale=1.0)
+    col0 = np.exp(np.outer(x[0, :, 0], x[0, :, 0]))
+    assert np.allclose(out[0, :, 0], (col0 / col0.sum(-1, keepdims=True)) @ x[0, :, 0], rtol=1e-6)
+    with pytest.raises(KernelValidationError, match="C4"):
+        _k("Attention")(x, w, num_heads=1, unidirectional=1)
+    with pytest.raises(KernelValidationError, match="C3"):
+        _k("Attention")(x, w, None, np.array([2], np.int32), num_heads=1)
+
+
+def _hooked_versions():
+    return kernel_versions([op for op in OPS], lambda spec, v: v.family is not None, domain=MS)
+
+
+@pytest.mark.parametrize("spec,version", list(_hooked_versions()))
+def test_hooks_draw_valid_cases(spec, version):
+    assert_mostly_valid(spec, version, 3, 8)
+
+
+@pytest.mark.parametrize("op", [op for op in OPS if op not in ("Gelu", "QuickGelu")])
+def test_every_drawn_case_satisfies_the_rules(op):
+    fn = _k(op)
+    for case in op_cases(op, 1, 30, domain=MS):
+        fn(*[v for _, v in case.inputs], **dict(case.attributes))  # raises on a broken rule
