@@ -178,3 +178,106 @@ def test_svm_classifier_linear_mode():
     labels, z = ml.ml_svm_classify(np.array([[1.0, 2.0], [3.0, 0.0]], F), classlabels_ints=[4, 5],
                                    coefficients=[1.0, 0.0, 0.0, 1.0], rho=[-1.0])
     assert labels.tolist() == [5, 4] and z.tolist() == [[0.0, 1.0], [2.0, -1.0]]
+
+
+def test_svm_classifier_one_vs_one_layout_and_vote_tie():
+    # V = 4 vectors of one feature, classes holding 1, 2 and 1 of them; coefficients [E-1, V]: the pair
+    # (i, j) takes row j-1 over class i's vectors and row i over class j's (libsvm's layout)
+    x = np.array([[1.0]], F)
+    model = dict(vectors_per_class=[1, 2, 1], support_vectors=[1.0, 2.0, -1.0, 3.0], kernel_type="LINEAR",
+                 kernel_params=[0.0, 0.0, 0.0], coefficients=[1.0, 10.0, 100.0, 1000.0, 0.5, 0.25, 0.125, -1.0],
+                 rho=[0.0, -0.5, 0.125], classlabels_ints=[7, 8, 9])
+    labels, z = ml.ml_svm_classify(x, **model)
+    # d01 = 1*1 + 10*2 + 100*(-1); d02 = 0.5*1 + 1000*3 - 0.5; d12 = 0.25*2 + 0.125*(-1) - 1*3 + 0.125
+    assert z.tolist() == [[-79.0, 3000.0, -2.5]]
+    # votes: (0,1) -> 1, (0,2) -> 0, (1,2) -> 2: a three-way tie, the first class wins
+    assert labels.tolist() == [7]
+    labels, _ = ml.ml_svm_classify(x, **{**model, "rho": [80.0, -0.5, 0.125]})
+    assert labels.tolist() == [7]
+    labels, _ = ml.ml_svm_classify(x, **{**model, "rho": [0.0, -3001.0, 0.125]})
+    assert labels.tolist() == [9]  # (0,1) -> 1, (0,2) -> 2, (1,2) -> 2
+
+
+def test_svm_classifier_two_classes_kernels_and_zero_vote():
+    model = dict(vectors_per_class=[1, 1], support_vectors=[1.0, 0.0, 0.0, 1.0], coefficients=[1.0, -1.0],
+                 rho=[-0.5], classlabels_strings=["a", "b"])
+    x = np.array([[1.0, 0.0], [0.0, 1.0], [0.5, 0.5]], F)
+    labels, z = ml.ml_svm_classify(x, kernel_type="POLY", kernel_params=[1.0, 1.0, 2.0], **model)
+    assert labels.tolist() == ["a", "b", "b"] and z.tolist() == [[-2.5, 2.5], [3.5, -3.5], [0.5, -0.5]]
+    labels, z = ml.ml_svm_classify(x[:1], kernel_type="RBF", kernel_params=[0.5, 0.0, 0.0], **model)
+    assert z[0, 1] == pytest.approx(1.0 - math.exp(-1.0) - 0.5)
+    _, z = ml.ml_svm_classify(x[:1], kernel_type="SIGMOID", kernel_params=[2.0, -1.0, 0.0], **model)
+    assert z[0, 1] == pytest.approx(math.tanh(1.0) - math.tanh(-1.0) - 0.5)
+    # a decision value of exactly 0 votes for the second class of the pair
+    labels, _ = ml.ml_svm_classify(x[2:], kernel_type="LINEAR", kernel_params=[0.0, 0.0, 0.0],
+                                   **{**model, "rho": [0.0]})
+    assert labels.tolist() == ["b"]
+
+
+def test_svm_coupling_recovers_consistent_probabilities():
+    p = np.array([0.5, 0.3, 0.2])
+    r = p[:, None] / (p[:, None] + p[None, :])
+    np.fill_diagonal(r, 0.0)
+    got, margin = ml.ml_svm_couple(r)
+    assert got.sum() == pytest.approx(1.0) and got == pytest.approx(p, abs=5e-3) and margin > 0
+    got, _ = ml.ml_svm_couple(np.array([[0.0, 0.5], [0.5, 0.0]]))
+    assert got.tolist() == [0.5, 0.5]  # already optimal: no sweep
+
+
+def test_svm_classifier_platt_sign_and_coupling():
+    # one vector per class, LINEAR: d = x - 0.5; Platt r = 1 / (1 + exp(-2 d)) is class 0's probability
+    model = dict(vectors_per_class=[1, 1], support_vectors=[1.0, 0.0], coefficients=[1.0, 1.0], rho=[-0.5],
+                 kernel_type="LINEAR", kernel_params=[0.0, 0.0, 0.0], prob_a=[-2.0], prob_b=[0.0],
+                 classlabels_ints=[0, 1])
+    labels, z = ml.ml_svm_classify(np.array([[1.0], [0.5]], F), **model)
+    assert labels.tolist() == [0, 1]
+    assert z[0].tolist() == pytest.approx([1 / (1 + math.exp(-1.0)), 1 / (1 + math.exp(1.0))], abs=5e-3)
+    assert z[1].tolist() == [0.5, 0.5]
+    # three classes: one probability per class, summing to 1, the class favoured in every pair largest
+    three = dict(vectors_per_class=[1, 1, 1], support_vectors=[0.0, 2.0, 4.0], kernel_type="RBF",
+                 kernel_params=[0.5, 0.0, 0.0], coefficients=[1.0, -1.0, -1.0, 1.0, 1.0, -1.0], rho=[0.0] * 3,
+                 prob_a=[-3.0] * 3, prob_b=[0.0] * 3, classlabels_ints=[0, 1, 2])
+    labels, z = ml.ml_svm_classify(np.array([[4.0]], F), **three)
+    assert labels.tolist() == [2] and z.shape == (1, 3) and float(z.sum()) == pytest.approx(1.0, abs=1e-6)
+    assert int(np.argmax(z[0])) == 2
+
+
+def test_svm_classifier_rules_keep_undecided_cases_out():
+    kernel = get_kernel("ai.onnx.ml", "SVMClassifier", 1)
+    base = dict(vectors_per_class=[1, 1], support_vectors=[1.0, 0.0, 0.0, 1.0], coefficients=[1.0, -1.0],
+                rho=[-0.5], kernel_type="LINEAR", kernel_params=[0.0, 0.0, 0.0], classlabels_ints=[0, 1])
+    x = np.array([[1.0, 0.0]], F)
+    kernel(x, **base)  # valid
+    with pytest.raises(ValueError, match="C7"):  # d = 0: rounding would decide the vote
+        kernel(np.array([[0.5, 0.0]], F), **base)
+    with pytest.raises(ValueError, match="C4"):  # one rho per pair
+        kernel(x, **{**base, "rho": [0.0, 1.0]})
+    with pytest.raises(ValueError, match="C6"):  # probabilities only with support vectors
+        kernel(x, coefficients=[1.0, 0.0, 0.0, 1.0], rho=[0.0], classlabels_ints=[0, 1], prob_a=[-1.0],
+               prob_b=[0.0], kernel_params=[0.0, 0.0, 0.0])
+    with pytest.raises(ValueError, match="C9"):  # two classes: the runtimes disagree on SOFTMAX
+        kernel(x, **{**base, "post_transform": "SOFTMAX"})
+    with pytest.raises(ValueError, match="C8"):  # a fractional degree
+        kernel(x, **{**base, "kernel_type": "POLY", "kernel_params": [1.0, 0.0, 1.5]})
+
+
+def test_svm_classifier_hook_draws_both_modes():
+    modes = set()
+    for case in op_cases("SVMClassifier", 1, 60, seed_value=4, domain="ai.onnx.ml"):
+        a, x = dict(case.attributes), dict(case.inputs)["X"]
+        labels = a.get("classlabels_ints") or a.get("classlabels_strings")
+        e, c, counts = len(labels), x.shape[-1], a.get("vectors_per_class")
+        if not counts:
+            modes.add("linear")
+            assert len(a["coefficients"]) == e * c and len(a["rho"]) == 1 and not a.get("prob_a")
+            continue
+        v, pairs = sum(counts), e * (e - 1) // 2
+        modes.add("probabilities" if a.get("prob_a") else "vectors")
+        assert len(counts) == e and v >= 1 and min(counts) >= 0
+        assert len(a["support_vectors"]) == v * c and len(a["coefficients"]) == (e - 1) * v
+        assert len(a["rho"]) == pairs and len(a["kernel_params"]) == 3
+        if a.get("prob_a"):
+            assert len(a["prob_a"]) == len(a["prob_b"]) == pairs
+        elif e == 2:
+            assert a["post_transform"] in ("NONE", "LOGISTIC") and min(a["coefficients"]) < 0
+    assert modes == {"linear", "vectors", "probabilities"}

@@ -90,12 +90,58 @@ BUILDERS["SVMRegressor"] = _svm_regressor
 
 
 def _svm_classifier(draw, ctx: Context) -> Draft:
-    """The linear mode only (no support vectors, no prob_a / prob_b): see the op's page."""
-    x = _x(draw, ctx)
+    """The linear mode (one row of C weights per class, one rho) or, two times in three, the
+    support-vector mode with optional Platt probabilities."""
     e = draw(st.integers(2, 4))
+    if draw(st.integers(0, 2)):
+        return _svm_vector_classifier(draw, ctx, e)
+    x = _x(draw, ctx)
     attrs = {"coefficients": _floats(draw, e * x.shape[-1]), "rho": _floats(draw, 1),
              "kernel_type": draw(st.sampled_from((ABSENT, "LINEAR"))), "kernel_params": _kernel_params(draw),
              "post_transform": draw(_TRANSFORMS), **_labels(draw, ctx, e)}
+    return Draft(attributes=attrs, inputs={"X": x})
+
+
+_BINARY_SV_TRANSFORMS = st.sampled_from(("NONE", "LOGISTIC"))
+_SV_DTYPES = {"float": np.float32, "double": np.float64, "int32": np.int32, "int64": np.int64}
+
+
+def _eighths(draw, n: int, lo: int = -16, hi: int = 16) -> list[float]:
+    """``n`` multiples of 1/8 in [lo/8, hi/8]: exact in every float type, moderate under any kernel."""
+    return [draw(st.integers(lo, hi)) / 8.0 for _ in range(n)]
+
+
+def _sv_input(draw, ctx: Context) -> np.ndarray:
+    """X of moderate values ([N, C] or [C]): a POLY kernel of degree 3 keeps them far from overflow."""
+    c = draw(st.integers(1, 3))
+    shape = (c,) if draw(_BOOL) else (draw(st.integers(0, 3)), c)
+    elem = ctx.elem("X")
+    size = int(np.prod(shape))
+    data = [float(draw(st.integers(-3, 3))) for _ in range(size)] if elem.startswith("int") else _eighths(draw, size)
+    return np.asarray(data, dtype=_SV_DTYPES[elem]).reshape(shape)
+
+
+def _svm_vector_classifier(draw, ctx: Context, e: int) -> Draft:
+    """vectors_per_class (each 0..2, V >= 1 in all), V support vectors of C features, coefficients
+    [E-1, V], one rho per pair, a kernel and its three parameters; optionally prob_a and prob_b per
+    pair (A < 0 as Platt's fit gives, so a larger decision value means a likelier first class).
+    Two classes without probabilities take NONE or LOGISTIC and a negative coefficient (rule C9)."""
+    x = _sv_input(draw, ctx)
+    c = x.shape[-1]
+    counts = [draw(st.integers(0, 2)) for _ in range(e)]
+    if not sum(counts):
+        counts[draw(st.integers(0, e - 1))] = 1
+    v, pairs = sum(counts), e * (e - 1) // 2
+    coefficients = _eighths(draw, (e - 1) * v)
+    with_probs = draw(_BOOL)
+    if e == 2 and not with_probs and min(coefficients) >= 0:
+        coefficients[draw(st.integers(0, len(coefficients) - 1))] = -draw(st.integers(1, 16)) / 8.0
+    attrs = {"vectors_per_class": counts, "support_vectors": _eighths(draw, v * c), "coefficients": coefficients,
+             "rho": _eighths(draw, pairs), "kernel_type": draw(_KERNELS), "kernel_params": _kernel_params(draw),
+             "post_transform": draw(_BINARY_SV_TRANSFORMS if e == 2 and not with_probs else _TRANSFORMS),
+             **_labels(draw, ctx, e)}
+    if with_probs:
+        attrs.update(prob_a=_eighths(draw, pairs, -24, -1), prob_b=_eighths(draw, pairs, -8, 8))
     return Draft(attributes=attrs, inputs={"X": x})
 
 

@@ -1,6 +1,7 @@
 """Compute helpers of the ai.onnx.ml ops on plain tensors (Binarizer, Scaler, Normalizer,
 ArrayFeatureExtractor, Imputer, LabelEncoder, CategoryMapper, OneHotEncoder, FeatureVectorizer,
-the linear models and their score transforms).
+the linear and SVM models and their score transforms, SVMClassifier's one-vs-one votes and Platt
+probabilities).
 
 The texts of these ops are terse; where a helper settles a point the text leaves loose, the spec's
 op-level ``doc`` says which reading it takes and why.
@@ -17,7 +18,7 @@ __all__ = [
     "ml_label_encode", "ml_keys_distinct", "ml_category_map", "ml_one_hot", "ml_one_hot_defined",
     "ml_feature_vectorize", "ml_probit", "ml_post_transform", "ml_linear_regress", "ml_linear_classify",
     "ml_linear_scores", "ml_transform_defined", "ml_svm_kernel", "ml_svm_regress",
-    "ml_svm_classify",
+    "ml_svm_classify", "ml_svm_decisions", "ml_svm_couple", "ml_svm_classify_defined",
 ]
 
 _F32 = np.float32
@@ -392,17 +393,147 @@ def ml_svm_regress(X, *, coefficients=None, kernel_params=None, kernel_type="LIN
     return ml_post_transform(y, post_transform).astype(_F32)
 
 
-def ml_svm_classify(X, *, classlabels_ints=None, classlabels_strings=None, coefficients=None, kernel_params=None,
-                    kernel_type="LINEAR", post_transform="NONE", prob_a=None, prob_b=None, rho=None,
-                    support_vectors=None, vectors_per_class=None):
-    """The linear mode (no support vectors): s[n, e] = X[n] . coefficients[e] + rho[0] for each of
-    the E classes; Y is the label of the largest score (the first on ties), Z = post_transform(s).
-    The support-vector mode and Platt's probabilities are left to the rules (not drawn)."""
+def _svm_linear_mode(X, labels, coefficients, rho, post_transform):
+    """liblinear's layout: s[n, e] = X[n] . coefficients[e] + rho[0]; the largest score wins."""
     x = _model_rows(X)
-    labels = classlabels_strings or classlabels_ints
     w = np.asarray(coefficients, dtype=np.float64).reshape(len(labels), -1)
     with np.errstate(all="ignore"):
         s = x @ w.T + float(rho[0])
     picks = np.argmax(np.where(np.isnan(s), -np.inf, s), axis=1) if s.shape[0] else np.zeros(0, np.int64)
-    return _labels_out(picks, classlabels_ints, classlabels_strings), \
-        ml_post_transform(s, post_transform).astype(_F32)
+    return picks, ml_post_transform(s, post_transform)
+
+
+def ml_svm_decisions(X, coefficients, kernel_params, kernel_type, rho, support_vectors, vectors_per_class):
+    """libsvm's one-vs-one decision values, [N, E(E-1)/2] in pair order (0,1), (0,2) ... (1,2) ...,
+    and beside them the sum of their terms' magnitudes. With V support vectors stored class after
+    class (vectors_per_class) and coefficients as [E-1, V], the pair (i, j) sums
+    coefficients[j-1, v] K(x, sv_v) over class i's vectors, coefficients[i, v] K(x, sv_v) over class
+    j's, and adds rho[pair]."""
+    x = _model_rows(X)
+    counts = [int(c) for c in vectors_per_class]
+    starts = np.concatenate([[0], np.cumsum(counts)]).astype(int)
+    sv = np.asarray(support_vectors, dtype=np.float64).reshape(int(starts[-1]), -1)
+    coef = np.asarray(coefficients, dtype=np.float64).reshape(len(counts) - 1, int(starts[-1]))
+    k = ml_svm_kernel(x, sv, kernel_type, kernel_params)
+    cols, mags = [], []
+    with np.errstate(all="ignore"):
+        for p, (i, j) in enumerate((i, j) for i in range(len(counts)) for j in range(i + 1, len(counts))):
+            ti = coef[j - 1, starts[i]:starts[i + 1]] * k[:, starts[i]:starts[i + 1]]
+            tj = coef[i, starts[j]:starts[j + 1]] * k[:, starts[j]:starts[j + 1]]
+            cols.append(np.sum(ti, axis=1) + np.sum(tj, axis=1) + float(rho[p]))
+            mags.append(np.sum(np.abs(ti), axis=1) + np.sum(np.abs(tj), axis=1) + abs(float(rho[p])))
+    shape = (x.shape[0], len(cols))
+    return np.stack(cols, axis=1).reshape(shape), np.stack(mags, axis=1).reshape(shape)
+
+
+_COUPLING_STEPS = 100  # onnxruntime stops after 100 sweeps, onnx.reference after max(100, E)
+
+
+def ml_svm_couple(r: np.ndarray) -> tuple[np.ndarray, float]:
+    """Class probabilities p from pairwise ones r[i, j] = P(i | i or j) by Wu, Lin and Weng's
+    second method (libsvm's multiclass_probability): minimise p' Q p over the simplex with
+    Q[t, t] = sum_{j != t} r[j, t]^2 and Q[t, j] = -r[j, t] r[t, j], by coordinate sweeps from the
+    uniform p, stopping when max_t |(Qp)_t - p'Qp| < 0.005 / E or after 100 sweeps. Also returns
+    how close (relative to the threshold) any check came to it: a check that close is decided by
+    rounding, not by the text."""
+    k = r.shape[0]
+    q = -(r.T * r)
+    np.fill_diagonal(q, 0.0)
+    np.fill_diagonal(q, np.sum(r * r, axis=0) - np.diag(r) ** 2)
+    p = np.full(k, 1.0 / k)
+    eps = 0.005 / k
+    margin = math.inf
+    for _ in range(_COUPLING_STEPS):
+        qp = q @ p
+        pqp = float(p @ qp)
+        err = float(np.max(np.abs(qp - pqp)))
+        margin = min(margin, abs(err - eps) / eps)
+        if err < eps:
+            break
+        for t in range(k):
+            diff = (pqp - qp[t]) / q[t, t]
+            p[t] += diff
+            pqp = (pqp + diff * (diff * q[t, t] + 2.0 * qp[t])) / (1.0 + diff) ** 2
+            qp = (qp + diff * q[t, :]) / (1.0 + diff)
+            p = p / (1.0 + diff)
+    return p, margin
+
+
+def _svm_pairwise_r(d_row: np.ndarray, prob_a, prob_b, k: int) -> np.ndarray:
+    """r[i, j] = 1 / (1 + exp(A d + B)) (Platt's sigmoid as libsvm writes it) clipped to
+    [1e-7, 1 - 1e-7], and r[j, i] = 1 - r[i, j]."""
+    r = np.zeros((k, k))
+    p = 0
+    for i in range(k):
+        for j in range(i + 1, k):
+            with np.errstate(all="ignore"):
+                v = 1.0 / (1.0 + math.exp(min(float(d_row[p]) * float(prob_a[p]) + float(prob_b[p]), 700.0)))
+            r[i, j] = min(max(v, 1e-7), 1.0 - 1e-7)
+            r[j, i] = 1.0 - r[i, j]
+            p += 1
+    return r
+
+
+def _svm_votes(d: np.ndarray, k: int) -> np.ndarray:
+    """The one-vs-one vote winner of each row: pair (i, j) votes i when its value is > 0, else j;
+    the first class with the most votes wins."""
+    votes = np.zeros((d.shape[0], k), dtype=np.int64)
+    p = 0
+    for i in range(k):
+        for j in range(i + 1, k):
+            votes[:, i] += d[:, p] > 0
+            votes[:, j] += ~(d[:, p] > 0)
+            p += 1
+    return np.argmax(votes, axis=1) if d.shape[0] else np.zeros(0, np.int64)
+
+
+def _svm_vector_mode(X, labels, coefficients, kernel_params, kernel_type, rho, support_vectors, vectors_per_class,
+                     prob_a, prob_b, post_transform):
+    """Y the vote winner; Z the decision values (two classes: [-d, d]) or, with prob_a, the
+    coupled class probabilities, through post_transform."""
+    k = len(labels)
+    d, _ = ml_svm_decisions(X, coefficients, kernel_params, kernel_type, rho, support_vectors, vectors_per_class)
+    picks = _svm_votes(d, k)
+    if prob_a:
+        z = np.zeros((d.shape[0], k))
+        for n in range(d.shape[0]):
+            z[n], _ = ml_svm_couple(_svm_pairwise_r(d[n], prob_a, prob_b, k))
+    elif k == 2:
+        z = np.concatenate([-d, d], axis=1)
+    else:
+        z = d
+    return picks, ml_post_transform(z, post_transform)
+
+
+def ml_svm_classify(X, *, classlabels_ints=None, classlabels_strings=None, coefficients=None, kernel_params=None,
+                    kernel_type="LINEAR", post_transform="NONE", prob_a=None, prob_b=None, rho=None,
+                    support_vectors=None, vectors_per_class=None):
+    """SVMClassifier: the linear mode (no support vectors) scores each class, the support-vector
+    mode takes one-vs-one votes (see the two mode helpers and the op's page)."""
+    labels = classlabels_strings or classlabels_ints
+    if vectors_per_class and sum(int(c) for c in vectors_per_class) > 0:
+        picks, z = _svm_vector_mode(X, labels, coefficients, kernel_params, kernel_type, rho, support_vectors,
+                                    vectors_per_class, prob_a, prob_b, post_transform)
+    else:
+        picks, z = _svm_linear_mode(X, labels, coefficients, rho, post_transform)
+    return _labels_out(picks, classlabels_ints, classlabels_strings), z.astype(_F32)
+
+
+def ml_svm_classify_defined(X, coefficients, kernel_params, kernel_type, rho, support_vectors, vectors_per_class,
+                            prob_a, prob_b, post_transform, n_classes) -> bool:
+    """The support-vector mode's points that rounding, not the text, would decide stay out: every
+    decision value finite and clear of 0 by 1e-4 of its terms' magnitudes (its vote), every
+    coupling check clear of its threshold by 1% (the sweep count), and post_transform defined."""
+    d, mag = ml_svm_decisions(X, coefficients, kernel_params, kernel_type, rho, support_vectors, vectors_per_class)
+    if not np.all(np.isfinite(d)) or np.any(np.abs(d) <= 1e-4 * mag + 1e-6):
+        return False
+    if not prob_a:
+        z = np.concatenate([-d, d], axis=1) if n_classes == 2 else d
+        return ml_transform_defined(z, post_transform)
+    rows = []
+    for n in range(d.shape[0]):
+        p, margin = ml_svm_couple(_svm_pairwise_r(d[n], prob_a, prob_b, n_classes))
+        if margin < 0.01:
+            return False
+        rows.append(p)
+    return ml_transform_defined(np.asarray(rows).reshape(d.shape[0], n_classes), post_transform)
