@@ -52,11 +52,13 @@ from .ulp import float_elem, float_format, ulp, wide
 
 
 def float_inputs(case) -> list[np.ndarray]:
-    """The present float inputs as float64 magnitudes (complex: moduli)."""
+    """The present float inputs as float64 magnitudes (complex: moduli); a sequence's tensors one by
+    one (they may differ in shape: np.asarray of a ragged sequence fails)."""
     out = []
-    for _, x in case.inputs:
-        if x is not None and float_elem(x) is not None:
-            out.append(np.abs(wide(x)).astype(np.float64))
+    for _, value in case.inputs:
+        for x in value if isinstance(value, (list, tuple)) else [value]:
+            if isinstance(x, np.ndarray) and float_elem(x) is not None:
+                out.append(np.abs(wide(x)).astype(np.float64))
     return out
 
 

@@ -113,6 +113,8 @@ def _validation(spec: OpSpec, version: OpVersion) -> list[str]:
             lines.append(f"if {name} is None:")
             lines.append(f"    fail({op!r}, {ver}, {'required-attribute:' + a.name!r}, "
                          f"{'attribute ' + repr(a.name) + ' is required'!r})")
+        if a.type == "graph":  # a Body (the caller's), ONNX text or a GraphProto (run with the kernels)
+            lines.append(f"{name} = graph_attribute({op!r}, {ver}, {a.name!r}, {name})")
         if a.domain is not None:
             d = a.domain
             vals = tuple(d.values) if d.values is not None else None

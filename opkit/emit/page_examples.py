@@ -17,8 +17,9 @@ def _examples(spec: OpSpec, v: OpVersion) -> list[dict[str, Any]]:
     for e in v.examples:
         out.append({
             "name": _text(e.name),
-            "doc": plain(_dedent(e.doc)),
-            "attributes": [_span(f"{k} = {_attr_value(val)}") for k, val in e.attributes],
+            "doc": plain(_dedent(e.doc)) + _graph_blocks(v, e),
+            "attributes": [_span(f"{k} = graph (below)" if _is_graph(v, k) else f"{k} = {_attr_value(val)}")
+                           for k, val in e.attributes],
             "defaults": [_span(f"{a.name} = {_attr_value(a.default)}") for a in v.attributes
                          if a.has_default and a.name not in dict(e.attributes)],
             "inputs": [_tensor_view(name, t) for name, t in _labelled(e.inputs)],
@@ -26,6 +27,28 @@ def _examples(spec: OpSpec, v: OpVersion) -> list[dict[str, Any]]:
             "snippet": _snippet_fence(snippet(spec, v, e)),
         })
     return out
+
+
+def _is_graph(v: OpVersion, name: str) -> bool:
+    attr = v.attribute(name)
+    return attr is not None and attr.type == "graph"
+
+
+def _graph_text(text: str) -> str:
+    """A graph attribute's ONNX text laid out one node a line (onnx.printer), as written if it does not parse."""
+    import onnx.parser
+    import onnx.printer
+
+    try:
+        return onnx.printer.to_text(onnx.parser.parse_graph(text))
+    except Exception:  # noqa: BLE001 - shown as written
+        return text
+
+
+def _graph_blocks(v: OpVersion, e: Example) -> str:
+    """The example's graph attributes as code blocks (data, never markup), after its doc."""
+    blocks = [f"{_span(k)}:\n\n{fence(_graph_text(val))}" for k, val in e.attributes if _is_graph(v, k)]
+    return "".join("\n\n" + b for b in blocks)
 
 
 # A snippet longer than this is shown as plain text: highlighting gives every number of a large
@@ -146,7 +169,10 @@ def snippet(spec: OpSpec, v: OpVersion, e: Example) -> str:
     else:
         lines.append("from opkit.backends.reference import ReferenceBackend")
     lines.append("")
-    attrs = "".join(f", {k}={_py_attribute(val)}" for k, val in e.attributes)
+    attrs = "".join(f", {k}=onnx.parser.parse_graph({val!r})" if _is_graph(v, k) else f", {k}={_py_attribute(val)}"
+                    for k, val in e.attributes)
+    if any(_is_graph(v, k) for k, _ in e.attributes):
+        lines.insert(2, "import onnx.parser")
     if any(_tensor_literal(val) is not None for _, val in e.attributes):
         lines[1] = "from onnx import TensorProto, helper, numpy_helper"
     domain_arg = "" if spec.domain == "ai.onnx" else f", domain={spec.domain!r}"

@@ -91,6 +91,10 @@ _GROUPS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     # make a value comparison meaningful; the class says none is given.
     ("exact", "random values: no numeric allowance makes two generators agree",
      _ops("RandomNormal RandomNormalLike RandomUniform RandomUniformLike Bernoulli Multinomial")),
+    # a control-flow op computes what its body computes: opkit's drawn bodies are a few rounded or
+    # exact steps (Identity, Neg, Add, Cast, Constant)
+    ("rounded", "what its body computes: opkit draws bodies of a few rounded or exact steps",
+     _ops("If Loop Scan SequenceMap")),
     ("rounded", "one correctly rounded operation per element (+ - * /, sqrt, a conversion)", _ops("""
         Add Sub Mul Div Sqrt Reciprocal Cast CastLike CastMap LeakyRelu PRelu Shrink Dropout
         QuantizeLinear DequantizeLinear DynamicQuantizeLinear BitmaskDropout""")),
