@@ -235,7 +235,11 @@ def draw(draw_, ctx: Context) -> Draft:
     """The ai.onnx ops above; com.microsoft's quantized ops are built in ``contrib_quant_draws``
     (same names, other inputs and attributes)."""
     if ctx.spec.domain == "com.microsoft":
+        from . import contrib_blockquant_draws as blockquant
         from .contrib_quant_draws import draw as contrib
+
+        if ctx.op in blockquant.OPS:
+            return blockquant.draw(draw_, ctx)
 
         return contrib(draw_, ctx)
     return _ai_onnx(draw_, ctx)
