@@ -165,3 +165,14 @@ def test_examples_detect_a_wrong_aggregate():
     attrs = dict(case.kernel_attributes(), aggregate_function="SUM")
     got = get_kernel("ai.onnx.ml", "TreeEnsembleRegressor", 3)(*[v for _, v in case.inputs], **attrs)
     assert example_exec(version, case, example, expected, Result("ok", list(got))).outcome == "mismatch"
+
+
+def test_the_min_max_rule_ends_on_a_cyclic_tree():
+    """Every rule is evaluated even when C3 (acyclic) fails: the relational edges moved a child id
+    onto its parent and D1's leaf walk looped forever, hanging a sweep's -j process."""
+    from opkit.kernels.lib._ml_trees import ensemble_min_max_covered
+
+    # node 0 branches to node 1 and a leaf; node 1 branches back to node 0 and a leaf
+    covered = ensemble_min_max_covered(2, [0], truenodeids=[1, 0], falsenodeids=[2, 3], trueleafs=[0, 0],
+                                       falseleafs=[1, 1], leaf_targetids={2: 0, 3: 0}, n_targets=1)
+    assert covered is True

@@ -166,9 +166,14 @@ def ensemble_links_ok(tree_roots, modes, truenodeids, falsenodeids, trueleafs, f
 
 
 def _reached_leaves(root, truenodeids, falsenodeids, trueleafs, falseleafs) -> set:
-    leaves, stack = set(), [int(root)]
+    """The leaves reachable from ``root``, each node visited once: rules are all evaluated even
+    when an earlier one (C3, acyclic trees) fails, and a cycle would otherwise loop forever."""
+    leaves, stack, seen = set(), [int(root)], set()
     while stack:
         i = stack.pop()
+        if i in seen or not 0 <= i < len(truenodeids):
+            continue
+        seen.add(i)
         for child, leaf in ((truenodeids[i], trueleafs[i]), (falsenodeids[i], falseleafs[i])):
             (leaves.add if leaf else stack.append)(int(child))
     return leaves
