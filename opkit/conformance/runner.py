@@ -30,7 +30,7 @@ from ..spec.model import OpSpec, OpVersion
 from ..cases import cases
 from ..cases.edges import sweep as edge_sweep
 from ..cases.hostile import Hostile, attribute_variants, hostile_variants
-from ..cases.bindings import PROBE_LIMIT, covering_bindings, probe_bindings
+from ..cases.bindings import PROBE_LIMIT, all_bindings, covering_bindings, probe_bindings
 from ..cases.case import Case
 from ..cases.derived import with_attribute, with_default_attributes
 from ..cases.fixed import edge_cases
@@ -46,6 +46,7 @@ from .binding_checks import BindingChecks
 from .case_exec import EXPENSIVE, Exec, _broken_rule, _memory_kill, _valid, example_exec, failure_class, result_exec
 from .case_executors import CaseExecutors
 from .crash_replay import CrashReplay
+from .superseded import superseding
 from .random_draws import run_random
 from .hypothesis_search import SHRINK_BUDGET, HypothesisSearch, _stable_seed
 from .recording import Recording
@@ -82,6 +83,7 @@ class Runner(Recording, CaseExecutors, HypothesisSearch, BindingChecks, CrashRep
                  probe_limit: int | None = PROBE_LIMIT):
         self.backend = backend
         self.probe_limit = probe_limit  # see cases.bindings.probe_bindings
+        self.selected_versions: frozenset | None = None  # the run's versions of the op in hand (run_spec)
         self.second_opinion = second_opinion  # SecondOpinions asked about every finding, or None
         self.max_examples = max_examples
         self.seed = seed
@@ -185,6 +187,10 @@ class Runner(Recording, CaseExecutors, HypothesisSearch, BindingChecks, CrashRep
             return
         searched = bindings or covering_bindings(version, self.max_bindings)
         probed = [] if bindings else probe_bindings(version, searched, self.probe_limit)
+        shared = set() if bindings else self._shared_with_newer(spec, version)
+        if shared:  # a newer version in the run searches these bindings the same way: probe them here
+            probed = [*(b for b in searched if _key(b) in shared), *probed]
+            searched = [b for b in searched if _key(b) not in shared]
         drawn = self._strategies(spec, version, "differential", [*searched, *probed],
                                  lambda b, ranks: cases(spec, version, types=b, siblings=self.siblings, ranks=ranks))
         probes = {tuple(sorted(b.items())) for b in probed}
@@ -245,7 +251,11 @@ class Runner(Recording, CaseExecutors, HypothesisSearch, BindingChecks, CrashRep
             return
         limit = min(self.max_bindings or ROBUSTNESS_BINDINGS, ROBUSTNESS_BINDINGS)
         examples = min(self.max_examples, max(ROBUSTNESS_MIN_EXAMPLES, self.max_examples // ROBUSTNESS_SHARE))
-        drawn = self._strategies(spec, version, "robustness", bindings or covering_bindings(version, limit),
+        hostile = bindings or [b for b in covering_bindings(version, limit)
+                               if _key(b) not in self._shared_with_newer(spec, version)]
+        if not hostile:  # every binding is asked in the newer version that computes it the same way
+            return
+        drawn = self._strategies(spec, version, "robustness", hostile,
                                  lambda b, ranks: st.tuples(cases(spec, version, types=b, ranks=ranks),
                                                             st.integers(0, 2 ** 32 - 1)))
         ran = []
@@ -286,7 +296,21 @@ class Runner(Recording, CaseExecutors, HypothesisSearch, BindingChecks, CrashRep
                 self._record(spec, version, "properties", prop.name, binding, ex, runs,
                              time.perf_counter() - t0, minimal, rejected=self.last_run["invalid"])
 
-    def run_spec(self, spec: OpSpec, suites, versions=None, bindings=None):
+    def _shared_with_newer(self, spec: OpSpec, version: OpVersion) -> set:
+        """The bindings of ``version`` that a newer version in this run computes the same way
+        (``superseded``), as sorted item tuples; empty when there is no such version."""
+        newer = superseding(spec, version, self.selected_versions)
+        if newer is None:
+            return set()
+        theirs = {_key(b) for b in all_bindings(newer)}
+        return {_key(b) for b in all_bindings(version)} & theirs
+
+    def run_spec(self, spec: OpSpec, suites, versions=None, bindings=None, selected=None):
+        """Run ``suites`` on the versions of ``spec`` (``versions``: those of this task, None: all);
+        ``selected`` are the versions the whole run asks for (a Dask task holds one of them; None:
+        ``versions``, so a newer version left out of the run never stands in for one in it)."""
+        self.selected_versions = frozenset(selected) if selected is not None else (
+            frozenset(versions) if versions else None)
         for version in spec.versions:
             if versions and version.since not in versions:
                 continue
@@ -322,6 +346,10 @@ class Runner(Recording, CaseExecutors, HypothesisSearch, BindingChecks, CrashRep
             message = f"{info['crashed']} (only after {len(info['sequence'])} earlier models in the same process)"
             self._record(spec, version, suite, f"{suite}-after-history", {}, Exec(CRASH, message, {
                 "crash_replay": info, "stage": "run"}), 1, 0.0)
+
+
+def _key(binding: dict) -> tuple:
+    return tuple(sorted(binding.items()))
 
 
 def ops_with_kernels(specs) -> list[OpSpec]:

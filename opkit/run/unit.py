@@ -63,7 +63,10 @@ def run_unit(job: Job, worker=None, on_start=None, sink=None,
             # a cluster task may hold some versions of an op (seeds are per version: same cases);
             # the op's lowerings then run in the task of its last version, where a local run has them
             versions = job.versions or (job.selected_versions or {}).get(path)
-            runner.run_spec(spec, job.suites, versions=versions)
+            # the versions the whole run asks for (a task's share aside): no narrowing means all of them
+            chosen = (job.selected_versions or {}).get(path)
+            runner.run_spec(spec, job.suites, versions=versions,
+                            selected=chosen if chosen is not None else tuple(v.since for v in spec.versions))
             if "lowerings" in job.suites and job.lowerings:
                 run_lowerings(runner, spec)
         return _unit_records(runner), info

@@ -1,0 +1,56 @@
+"""Which op versions a sweep may search lightly: those a newer version in the same run computes the
+same way.
+
+Most older versions of an op differ from the newest only in the types they allow (Cast-13 and
+Cast-19, If-11 and If-25): the spec says so with ``kernel: {same_as: N}``. A sweep of every
+version searched each of them in full, so the older versions took 63 % of the onnxruntime sweep's
+time for bindings the newest version searches too. When the newer version whose kernel an older one
+reuses is in the same run, with the same attributes (names and defaults), parameters and rules,
+the older version's bindings that the newer one also has are *probed* (a few examples, as the
+bindings past ``--max-bindings`` are: does the runtime register and compute the op at this opset)
+and left out of the robustness suite; its bindings of types only it allows get the full search. A
+run that selects the older version alone (``--op Cast@13``, ``--opset 13``) searches it in full.
+"""
+
+from __future__ import annotations
+
+from ..spec.model import OpSpec, OpVersion
+
+
+def kernel_body(spec: OpSpec, version: OpVersion) -> tuple | None:
+    """What ``version``'s kernel computes with, following ``same_as``: (template, params, python
+    body), or None when it has no kernel (or the chain is broken)."""
+    seen = set()
+    current = version
+    while current is not None and current.kernel is not None and current.kernel.same_as is not None:
+        if current.since in seen:
+            return None
+        seen.add(current.since)
+        current = next((v for v in spec.versions if v.since == current.kernel.same_as), None)
+    if current is None or current.kernel is None:
+        return None
+    return current.kernel.template, current.kernel.params, current.kernel.python
+
+
+def _contract(version: OpVersion) -> tuple:
+    """What, besides the type lists, decides a version's valid calls and results."""
+    return (tuple((a.name, a.type, repr(a.default), a.required) for a in version.attributes),
+            tuple((p.name, p.option) for p in version.inputs), tuple((p.name, p.option) for p in version.outputs),
+            tuple(r.holds for r in version.rules))
+
+
+def superseding(spec: OpSpec, version: OpVersion, selected: frozenset[int] | None) -> OpVersion | None:
+    """The newest version of ``spec`` among ``selected`` (None: all of them), newer than ``version``,
+    that runs the same kernel (its own or through ``same_as``) under the same attributes, parameters and rules; None when there is
+    none (``version`` is then searched in full)."""
+    body = kernel_body(spec, version)
+    if body is None:
+        return None
+    for newer in reversed(spec.versions):
+        if newer.since <= version.since:
+            break
+        if newer.deprecated or (selected is not None and newer.since not in selected):
+            continue
+        if kernel_body(spec, newer) == body and _contract(newer) == _contract(version):
+            return newer
+    return None

@@ -1,0 +1,41 @@
+"""An older op version that a newer one in the same run computes the same way (same kernel, same
+attributes, parameters and rules) is probed, not searched, on the bindings both have; run alone it
+is searched in full."""
+
+from __future__ import annotations
+
+from opkit.backends.registry import resolve
+from opkit.conformance import harness
+from opkit.conformance.backend_runner import BackendRunner
+from opkit.conformance.runner import PROBE_EXAMPLES, Runner
+from opkit.conformance.superseded import superseding
+from opkit.conformance.worker_engine import InProcess
+
+
+def test_which_newer_version_stands_in():
+    if_ = harness.load_op("ai.onnx", "If")
+    assert superseding(if_, if_.version(11), None).since == if_.versions[-1].since
+    assert superseding(if_, if_.version(11), frozenset({11, 13})).since == 13  # the newest in the run
+    assert superseding(if_, if_.version(11), frozenset({11})) is None  # alone: searched in full
+    cast = harness.load_op("ai.onnx", "Cast")
+    assert superseding(cast, cast.version(13), None) is None  # Cast-19 adds saturate: another contract
+    pad = harness.load_op("ai.onnx", "Pad")
+    assert superseding(pad, pad.version(13), None) is None  # Pad-18 adds axes
+
+
+def _examples(selected):
+    spec = harness.load_op("ai.onnx", "Identity")
+    runner = Runner(BackendRunner(InProcess(resolve("reference"))), max_examples=20, seed=1)
+    runner.run_spec(spec, ("differential", "robustness"), versions=[21], selected=selected)
+    return {r.types["V"]: r.examples_run for r in runner.results if r.suite == "differential"}, \
+        [r for r in runner.results if r.suite == "robustness"]
+
+
+def test_a_superseded_version_probes_the_bindings_the_newer_version_searches():
+    probed, hostile = _examples(selected=(21, 25))
+    alone, hostile_alone = _examples(selected=(21,))
+    assert probed and set(probed) == set(alone)
+    # a probe is PROBE_EXAMPLES drawn cases (with their derived siblings), a search max_examples and its edges
+    assert sum(probed.values()) * 3 < sum(alone.values())
+    assert min(probed.values()) == PROBE_EXAMPLES < min(alone.values())
+    assert not hostile and hostile_alone  # the robustness suite asks the newer version
