@@ -225,6 +225,20 @@ def test_a_killed_worker_with_the_backend_isolated_is_charged_to_opkit_not_the_b
     assert cluster.failed == []  # dying workers are the report's news, not a failed run
 
 
+def test_a_version_and_the_older_ones_it_supersedes_are_one_task():
+    """Their probes lean on the newer version's search (conformance.superseded): split apart, a Dask
+    run searched the older versions in full and its report differed from a local run's."""
+    from opkit.conformance import harness
+    from opkit.run.cluster_units import units
+
+    identity = harness.load_op("ai.onnx", "Identity")
+    found = units([identity], max_bindings=64)
+    newest = identity.versions[-1].since
+    assert found[0].versions[0] == newest and len(found[0].versions) > 1
+    assert sorted(s for u in found for s in u.versions) == sorted(v.since for v in identity.versions)
+    assert found[-1].lowerings and not any(u.lowerings for u in found[:-1])
+
+
 def test_an_op_is_split_by_version_with_its_lowerings_in_the_last_task():
     from types import SimpleNamespace as NS
 
@@ -232,16 +246,17 @@ def test_an_op_is_split_by_version_with_its_lowerings_in_the_last_task():
 
     def version(since, types=2, properties=0, examples=0):
         return NS(since=since, type_constraints=(NS(types=("t",) * types),), properties=("p",) * properties,
-                  examples=("e",) * examples)
+                  examples=("e",) * examples, kernel=None, deprecated=False)
 
     relu = NS(path="/s/Relu.yaml", name="Relu", versions=[version(1), version(6), version(13), version(14, 8)])
     trilu = NS(path="/s/Trilu.yaml", name="Trilu", versions=[version(14, 20, properties=5, examples=18)])
     found = units([relu, trilu], max_bindings=64)
-    assert found == [Unit("/s/Relu.yaml", "Relu", (1,), False), Unit("/s/Relu.yaml", "Relu", (6,), False),
-                     Unit("/s/Relu.yaml", "Relu", (13,), False), Unit("/s/Relu.yaml", "Relu", (14,), True),
+    # newest first, as a local run takes them (conformance.superseded: no kernels here, so no groups)
+    assert found == [Unit("/s/Relu.yaml", "Relu", (14,), False), Unit("/s/Relu.yaml", "Relu", (13,), False),
+                     Unit("/s/Relu.yaml", "Relu", (6,), False), Unit("/s/Relu.yaml", "Relu", (1,), True),
                      Unit("/s/Trilu.yaml", "Trilu", None, True)]
-    assert [u.label for u in found] == ["Relu-1", "Relu-6", "Relu-13", "Relu-14", "Trilu"]
+    assert [u.label for u in found] == ["Relu-14", "Relu-13", "Relu-6", "Relu-1", "Trilu"]
     # the expected cases (bindings x (differential + properties) + examples) set which task starts first
-    assert [u.weight for u in found] == [2, 2, 2, 8, 20 * 6 + 18]
+    assert [u.weight for u in found] == [8, 2, 2, 2, 20 * 6 + 18]
     # past max_bindings the other 16 bindings are probed, at a sixth of the cost each
     assert units([trilu], max_bindings=4)[0].weight == 4 * 6 + 16 // 6 + 18

@@ -38,7 +38,7 @@ from . import harness
 from ..core.dtypes import in_class
 from .triggers import broken_rule
 from ..results.record import CaseRecord
-from ..results.outcomes import CRASH, ERROR, PASS, REFUSED, SPEC_SUITES, TIMEOUT, UNSUPPORTED, UNTESTED, Expectations
+from ..results.outcomes import CRASH, ERROR, PASS, REFUSED, SPEC_SUITES, TIMEOUT, UNCONVERTED, UNSUPPORTED, UNTESTED, Expectations
 from .attribute_batches import ATTRIBUTE_BATCH, attribute_batch
 from .attribute_pairs import run_attribute_pairs
 from .backend_runner import BackendRunner
@@ -46,7 +46,7 @@ from .binding_checks import BindingChecks
 from .case_exec import EXPENSIVE, Exec, _broken_rule, _memory_kill, _valid, example_exec, failure_class, result_exec
 from .case_executors import CaseExecutors
 from .crash_replay import CrashReplay
-from .superseded import superseding
+from .superseded import superseding, version_groups
 from .random_draws import run_random
 from .hypothesis_search import SHRINK_BUDGET, HypothesisSearch, _stable_seed
 from .recording import Recording
@@ -297,13 +297,18 @@ class Runner(Recording, CaseExecutors, HypothesisSearch, BindingChecks, CrashRep
                              time.perf_counter() - t0, minimal, rejected=self.last_run["invalid"])
 
     def _shared_with_newer(self, spec: OpSpec, version: OpVersion) -> set:
-        """The bindings of ``version`` that a newer version in this run computes the same way
-        (``superseded``), as sorted item tuples; empty when there is no such version."""
+        """The bindings of ``version`` that a newer version computes the same way (``superseded``)
+        and that this runner's differential search of it reached (it ran before: ``run_spec`` goes
+        newest first), as sorted item tuples. A binding the runtime does not run at the newer
+        opset (unsupported, untested, unconverted), or a newer version this task did not run (a
+        Dask task holds one version), leaves the older version's search in full."""
         newer = superseding(spec, version, self.selected_versions)
         if newer is None:
             return set()
-        theirs = {_key(b) for b in all_bindings(newer)}
-        return {_key(b) for b in all_bindings(version)} & theirs
+        reached = {_key(r.types) for r in self.results
+                   if r.domain == spec.domain and r.op == spec.name and r.version == newer.since
+                   and r.suite.startswith("differential") and r.outcome not in NOT_REACHED}
+        return {_key(b) for b in all_bindings(version)} & reached
 
     def run_spec(self, spec: OpSpec, suites, versions=None, bindings=None, selected=None):
         """Run ``suites`` on the versions of ``spec`` (``versions``: those of this task, None: all);
@@ -311,7 +316,9 @@ class Runner(Recording, CaseExecutors, HypothesisSearch, BindingChecks, CrashRep
         ``versions``, so a newer version left out of the run never stands in for one in it)."""
         self.selected_versions = frozenset(selected) if selected is not None else (
             frozenset(versions) if versions else None)
-        for version in spec.versions:
+        by_since = {v.since: v for v in spec.versions}
+        # newest first, each version followed by those it supersedes, which lean on its search
+        for version in (by_since[s] for group in version_groups(spec, self.selected_versions) for s in group):
             if versions and version.since not in versions:
                 continue
             if version.deprecated:  # the version only marks the op deprecated (Scatter-11, Upsample-10)
@@ -346,6 +353,10 @@ class Runner(Recording, CaseExecutors, HypothesisSearch, BindingChecks, CrashRep
             message = f"{info['crashed']} (only after {len(info['sequence'])} earlier models in the same process)"
             self._record(spec, version, suite, f"{suite}-after-history", {}, Exec(CRASH, message, {
                 "crash_replay": info, "stage": "run"}), 1, 0.0)
+
+
+# outcomes of a binding the runtime did not run: its search says nothing of the op's computation
+NOT_REACHED = (UNSUPPORTED, UNTESTED, UNCONVERTED)
 
 
 def _key(binding: dict) -> tuple:

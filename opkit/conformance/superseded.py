@@ -54,3 +54,16 @@ def superseding(spec: OpSpec, version: OpVersion, selected: frozenset[int] | Non
         if kernel_body(spec, newer) == body and _contract(newer) == _contract(version):
             return newer
     return None
+
+
+def version_groups(spec: OpSpec, selected: frozenset[int] | None) -> list[tuple[int, ...]]:
+    """The versions of ``spec`` among ``selected`` (None: all), in the order a run takes them: each
+    version that no newer one supersedes, newest first, followed by the versions it supersedes
+    (newest first). A group is searched together (a Dask task holds one group), so the older
+    versions' probes always know what the newer one's search reached."""
+    chosen = [v for v in spec.versions if selected is None or v.since in selected]
+    groups: dict[int, list[int]] = {}
+    for version in reversed(chosen):
+        newer = None if version.deprecated else superseding(spec, version, selected)
+        groups.setdefault(newer.since if newer is not None else version.since, []).append(version.since)
+    return [tuple(members) for members in groups.values()]

@@ -1,9 +1,11 @@
-"""How ``opkit test --scheduler`` cuts a sweep into Dask tasks (``units``): one per op version,
-the biggest first."""
+"""How ``opkit test --scheduler`` cuts a sweep into Dask tasks (``units``): one per op version
+(with the older versions it supersedes), the biggest first."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+
+from ..conformance.superseded import version_groups
 
 
 @dataclass(frozen=True)
@@ -52,8 +54,12 @@ def units(specs, max_bindings: int | None = 64, selected: dict | None = None) ->
         if chosen is None and len(versions) <= 1:
             out.append(Unit(spec.path, spec.name, weight=_weight(versions, max_bindings)))
             continue
-        last = len(versions) - 1
-        out += [Unit(spec.path, spec.name, (v.since,), k == last, _weight([v], max_bindings))
-                for k, v in enumerate(versions)]
+        # a version and the older ones it supersedes go together (conformance.superseded): their
+        # probes lean on its search, in the order a local run takes them
+        groups = version_groups(spec, frozenset(chosen) if chosen is not None else None)
+        by_since = {v.since: v for v in versions}
+        out += [Unit(spec.path, spec.name, group, k == len(groups) - 1,
+                     _weight([by_since[s] for s in group], max_bindings))
+                for k, group in enumerate(groups)]
     return out
 
