@@ -22,7 +22,7 @@ from onnx.backend.base import Backend, BackendRep, Device, DeviceType
 
 from ..core.values import as_value
 from ..kernels import registry
-from ..kernels.graph_body import shape_of, type_string
+from ..kernels.graph_body import attribute_value, shape_of, type_string
 from ..kernels.lib import Body
 from ..kernels.runtime import onnx_dtype
 
@@ -44,19 +44,6 @@ def to_value(proto: Any) -> Any:
     return proto
 
 
-def attribute_value(attr: onnx.AttributeProto) -> Any:
-    value = helper.get_attribute_value(attr)
-    if attr.type == onnx.AttributeProto.STRING:
-        return value.decode("utf-8")
-    if attr.type == onnx.AttributeProto.STRINGS:
-        return [v.decode("utf-8") for v in value]
-    if attr.type == onnx.AttributeProto.TENSOR:
-        return numpy_helper.to_array(value)
-    if attr.type == onnx.AttributeProto.TENSORS:
-        return [numpy_helper.to_array(v) for v in value]
-    if attr.type == onnx.AttributeProto.SPARSE_TENSOR:
-        return value
-    return value
 
 
 def clear_caches() -> None:

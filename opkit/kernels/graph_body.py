@@ -50,6 +50,12 @@ def _parse(text: str) -> onnx.GraphProto:
 def _attribute(attr: onnx.AttributeProto, opset: int, scope: dict):
     if attr.type == onnx.AttributeProto.GRAPH:
         return _body(attr.g, opset, scope, onnx.printer.to_text(attr.g))
+    return attribute_value(attr)
+
+
+def attribute_value(attr: onnx.AttributeProto):
+    """A node attribute as kernels take it: strings decoded, tensors as arrays, the rest as onnx
+    gives it (a graph stays a GraphProto here; ``_attribute`` makes it a Body)."""
     value = helper.get_attribute_value(attr)
     if attr.type == onnx.AttributeProto.STRING:
         return value.decode("utf-8")

@@ -83,9 +83,9 @@ def legacy_node_ids_ok(treeids, nodeids) -> bool:
     return all(sorted(t) == list(range(len(t))) for t in trees.values())
 
 
-def _acyclic(n: int, children) -> bool:
-    """Every node reachable from the root 0 is reached once: no cycle, no shared subtree."""
-    seen, stack = set(), [0]
+def _acyclic(n: int, children, root: int = 0) -> bool:
+    """Every node reachable from ``root`` is reached once: no cycle, no shared subtree."""
+    seen, stack = set(), [root]
     while stack:
         i = stack.pop()
         if i in seen:
@@ -150,18 +150,9 @@ def ensemble_links_ok(tree_roots, modes, truenodeids, falsenodeids, trueleafs, f
         if not 0 <= int(root) < n:
             return False
         def children(i):
-            out = []
-            for child, leaf in ((truenodeids[i], trueleafs[i]), (falsenodeids[i], falseleafs[i])):
-                if not leaf:
-                    out.append(int(child))
-            return out
-        seen, stack = set(), [int(root)]
-        while stack:
-            i = stack.pop()
-            if i in seen:
-                return False
-            seen.add(i)
-            stack.extend(children(i))
+            return [int(c) for c, leaf in ((truenodeids[i], trueleafs[i]), (falsenodeids[i], falseleafs[i])) if not leaf]
+        if not _acyclic(n, children, int(root)):
+            return False
     return True
 
 
