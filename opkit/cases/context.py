@@ -173,5 +173,16 @@ def by_op(family: str, builders: dict):
     return hook
 
 
-__all__ = ["ABSENT", "Context", "Draft", "by_op", "axis_in", "broadcast_pair", "dims", "distinct_axes", "finite_values", "int_tensor",
+def by_domain_and_op(family: str, builders: dict, contrib: dict):
+    """A family hook that hands an ai.onnx op to its builder in ``builders`` and a com.microsoft op
+    to its builder in ``contrib`` (ops of the same name differ between the two: Gelu, QuantizeLinear)."""
+    onnx_hook, contrib_hook = by_op(family, builders), by_op(family, contrib)
+
+    def hook(draw, ctx: Context) -> Draft:
+        return (contrib_hook if ctx.spec.domain == "com.microsoft" else onnx_hook)(draw, ctx)
+
+    return hook
+
+
+__all__ = ["ABSENT", "Context", "Draft", "by_domain_and_op", "by_op", "axis_in", "broadcast_pair", "dims", "distinct_axes", "finite_values", "int_tensor",
            "values"]

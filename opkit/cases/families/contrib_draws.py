@@ -11,10 +11,9 @@ from __future__ import annotations
 import numpy as np
 
 from ...core.dtypes import np_dtype
-from ...core.onnx_types import INT_RANGES
 from ..case import NotGeneratable
 from ..context import ABSENT, Context, Draft, int_tensor, nan_to_zero, values
-from .shape_draws import _BOOL, _dims, _int, _one
+from .shape_draws import _BOOL, _dims, _int, _one, range_bounds
 
 DOMAIN = "com.microsoft"
 
@@ -39,13 +38,7 @@ def _unfold_tensor(draw, ctx: Context) -> Draft:
 
 def _range(draw, ctx: Context) -> Draft:
     elem = ctx.elem("start")
-    if elem in INT_RANGES:
-        start, delta = _int(draw, -5, 5), _one(draw, (1, 2, 3, -1, -2, -3))
-        limit = start + _int(draw, -6, 6)
-    else:  # quarters: exact in every float type, so every runtime counts the same elements
-        start = _int(draw, -12, 12) / 4
-        delta = _one(draw, (1.0, 0.5, 2.0, 0.25, 1.5, -1.0, -0.5, -2.0, -0.75))
-        limit = start + _int(draw, -12, 12) / 4
+    start, limit, delta = range_bounds(draw, elem)
     dt = np_dtype(elem)
 
     def scalar(v):  # "Tensor(scalar, or dims=[1])": either form, drawn per input

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 from hypothesis import strategies as st
 
-from ..context import ABSENT, Context, Draft, broadcast_pair, by_op, values
+from ..context import ABSENT, Context, Draft, broadcast_pair, by_domain_and_op, values
 
 _DIM = st.integers(1, 3)
 _ANY_DIM = st.one_of(st.integers(1, 3), st.just(0))
@@ -147,11 +147,4 @@ _BUILDERS = {"MatMul": _matmul, "Gemm": _gemm, "Det": _det}
 _CONTRIB = {"FusedMatMul": _fused_matmul, "TransposeMatMul": _fused_matmul, "FusedGemm": _fused_gemm,
             "GemmFastGelu": _gemm_fast_gelu, "FusedConv": _fused_conv}
 
-_ai_onnx = by_op("matmul", _BUILDERS)
-_com_microsoft = by_op("matmul", _CONTRIB)
-
-
-def draw(draw, ctx: Context) -> Draft:
-    if ctx.spec.domain == "com.microsoft":
-        return _com_microsoft(draw, ctx)
-    return _ai_onnx(draw, ctx)
+draw = by_domain_and_op("matmul", _BUILDERS, _CONTRIB)

@@ -14,7 +14,7 @@ from __future__ import annotations
 from hypothesis import strategies as st
 
 from ...core.onnx_types import ELEMENT_TYPE_CODES
-from ..context import ABSENT, Context, Draft, by_op, clip_finite, distinct_axes, finite_values, nan_to_zero, values
+from ..context import ABSENT, Context, Draft, by_domain_and_op, clip_finite, distinct_axes, finite_values, nan_to_zero, values
 
 _EPSILON = st.sampled_from([ABSENT, 1e-5, 1e-3, 0.1, 0.0])
 _MOMENTUM = st.sampled_from([ABSENT, 0.9, 0.0, 0.5, 1.0])
@@ -294,11 +294,4 @@ _BUILDERS = {
 }
 
 
-_ai_onnx = by_op("normalization", _BUILDERS)
-_com_microsoft = by_op("normalization", _CONTRIB)
-
-
-def draw(draw, ctx: Context) -> Draft:
-    if ctx.spec.domain == "com.microsoft":
-        return _com_microsoft(draw, ctx)
-    return _ai_onnx(draw, ctx)
+draw = by_domain_and_op("normalization", _BUILDERS, _CONTRIB)

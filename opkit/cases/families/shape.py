@@ -22,6 +22,7 @@ from ..context import ABSENT, Context, Draft, distinct_axes, int_tensor, values
 from . import contrib_draws
 from .resample import _affine_grid, _grid_sample, _resize
 from .shape_draws import (
+    range_bounds,
     _BOOL,
     _axes_subset,
     _choices,
@@ -267,14 +268,7 @@ def _slice(draw, ctx: Context) -> Draft:
 
 def _range(draw, ctx: Context) -> Draft:
     elem = ctx.elem("start")
-    if elem in INT_RANGES:
-        start = _int(draw, -5, 5)
-        delta = _one(draw, (1, 2, 3, -1, -2, -3))
-        limit = start + _int(draw, -6, 6)
-    else:  # quarters: exact in every float type, so every runtime counts the same elements
-        start = _int(draw, -12, 12) / 4
-        delta = _one(draw, (1.0, 0.5, 2.0, 0.25, 1.5, -1.0, -0.5, -2.0, -0.75))
-        limit = start + _int(draw, -12, 12) / 4
+    start, limit, delta = range_bounds(draw, elem)
     dt = np_dtype(elem)
     draft = Draft(inputs={"start": np.asarray(start, dtype=dt), "limit": np.asarray(limit, dtype=dt),
                           "delta": np.asarray(delta, dtype=dt)})

@@ -85,3 +85,16 @@ def _permuted(draw, items: list) -> list:
 def _axes_subset(draw, rank: int, min_size: int = 1) -> list[int]:
     """Distinct axes of a rank-``rank`` tensor in drawn order (unsorted)."""
     return draw(_subsets(rank, min_size)) if rank else []
+
+
+def range_bounds(draw, elem: str) -> tuple:
+    """(start, limit, delta) of a Range of ``elem``: a few elements either way; float bounds in
+    quarters, exact in every float type, so every runtime counts the same elements."""
+    from ...core.onnx_types import INT_RANGES
+
+    if elem in INT_RANGES:
+        start, delta = _int(draw, -5, 5), _one(draw, (1, 2, 3, -1, -2, -3))
+        return start, start + _int(draw, -6, 6), delta
+    start = _int(draw, -12, 12) / 4
+    delta = _one(draw, (1.0, 0.5, 2.0, 0.25, 1.5, -1.0, -0.5, -2.0, -0.75))
+    return start, start + _int(draw, -12, 12) / 4, delta
