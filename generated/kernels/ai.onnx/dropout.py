@@ -93,6 +93,8 @@ def dropout_12(data, ratio=None, training_mode=None, *, seed=None):
         training_mode, _t_T2 = check_type('Dropout', 12, 'training_mode', training_mode, 'T2', _TYPES_12_T2, None)
     else:
         _t_T2 = None
+    if not (ratio is None or 0 <= float(np.asarray(ratio, dtype=np.float64).reshape(-1)[0]) < 1):
+        fail('Dropout', 12, 'V1', 'ratio is "The ratio of random dropout, with value in [0, 1)" (1 would scale the kept values by 1 / 0).')
     try:
         return dropout_core(data, ratio, training_mode, seed)
     except KernelValidationError:
@@ -112,6 +114,8 @@ def dropout_13(data, ratio=None, training_mode=None, *, seed=None):
         training_mode, _t_T2 = check_type('Dropout', 13, 'training_mode', training_mode, 'T2', _TYPES_13_T2, None)
     else:
         _t_T2 = None
+    if not (ratio is None or 0 <= float(np.asarray(ratio, dtype=np.float64).reshape(-1)[0]) < 1):
+        fail('Dropout', 13, 'V1', 'ratio is "The ratio of random dropout, with value in [0, 1)" (1 would scale the kept values by 1 / 0).')
     try:
         return dropout_core(data, ratio, training_mode, seed)
     except KernelValidationError:
@@ -131,6 +135,8 @@ def dropout_22(data, ratio=None, training_mode=None, *, seed=None):
         training_mode, _t_T2 = check_type('Dropout', 22, 'training_mode', training_mode, 'T2', _TYPES_22_T2, None)
     else:
         _t_T2 = None
+    if not (ratio is None or 0 <= float(np.asarray(ratio, dtype=np.float64).reshape(-1)[0]) < 1):
+        fail('Dropout', 22, 'V1', 'ratio is "The ratio of random dropout, with value in [0, 1)" (1 would scale the kept values by 1 / 0).')
     try:
         return dropout_core(data, ratio, training_mode, seed)
     except KernelValidationError:
