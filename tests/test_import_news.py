@@ -155,3 +155,15 @@ def test_cli_check_up_to_date_says_so_on_stderr_only(tmp_path, monkeypatch, caps
     out, err = capsys.readouterr()
     assert code == 0 and out == ""  # a clean check prints nothing on stdout, as before
     assert f"{tree / 'com.microsoft'} was imported from: up to date" in err
+
+
+def test_a_reimport_keeps_where_the_semantics_come_from():
+    """com.microsoft specs name the onnxruntime tests their semantics come from (``source.semantics``):
+    a re-import of the same release dropped it, so the committed tree read as changed."""
+    from opkit.importers.merge import merge_spec
+
+    disk = replace(_load("BiasGelu"), source=(("onnxruntime", "1.31.1"), ("semantics", "bias_gelu_op_test.cc")))
+    merged = merge_spec(replace(disk, source=(("onnxruntime", "1.31.1"),)), disk)
+    assert dict(merged.source) == {"onnxruntime": "1.31.1", "semantics": "bias_gelu_op_test.cc"}
+    news = import_news("onnxruntime", [replace(disk, source=(("onnxruntime", "1.31.1"),))], [disk])
+    assert news.empty

@@ -56,10 +56,13 @@ def test_opset_keeps_the_version_in_force():
 
 
 def test_cluster_tasks_follow_the_selection():
-    tasks = units([ADD], selected={ADD.path: (13, 14)})
-    assert [t.versions for t in tasks] == [(13,), (14,)]
-    assert [t.lowerings for t in tasks] == [False, True]  # the lowerings go with the last one
-    assert len(units([ADD])) == 5
+    tasks = units([ADD], selected={ADD.path: (7, 14)})
+    # newest first, each with the versions it supersedes (Add-7 is Add-14 with fewer types)
+    assert [t.versions for t in tasks] == [(14, 7)]
+    assert [t.lowerings for t in tasks] == [True]  # the lowerings go with the last one
+    tasks = units([ADD], selected={ADD.path: (1, 14)})  # Add-1 has its broadcast attribute: a task of its own
+    assert [t.versions for t in tasks] == [(14,), (1,)] and [t.lowerings for t in tasks] == [False, True]
+    assert sorted(s for t in units([ADD]) for s in t.versions) == [1, 6, 7, 13, 14]
 
 
 def _run(tmp_path, *args):

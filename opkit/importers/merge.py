@@ -32,6 +32,9 @@ def _merge_version(new: OpVersion, old: OpVersion) -> OpVersion:
     )
 
 
+SEMANTICS_SOURCE = "semantics"  # the ``source`` key that says where a spec's semantics come from
+
+
 def merge_spec(new: OpSpec, old: OpSpec | None) -> OpSpec:
     if old is None:
         return new
@@ -40,4 +43,8 @@ def merge_spec(new: OpSpec, old: OpSpec | None) -> OpSpec:
     imported = {v.since for v in new.versions}
     versions.extend(v for v in old.versions if v.since not in imported)
     versions.sort(key=lambda v: v.since)
-    return replace(new, versions=tuple(versions), doc=old.doc or new.doc)
+    # the import writes its own release (onnxruntime: 1.31.1); where people took the semantics from
+    # when the schema text is thin (``semantics``: an op's contrib tests) is kept beside it
+    written = dict(new.source)
+    source = tuple(new.source) + tuple((k, v) for k, v in old.source if k == SEMANTICS_SOURCE and k not in written)
+    return replace(new, versions=tuple(versions), doc=old.doc or new.doc, source=source)

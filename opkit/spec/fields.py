@@ -191,6 +191,8 @@ OBJECTS: dict[str, dict[str, Field]] = {
         "sequence": F("list:any", "A sequence's elements: tensors (`{value: ...}`; the dtype follows from `type`)."),
         "optional": F("any", "An optional's element (a tensor, or a sequence with its own `type`); `null` is the "
                              "empty optional."),
+        "map": F("any", "A map's entries: a mapping of keys to values, or a list of `[key, value]` pairs (which "
+                        "keeps 64-bit keys and float32 values exact)."),
     },
     "Tensor": {
         "dtype": F("enum", "ONNX element type; may be omitted where the parameter's type fixes it.",
