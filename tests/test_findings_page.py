@@ -128,3 +128,20 @@ def test_the_page_says_how_many_cases_an_engine_placed_and_how_many_crashes_repr
     audit = (audit_file.AuditEntry(op=("Div",), outcome="crash", verdict="real", why="INT_MIN / -1"),)
     page = findings.render("/nowhere", [again], audit)["generated/docs/findings/rt.md"]
     assert "**4 of 4** charged cases; **0.0%** left unplaced" in page and "**1 of 1**" in page
+
+
+def test_an_entry_with_a_domain_covers_only_that_domains_op(tmp_path):
+    """Attention, QLinearConv and DequantizeLinear are ops of ai.onnx and of com.microsoft: an entry
+    without a domain judged ai.onnx causes with the com.microsoft op's reasons."""
+    from opkit.results.audit import load_audit
+    from opkit.results.causes import Cause
+
+    (tmp_path / "conformance").mkdir()
+    (tmp_path / "conformance" / "audit.yaml").write_text(
+        "- op: Attention\n  domain: com.microsoft\n  verdict: real\n  why: contrib\n")
+    (entry,) = load_audit(str(tmp_path))
+
+    def cause(domain):
+        return Cause("onnxruntime", domain, "Attention", "crash", "killed by signal SIGSEGV", "", (1,), (), 1, {}, False)
+
+    assert entry.covers(cause("com.microsoft")) and not entry.covers(cause("ai.onnx"))

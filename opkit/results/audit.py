@@ -37,9 +37,11 @@ class AuditEntry:
     match: str | None = None
     feature: str | None = None
     backend: str | None = None
+    domain: str | None = None  # an op name both ai.onnx and com.microsoft have (Attention, QLinearConv)
 
     def covers(self, cause: Cause) -> bool:
         return (cause.op in self.op and (self.outcome is None or self.outcome == cause.outcome)
+                and (self.domain is None or self.domain == cause.domain)
                 and (self.match is None or self.match in cause.signature)
                 and (self.feature is None or self.feature == cause.feature)
                 and (self.backend is None or self.backend == cause.backend))
@@ -62,7 +64,7 @@ def load_audit(root: str) -> tuple[AuditEntry, ...]:
         return ()
     if not isinstance(data, list):
         raise AuditError(f"{AUDIT}: must be a list of entries (op, verdict, why ...)")
-    keys = {"op", "verdict", "why", "outcome", "match", "feature", "backend"}
+    keys = {"op", "verdict", "why", "outcome", "match", "feature", "backend", "domain"}
     entries = []
     for i, item in enumerate(data):
         if not isinstance(item, dict) or not {"op", "verdict", "why"} <= set(item) or set(item) - keys:
