@@ -8,7 +8,7 @@ from opkit.backends.registry import resolve
 from opkit.conformance import harness
 from opkit.conformance.backend_runner import BackendRunner
 from opkit.conformance.runner import PROBE_EXAMPLES, Runner
-from opkit.conformance.superseded import superseding
+from opkit.conformance.superseded import TYPE_LIST, rule_contract, superseding
 from opkit.conformance.worker_engine import InProcess
 
 
@@ -23,9 +23,25 @@ def test_which_newer_version_stands_in():
     assert superseding(pad, pad.version(13), None) is None  # Pad-18 adds axes
 
 
-def _examples(versions, backend="reference"):
+def test_a_rule_listing_type_names_reads_as_a_type_list():
+    """Cast-21 and Cast-23 differ only in the target types rule D-to lists (and the type
+    constraints): the same contract. Other literals stay what they are."""
+    assert rule_contract("element_name(to) in ('float', 'int4')") == f"element_name(to) in {TYPE_LIST}"
+    assert rule_contract("mode in ('constant', 'reflect')") == "mode in ('constant', 'reflect')"
+    assert rule_contract("x in ('float', 'constant')") == "x in ('float', 'constant')"  # not only type names
+    cast = harness.load_op("ai.onnx", "Cast")
+    assert superseding(cast, cast.version(21), frozenset({19, 21, 23})).since == 23
+    assert superseding(cast, cast.version(24), frozenset({24, 25})).since == 25
+    assert superseding(cast, cast.version(23), frozenset({23, 24})) is None  # Cast-24 adds round_mode
+
+
+def _examples(versions, backend="reference", max_opset=None):
     spec = harness.load_op("ai.onnx", "Identity")
-    runner = Runner(BackendRunner(InProcess(resolve(backend))), max_examples=20, seed=1)
+    worker = InProcess(resolve(backend))
+    info = worker.describe()
+    if max_opset is not None:
+        info = dict(info, max_opsets={"ai.onnx": max_opset})
+    runner = Runner(BackendRunner(worker, info), max_examples=20, seed=1)
     runner.run_spec(spec, ("differential", "robustness"), versions=versions)
     older = [r for r in runner.results if r.version == 21]
     return ({r.types["V"]: r.examples_run for r in older if r.suite == "differential"},
@@ -48,3 +64,12 @@ def test_a_binding_the_runtime_does_not_run_at_the_newer_opset_is_searched_in_th
     lagging, hostile = _examples([21, 25], backend="tests.superseded_fakes:NoOpset25")
     alone, _ = _examples([21])
     assert lagging.keys() == alone.keys() and min(lagging.values()) > PROBE_EXAMPLES and hostile
+
+
+def test_a_newer_version_the_runtime_cannot_run_stands_in_for_none():
+    """Identity-25 is beyond a runtime of opset 24: Identity-24 stands in for Identity-21 instead
+    (before, Identity-25 did, reached nothing, and Identity-21 was searched in full)."""
+    probed, hostile = _examples([21, 24, 25], max_opset=24)
+    alone, _ = _examples([21], max_opset=24)
+    assert probed.keys() == alone.keys() and sum(probed.values()) * 3 < sum(alone.values())
+    assert min(probed.values()) == PROBE_EXAMPLES and not hostile

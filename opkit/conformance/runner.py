@@ -84,6 +84,8 @@ class Runner(Recording, CaseExecutors, HypothesisSearch, BindingChecks, CrashRep
         self.backend = backend
         self.probe_limit = probe_limit  # see cases.bindings.probe_bindings
         self.selected_versions: frozenset | None = None  # the run's versions of the op in hand (run_spec)
+        self.stand_ins: frozenset | None = None  # those of them the runtime can run (run_spec)
+        self._shared: dict = {}  # (domain, op, since) -> _shared_with_newer's answer, per run_spec
         self.second_opinion = second_opinion  # SecondOpinions asked about every finding, or None
         self.max_examples = max_examples
         self.seed = seed
@@ -301,8 +303,16 @@ class Runner(Recording, CaseExecutors, HypothesisSearch, BindingChecks, CrashRep
         and that this runner's differential search of it reached (it ran before: ``run_spec`` goes
         newest first), as sorted item tuples. A binding the runtime does not run at the newer
         opset (unsupported, untested, unconverted), or a newer version this task did not run (a
-        Dask task holds one version), leaves the older version's search in full."""
-        newer = superseding(spec, version, self.selected_versions)
+        Dask task holds one version), leaves the older version's search in full. Asked by the
+        differential and the robustness suite of ``version``: computed once (the robustness suite
+        must not count the older version's own differential records as the newer's)."""
+        key = (spec.domain, spec.name, version.since)
+        if key not in self._shared:
+            self._shared[key] = self._reached_by_newer(spec, version)
+        return self._shared[key]
+
+    def _reached_by_newer(self, spec: OpSpec, version: OpVersion) -> set:
+        newer = superseding(spec, version, self.stand_ins)
         if newer is None:
             return set()
         reached = {_key(r.types) for r in self.results
@@ -316,17 +326,24 @@ class Runner(Recording, CaseExecutors, HypothesisSearch, BindingChecks, CrashRep
         ``versions``, so a newer version left out of the run never stands in for one in it)."""
         self.selected_versions = frozenset(selected) if selected is not None else (
             frozenset(versions) if versions else None)
+        chosen = [v.since for v in spec.versions
+                  if self.selected_versions is None or v.since in self.selected_versions]
+        # a version the runtime cannot run at all (Cast-28 beyond its opset) reaches no binding:
+        # it never stands in for an older one, whose search would then be in full
+        self.stand_ins = frozenset(s for s in chosen if self._cannot_run(spec, s) is None)
+        self._shared = {}
         by_since = {v.since: v for v in spec.versions}
         # newest first, each version followed by those it supersedes, which lean on its search
-        for version in (by_since[s] for group in version_groups(spec, self.selected_versions) for s in group):
+        groups = [*version_groups(spec, self.stand_ins), *((s,) for s in chosen if s not in self.stand_ins)]
+        groups.sort(key=lambda group: -group[0])
+        for version in (by_since[s] for group in groups for s in group):
             if versions and version.since not in versions:
                 continue
             if version.deprecated:  # the version only marks the op deprecated (Scatter-11, Upsample-10)
                 self._skip({"op": spec.name, "domain": spec.domain, "version": version.since, "types": {},
                             "reason": "the op is deprecated in this version: runtimes need not run it"})
                 continue
-            cannot_run = getattr(self.backend, "cannot_run", None)
-            why = cannot_run(spec.domain, version.since, spec.name) if cannot_run is not None else None
+            why = self._cannot_run(spec, version.since)
             if why and any(s in suites for s in BACKEND_SUITES):  # opkit cannot ask: not a finding
                 self._skip({"op": spec.name, "domain": spec.domain, "version": version.since, "types": {},
                             "reason": why})
@@ -344,6 +361,10 @@ class Runner(Recording, CaseExecutors, HypothesisSearch, BindingChecks, CrashRep
                         UNTESTED, f"runner error: {type(exc).__name__}: {exc}",
                         {"stage": "runner", "traceback": traceback.format_exc(limit=8)}), 0, 0.0)
                 self._record_history_crashes(spec, version, suite)
+
+    def _cannot_run(self, spec: OpSpec, since: int) -> str | None:
+        cannot_run = getattr(self.backend, "cannot_run", None)
+        return cannot_run(spec.domain, since, spec.name) if cannot_run is not None else None
 
     def _record_history_crashes(self, spec: OpSpec, version: OpVersion, suite: str) -> None:
         """A crash that needs the worker's history is charged to that sequence, not to the case
