@@ -3,8 +3,9 @@
 came from other code than the one rendering it.
 
 What counts: the Python files of the opkit package except the parts that only render pages or
-parse command lines (``emit/``, ``commands/``, ``templates/``, ``cli.py``), and the built-in specs
-as the spec catalog loads them (``<domain>/<Op>.yaml`` or ``.yml``; hidden and ``_`` folders and
+parse command lines (``emit/``, ``commands/``, ``templates/``, ``cli.py``) and the audit
+(``results/audit.py``: it judges a report's causes when a page shows them, after the run), and
+the built-in specs as the spec catalog loads them (``<domain>/<Op>.yaml`` or ``.yml``; hidden and ``_`` folders and
 hidden files skipped, as ``opkit.spec.catalog`` does). Paths are hashed relative to the package
 (``opkit/...``) and to the spec folder (``specs/...``), and file bytes exactly as they are, so an
 editable install, a clean clone and a wheel (which carries the specs under ``opkit/_builtin/``)
@@ -21,6 +22,8 @@ import os
 LENGTH = 12  # hex digits shown: enough to tell code versions apart on a page
 # top-level parts of the package that render pages or parse arguments: they cannot change a verdict
 RENDERING = frozenset({"emit", "commands", "templates", "cli.py"})
+# files below the top level that only judge or render what a run recorded
+RENDERING_FILES = frozenset({"results/audit.py"})
 _SKIP_DIRS = frozenset({"__pycache__", "_builtin"})
 SPEC_SUFFIXES = (".yaml", ".yml")  # what opkit.spec.catalog loads
 
@@ -37,6 +40,8 @@ def _package_files(package_dir: str) -> list[tuple[str, str]]:
             if not name.endswith(".py") or (top and name in RENDERING):
                 continue
             rel = name if top else os.path.join(rel_folder, name)
+            if rel.replace(os.sep, "/") in RENDERING_FILES:
+                continue
             out.append(("opkit/" + rel.replace(os.sep, "/"), os.path.join(folder, name)))
     return out
 
