@@ -13,7 +13,9 @@ def split_core(x, axis, sizes, n_outputs, uneven_ok: bool = False) -> tuple[np.n
         if uneven_ok:
             chunk = -(-length // n)
             sizes = [min(chunk, max(length - i * chunk, 0)) for i in range(n)]
-        else:
+        else:  # "split to equal sized parts": a length n does not divide has no defined split
+            if length % n:
+                raise ValueError(f"an axis of length {length} does not split into {n} equal parts")
             sizes = [length // n] * n
     sizes = [int(s) for s in np.asarray(sizes).reshape(-1)]
     cuts = np.cumsum(sizes)[:-1]
