@@ -3,7 +3,8 @@
 
 tract loads an ONNX file as an *inference model*, which must know every input's rank before it
 can be typed ("Source node without a determined fact"); so a session types and optimizes the model
-once per combination of input ranks, every dim a symbol (``RankSpecializedSession``).
+once per combination of input ranks, every dim a symbol (``RankSpecializedSession``), and per
+concrete input shape when tract cannot type it on symbols (an op that fixes a dim, shape arithmetic).
 
 Data in and out goes through the engine's C API (``tract_tensor_from_bytes`` /
 ``tract_tensor_as_bytes``) with opkit's own dtype table instead of the binding's numpy helpers,
@@ -45,6 +46,10 @@ _NO_FEED = {"string"}  # tract has a String datum type, but its C API moves plai
 _UNSUPPORTED = re.compile(
     r"not implemented|unimplemented|Unsupported|not supported|No operator|Unknown operator|"
     r"unknown op|Can not parse|Unexpected datum type|no datum type|Unknown DatumType|cannot pass", re.IGNORECASE)
+
+
+# a typing failure that comes from the symbolic input facts the session declares
+_SYMBOLIC = re.compile(r"symbol|\bSym\(", re.IGNORECASE)
 
 
 class TractError(RuntimeError):
@@ -92,10 +97,12 @@ class _Session:
         try:
             return runner(self._runnable(model))
         except TractError as exc:
-            if "symbol" not in str(exc).lower():
+            if not _SYMBOLIC.search(str(exc)):
                 raise
-        # tract cannot type this model's shape arithmetic on symbolic dims ("Can not compute a
-        # shape with square of symbols"): type it per concrete input shape instead
+        # tract cannot type this model on symbolic dims: its shape arithmetic ("Can not compute a
+        # shape with square of symbols"), or an op that fixes a dim the symbol stands for (OneHot's
+        # values of 2, Resize's scales of rank(X): "Impossible to unify Sym(values_0) with Val(2)").
+        # The facts are the adapter's choice, not the model's: type it per concrete input shape
         per_shape: dict[tuple, object] = {}
 
         def run_static(feeds):
