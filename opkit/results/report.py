@@ -234,7 +234,33 @@ def build_report(cases: list[CaseRecord], target: dict, settings: dict, duration
         report["skipped"] = skipped
     if coverage:
         report[COVERAGE_KEY] = list(coverage)
-    return report
+    return machine_free(report)
+
+
+def machine_free(value, root: str | None = None):
+    """``value`` (a report or part of one) without the paths of the machine it was made on, so a
+    report can be committed as written: a ``repro`` folder inside the project is relative to its
+    root (a cluster's workers write absolute ones; one outside, which the user chose, stays as it
+    is), and every other string goes through ``portable_text`` (engine messages carry their build
+    folders and temporary files)."""
+    from ..core.jsonfiles import portable_text
+    from ..core.project import active
+
+    root = root if root is not None else active().root
+    if isinstance(value, dict):
+        return {k: (_inside(v, root) if k == "repro" and isinstance(v, str) else machine_free(v, root))
+                for k, v in value.items()}
+    if isinstance(value, list):
+        return [machine_free(v, root) for v in value]
+    return portable_text(value) if isinstance(value, str) else value
+
+
+def _inside(path: str, root: str) -> str:
+    """``path`` relative to ``root`` when it lies inside it, else unchanged."""
+    if not os.path.isabs(path):
+        return path
+    rel = os.path.relpath(path, root)
+    return path if rel == ".." or rel.startswith(".." + os.sep) else rel.replace(os.sep, "/")
 
 
 def provenance(target: dict, duration: float) -> dict:
