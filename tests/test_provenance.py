@@ -192,3 +192,51 @@ def test_the_text_is_the_reports_alone():
     assert scoreboard.made_by(report, "rt", "aaaaaaaaaaaa") == scoreboard.made_by(report, "rt", "bbbbbbbbbbbb")
     odd = scoreboard.made_by({**report, "_path": "reports/a b`.json"}, "rt")
     assert "`opkit test" not in odd  # a path that cannot sit in inline code is shown as escaped text
+
+
+# -- the adapters a report's code covers
+
+
+def _adapters(tree):
+    pkg, specs = tree
+    for name in ("tract_backend.py", "openvino_backend.py", "onnxruntime.py"):
+        path = os.path.join(pkg, "backends", name)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w") as f:
+            f.write(f"# {name}\n")
+    return pkg, specs
+
+
+def test_an_adapter_counts_only_for_the_reports_that_used_it(tree):
+    pkg, specs = _adapters(tree)
+    tract, openvino = ("opkit/backends/tract_backend.py",), ("opkit/backends/openvino_backend.py",)
+    before = {scope: fp.fingerprint(pkg, specs, scope) for scope in (None, tract, openvino, ())}
+    with open(os.path.join(pkg, "backends", "tract_backend.py"), "a") as f:
+        f.write("x = 1\n")
+    after = {scope: fp.fingerprint(pkg, specs, scope) for scope in before}
+    assert after[tract] != before[tract] and after[None] != before[None]  # the full code: as before scopes
+    assert after[openvino] == before[openvino] and after[()] == before[()]
+    # a default second opinion's adapter (onnxruntime) counts for every report
+    with open(os.path.join(pkg, "backends", "onnxruntime.py"), "a") as f:
+        f.write("x = 1\n")
+    assert fp.fingerprint(pkg, specs, openvino) != after[openvino]
+
+
+def test_a_runs_scope_is_the_adapters_of_its_runtimes():
+    assert fp.adapter_scope(["opkit.backends.tract_backend:TractBackend", "opkit.backends.onnxruntime:OnnxRuntimeBackend",
+                             "opkit.backends.onnx_reference:OnnxReferenceBackend", "mypkg.rt:Backend"]) == \
+        ("opkit/backends/tract_backend.py",)
+
+
+def test_a_report_is_current_for_the_code_of_its_scope():
+    scope = ["opkit/backends/tract_backend.py"]
+    report = _report(code=fp.code_fingerprint(tuple(scope)))
+    report["target"]["code_scope"] = scope
+    assert scoreboard.made_by_this_code(report)
+    assert scoreboard.STALE not in scoreboard.made_by(report, "rt")
+    del report["target"]["code_scope"]  # read as a report of the whole code, which differs
+    assert fp.code_fingerprint(tuple(scope)) != fp.code_fingerprint()
+    assert not scoreboard.made_by_this_code(report)
+    # build_report computes a scoped code when the run recorded its scope
+    built = build_report([], {"backends": [], "code_scope": scope}, {}, 1.0)
+    assert built["target"]["code"] == fp.code_fingerprint(tuple(scope))

@@ -24,6 +24,12 @@ LENGTH = 12  # hex digits shown: enough to tell code versions apart on a page
 RENDERING = frozenset({"emit", "commands", "templates", "cli.py"})
 # files below the top level that only judge or render what a run recorded
 RENDERING_FILES = frozenset({"results/audit.py"})
+# the adapters of runtimes that are never a default second opinion: each decides the verdicts of a
+# run only when the run uses its runtime, so a report's code covers only the adapters it used
+# (``code_scope``) and fixing the tract adapter leaves OpenVINO's report current
+ADAPTERS = frozenset({"opkit/backends/openvino_backend.py", "opkit/backends/tract_backend.py",
+                      "opkit/backends/torch_backend.py", "opkit/backends/iree_backend.py",
+                      "opkit/backends/jax_backend.py"})
 _SKIP_DIRS = frozenset({"__pycache__", "_builtin"})
 SPEC_SUFFIXES = (".yaml", ".yml")  # what opkit.spec.catalog loads
 
@@ -61,11 +67,22 @@ def _spec_files(specs_dir: str) -> list[tuple[str, str]]:
     return out
 
 
-def fingerprint(package_dir: str, specs_dir: str) -> str:
+def adapter_scope(targets) -> tuple[str, ...]:
+    """The ``ADAPTERS`` among backends' ``module:Class`` targets (those a run uses), sorted."""
+    found = {str(t).split(":")[0].replace(".", "/") + ".py" for t in targets}
+    return tuple(sorted(found & ADAPTERS))
+
+
+def fingerprint(package_dir: str, specs_dir: str, scope: tuple[str, ...] | None = None) -> str:
     """The fingerprint of the package at ``package_dir`` with the specs in ``specs_dir``: the first
-    ``LENGTH`` hex digits of a sha256 over each file's relative path and bytes, in path order."""
+    ``LENGTH`` hex digits of a sha256 over each file's relative path and bytes, in path order.
+    ``scope``: the ``ADAPTERS`` a run used (the others are left out); None: every file, as reports
+    made before scopes were recorded were fingerprinted."""
+    files = _package_files(package_dir)
+    if scope is not None:
+        files = [(rel, path) for rel, path in files if rel not in ADAPTERS or rel in scope]
     digest = hashlib.sha256()
-    for rel, path in sorted(_package_files(package_dir) + _spec_files(specs_dir)):
+    for rel, path in sorted(files + _spec_files(specs_dir)):
         with open(path, "rb") as f:
             data = f.read()
         # lengths framed in: no two different file sets can hash the same byte stream
@@ -74,10 +91,21 @@ def fingerprint(package_dir: str, specs_dir: str) -> str:
     return digest.hexdigest()[:LENGTH]
 
 
-@functools.lru_cache(maxsize=1)
-def code_fingerprint() -> str:
-    """The fingerprint of the running opkit and its built-in specs (computed once per process:
-    hashing some 600 files costs tens of milliseconds, and the code a process runs does not change)."""
+@functools.lru_cache(maxsize=16)
+def code_fingerprint(scope: tuple[str, ...] | None = None) -> str:
+    """The fingerprint of the running opkit and its built-in specs, with the adapters in ``scope``
+    (see ``fingerprint``; computed once per process and scope: hashing some 600 files costs tens of
+    milliseconds, and the code a process runs does not change)."""
     from .project import PACKAGE_DIR, builtin_root  # where the catalog finds the built-in specs
 
-    return fingerprint(PACKAGE_DIR, os.path.join(builtin_root(), "specs"))
+    return fingerprint(PACKAGE_DIR, os.path.join(builtin_root(), "specs"), scope)
+
+
+def report_scope(report: dict) -> tuple[str, ...] | None:
+    """The adapter scope a report's code covers (``target.code_scope``), or None for a report made
+    before scopes were recorded (its code covers every file)."""
+    target = report.get("target") if isinstance(report.get("target"), dict) else {}
+    scope = target.get("code_scope")
+    if not isinstance(scope, list) or not all(isinstance(s, str) for s in scope):
+        return None
+    return tuple(sorted(scope))

@@ -85,11 +85,11 @@ def rerun_command(report: dict, backend: str) -> str:
 
 def made_by_this_code(report: dict, current: str | None = None) -> bool:
     """Whether a report recorded its date and was made by the code rendering the page."""
-    from ..core.code_fingerprint import code_fingerprint
+    from ..core.code_fingerprint import code_fingerprint, report_scope
 
     target = report.get("target") if isinstance(report.get("target"), dict) else {}
     created = target.get("created")
-    return (target.get("code") == (current or code_fingerprint()) and isinstance(created, str)
+    return (target.get("code") == (current or code_fingerprint(report_scope(report))) and isinstance(created, str)
             and bool(_CREATED.match(created)))
 
 
@@ -104,9 +104,9 @@ def made_by(report: dict, backend: str, current: str | None = None) -> str:
     """"report made by opkit 0.1.0 (code 1a2b3c4d5e6f) on 2026-11-29", and when that is not the
     code rendering the page (``current``: by default this opkit's fingerprint) or the report did
     not record it, a plain warning with the command that refreshes it. Cell-safe."""
-    from ..core.code_fingerprint import code_fingerprint
+    from ..core.code_fingerprint import code_fingerprint, report_scope
 
-    current = current or code_fingerprint()
+    current = current or code_fingerprint(report_scope(report))
     target = report.get("target") if isinstance(report.get("target"), dict) else {}
     code, created = target.get("code"), target.get("created")
     has_code = isinstance(code, str) and bool(code)

@@ -273,7 +273,8 @@ def provenance(target: dict, duration: float) -> dict:
     from ..core.code_fingerprint import code_fingerprint
 
     out = {**target}
-    out.setdefault("code", code_fingerprint())
+    scope = out.get("code_scope")
+    out.setdefault("code", code_fingerprint(tuple(sorted(scope)) if isinstance(scope, list) else None))
     if duration > 0 and "created" not in out:
         now = datetime.datetime.now(datetime.timezone.utc)
         started = now - datetime.timedelta(seconds=duration)

@@ -73,11 +73,7 @@ class _Run:
     def __init__(self, config: RunConfig):
         self.config = config
         self.start = time.perf_counter()
-        # the code that decides the verdicts, read now: the report must name the code the run
-        # started with, not what the files hold when it ends (code_fingerprint caches per process)
-        from ..core.code_fingerprint import code_fingerprint
-
-        code_fingerprint()
+        self.code_scope: tuple[str, ...] = ()  # the adapters whose code decides verdicts (set with the backends)
         self.lock = threading.Lock()  # held while the report is written
         self.finishing = False  # set when the report is being built: signals no longer raise
         self.reported = False
@@ -131,6 +127,13 @@ class _Run:
             raise TestUsageError("no ops to test (no spec has a reference kernel yet?)")
         self.expectations = [_load_expectations(config, spec_b.name) for spec_b in self.backend_specs]
         self.second_opinions = _second_opinion_specs(config, self.backend_specs)
+        # the code that decides the verdicts, read now: the report must name the code the run
+        # started with, not what the files hold when it ends (code_fingerprint caches per process
+        # and scope); the scope: the adapters of the runtimes this run uses
+        from ..core.code_fingerprint import adapter_scope, code_fingerprint
+
+        self.code_scope = adapter_scope(s.target for s in self.backend_specs + list(self.second_opinions))
+        code_fingerprint(self.code_scope)
         self.suites = _suites(config)
         self.repro_dir = self._repro_dir(project)
         self.cluster = _connect_cluster(config, self.backend_specs + self.second_opinions,

@@ -51,6 +51,7 @@ def build_run_report(run, interrupted: bool) -> tuple[dict, list[CaseRecord], li
                         f"{failed_repros[0].repro_error}")
     config = run.config
     target = environment(backend_infos(run), config.seed)
+    target["code_scope"] = list(run.code_scope)  # the adapters the report's code covers
     settings = {"suites": run.suites, "ops": _listed(config.op), "max_examples": config.max_examples,
                 "timeout_s": config.timeout, "expectations": [f for _, files in run.expectations for f in files]}
     if run.cluster is not None:
