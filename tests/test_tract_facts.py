@@ -53,6 +53,8 @@ def _session(monkeypatch, refusal: str):
     "Val(2). (while Failed analyse for node #3 \"output\" OneHot)",
     "Impossible to unify Sym(X_0) with Sym(grid_0). (while Failed analyse for node #2 GridSample)",
     "Can not compute a shape with square of symbols",
+    "Only constant input shape are supported in Multinomial (while Translating node #1 Multinomial)",
+    "Can not compute output shape. inputs are [Sym(X_0), Sym(X_1)] and scale 0.5",
 ])
 def test_a_model_tract_cannot_type_on_symbols_runs_on_concrete_shapes(monkeypatch, refusal):
     session, typed = _session(monkeypatch, refusal)
@@ -62,8 +64,11 @@ def test_a_model_tract_cannot_type_on_symbols_runs_on_concrete_shapes(monkeypatc
     assert typed == [(2, 3), (4, 1)]  # typed once per concrete shape
 
 
-def test_a_refusal_that_is_not_about_symbols_is_the_runtimes(monkeypatch):
-    session, typed = _session(monkeypatch, "Unsupported mode wrap (while Building node (Pad))")
+def test_a_refusal_that_stays_with_concrete_shapes_is_the_runtimes(monkeypatch):
+    def refuse_always(self, model):
+        raise tract_backend.TractError("Unsupported mode wrap (while Building node (Pad))")
+
+    session, _ = _session(monkeypatch, "unused")
+    monkeypatch.setattr(tract_backend._Session, "_runnable", refuse_always)
     with pytest.raises(tract_backend.TractError, match="Unsupported mode wrap"):
         session.run({"x": np.ones((2, 3), np.float32)})
-    assert typed == []

@@ -4,7 +4,8 @@
 tract loads an ONNX file as an *inference model*, which must know every input's rank before it
 can be typed ("Source node without a determined fact"); so a session types and optimizes the model
 once per combination of input ranks, every dim a symbol (``RankSpecializedSession``), and per
-concrete input shape when tract cannot type it on symbols (an op that fixes a dim, shape arithmetic).
+concrete input shape when tract cannot type it on symbols (any typing failure: an op that fixes a
+dim or wants the shape itself, shape arithmetic); what tract says on concrete shapes is its answer.
 
 Data in and out goes through the engine's C API (``tract_tensor_from_bytes`` /
 ``tract_tensor_as_bytes``) with opkit's own dtype table instead of the binding's numpy helpers,
@@ -46,10 +47,6 @@ _NO_FEED = {"string"}  # tract has a String datum type, but its C API moves plai
 _UNSUPPORTED = re.compile(
     r"not implemented|unimplemented|Unsupported|not supported|No operator|Unknown operator|"
     r"unknown op|Can not parse|Unexpected datum type|no datum type|Unknown DatumType|cannot pass", re.IGNORECASE)
-
-
-# a typing failure that comes from the symbolic input facts the session declares
-_SYMBOLIC = re.compile(r"symbol|\bSym\(", re.IGNORECASE)
 
 
 class TractError(RuntimeError):
@@ -96,13 +93,14 @@ class _Session:
 
         try:
             return runner(self._runnable(model))
-        except TractError as exc:
-            if not _SYMBOLIC.search(str(exc)):
-                raise
+        except TractError:
+            pass
         # tract cannot type this model on symbolic dims: its shape arithmetic ("Can not compute a
-        # shape with square of symbols"), or an op that fixes a dim the symbol stands for (OneHot's
-        # values of 2, Resize's scales of rank(X): "Impossible to unify Sym(values_0) with Val(2)").
-        # The facts are the adapter's choice, not the model's: type it per concrete input shape
+        # shape with square of symbols"), an op that fixes a dim the symbol stands for (OneHot's
+        # values of 2: "Impossible to unify Sym(values_0) with Val(2)"), an op that wants the shape
+        # itself ("Only constant input shape are supported in Multinomial", Resize's "Can not
+        # compute output shape"). The facts are the adapter's choice, not the model's, so any typing
+        # failure is tried again per concrete input shape; what tract says then is its answer
         per_shape: dict[tuple, object] = {}
 
         def run_static(feeds):
