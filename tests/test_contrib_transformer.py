@@ -16,7 +16,7 @@ from family_cases import assert_mostly_valid, kernel_versions, op_cases
 MS = "com.microsoft"
 OPS = ["Gelu", "FastGelu", "QuickGelu", "BiasGelu", "BiasAdd", "BiasSoftmax", "FusedMatMul", "TransposeMatMul",
        "FusedGemm", "GemmFastGelu", "SkipLayerNormalization", "SkipSimplifiedLayerNormalization",
-       "EmbedLayerNormalization", "RotaryEmbedding", "FusedConv", "Attention"]
+       "EmbedLayerNormalization", "RotaryEmbedding", "FusedConv", "Attention", "MultiHeadAttention"]
 
 
 def _k(op):
@@ -229,6 +229,109 @@ def test_contrib_attention_common_path():
         _k("Attention")(x, w, num_heads=1, unidirectional=1)
     with pytest.raises(KernelValidationError, match="C3"):
         _k("Attention")(x, w, None, np.array([2], np.int32), num_heads=1)
+
+
+def _softmax_rows(scores):
+    e = np.exp(scores - scores.max(-1, keepdims=True))
+    return e / e.sum(-1, keepdims=True)
+
+
+def _mha_inputs():
+    rng = np.random.default_rng(0)
+    q = rng.integers(-3, 4, (2, 3, 4)).astype(np.float32)  # B 2, S 3, two heads of 2
+    k = rng.integers(-3, 4, (2, 3, 4)).astype(np.float32)
+    v = rng.integers(-3, 4, (2, 3, 6)).astype(np.float32)  # v_head_size 3
+    return q, k, v
+
+
+def _mha_by_hand(q, k, v, allowed, scale, bias=None):
+    """(B, S, N * H_v) by the semantics: per head, softmax over the allowed keys of the scaled scores."""
+    b, s, _ = q.shape
+    qh = q.astype(np.float64).reshape(b, s, 2, -1).transpose(0, 2, 1, 3)
+    kh = k.astype(np.float64).reshape(b, k.shape[1], 2, -1).transpose(0, 2, 1, 3)
+    vh = v.astype(np.float64).reshape(b, v.shape[1], 2, -1).transpose(0, 2, 1, 3)
+    scores = qh @ kh.swapaxes(-1, -2) * scale + (0 if bias is None else bias)
+    p = _softmax_rows(np.where(allowed, scores, -np.inf))
+    return (p @ vh).transpose(0, 2, 1, 3).reshape(b, s, -1)
+
+
+def test_multihead_attention_masks_leave_keys_out():
+    q, k, v = _mha_inputs()
+    mha = _k("MultiHeadAttention")
+    out, pk, pv, _ = mha(q, k, v, num_heads=2)
+    assert pk.shape == (2, 2, 3, 2) and pv.shape == (2, 2, 3, 3) and np.array_equal(pv[1, 1], v[1, :, 3:])
+    assert np.allclose(out, _mha_by_hand(q, k, v, True, 1 / math.sqrt(2)), rtol=1e-6, atol=1e-6)
+    # the three padding-mask forms of one padding (batch 0 keeps 2 keys, batch 1 all 3) agree
+    lengths = np.array([2, 3], np.int32)
+    two_d = np.array([[1, 1, 0], [1, 1, 1]], np.int32)
+    three_d = np.repeat(two_d[:, None, :], 3, axis=1)
+    allowed = (two_d != 0)[:, None, None, :]
+    want = _mha_by_hand(q, k, v, allowed, 1 / math.sqrt(2))
+    for mask in (lengths, two_d, three_d):
+        (got, *_) = mha(q, k, v, None, mask, num_heads=2)
+        assert np.allclose(got, want, rtol=1e-6, atol=1e-6)
+    assert not np.allclose(want, out, atol=1e-3)  # the padded key counted
+    # unidirectional: query i sees keys 0..i; an attention_bias is added to the scaled scores
+    bias = np.arange(9, dtype=np.float32).reshape(1, 1, 3, 3) / 4
+    (got, *_) = mha(q, k, v, None, None, bias, num_heads=2, scale=0.5, unidirectional=1)
+    tril = np.tril(np.ones((3, 3), bool))
+    assert np.allclose(got, _mha_by_hand(q, k, v, tril, 0.5, bias), rtol=1e-6, atol=1e-6)
+
+
+def test_multihead_attention_bias_and_scale_zero():
+    q, k, v = _mha_inputs()
+    w = np.linspace(-1, 1, 14).astype(np.float32)
+    out, pk, pv, _ = _k("MultiHeadAttention")(q, k, v, w, num_heads=2)
+    assert np.allclose(pk[0, 1], (k + w[4:8])[0, :, 2:], rtol=1e-6)  # present_key holds K plus its bias
+    assert np.allclose(pv[0, 0], (v + w[8:])[0, :, :3], rtol=1e-6)
+    assert np.allclose(out, _mha_by_hand(q + w[:4], k + w[4:8], v + w[8:], True, 1 / math.sqrt(2)), rtol=1e-5,
+                       atol=1e-6)
+    # scale 0 is a given scale (the text): every score is 0 and each query averages the values; not
+    # onnxruntime's reading (0 as unset: 1 / sqrt(head_size))
+    (out, *_) = _k("MultiHeadAttention")(q, k, v, num_heads=2, scale=0.0)
+    assert np.allclose(out, np.broadcast_to(v.mean(axis=1, keepdims=True), out.shape), rtol=1e-6)
+
+
+def test_multihead_attention_rules():
+    q, k, v = _mha_inputs()
+    mha = _k("MultiHeadAttention")
+    with pytest.raises(KernelValidationError, match="C1"):  # packed QKV: not implemented
+        mha(q.reshape(2, 3, 2, 1, 2).repeat(3, axis=3), num_heads=2)
+    with pytest.raises(KernelValidationError, match="C2"):  # hidden size 4 is no multiple of 3 heads
+        mha(q, k, v, num_heads=3)
+    with pytest.raises(KernelValidationError, match="C3"):
+        mha(q, k, v, np.zeros(12, np.float32), num_heads=2)
+    with pytest.raises(KernelValidationError, match="C4"):  # the (3 * batch_size + 2) form
+        mha(q, k, v, None, np.array([3, 3, 0, 0, 3, 3, 0, 0], np.int32), num_heads=2)
+    with pytest.raises(KernelValidationError, match="C4"):  # a 2-D mask of 0 / 1 only
+        mha(q, k, v, None, np.array([[1, 2, 1], [1, 1, 1]], np.int32), num_heads=2)
+    with pytest.raises(KernelValidationError, match="C5"):  # attention_bias for 3 heads
+        mha(q, k, v, None, None, np.zeros((1, 3, 3, 3), np.float32), num_heads=2)
+    with pytest.raises(KernelValidationError, match="C6"):
+        mha(q, k, v, None, None, None, np.zeros((2, 2, 1, 2), np.float32), np.zeros((2, 2, 1, 3), np.float32),
+            num_heads=2)
+    with pytest.raises(KernelValidationError, match="C7"):  # causal cross attention: positions do not align
+        mha(q, k[:, :2], v[:, :2], num_heads=2, unidirectional=1)
+
+
+def test_multihead_attention_masking_rule():
+    q, k, v = _mha_inputs()
+    mha = _k("MultiHeadAttention")
+    no_key = np.array([[0, 0, 0], [1, 1, 1]], np.int32)
+    with pytest.raises(KernelValidationError, match="D1"):  # batch 0 attends no key
+        mha(q, k, v, None, no_key, num_heads=2)
+    with pytest.raises(KernelValidationError, match="D1"):  # also under the causal rule: query 0 needs key 0
+        mha(q, k, v, None, np.array([[0, 1, 1], [1, 1, 1]], np.int32), num_heads=2, unidirectional=1)
+    pad = np.array([[1, 1, 0], [1, 1, 1]], np.int32)
+    with pytest.raises(KernelValidationError, match="D1"):  # -1 leaves the padded key a weight: readings differ
+        mha(q, k, v, None, pad, num_heads=2, mask_filter_value=-1.0)
+    mha(q, k, v, None, pad, num_heads=2, mask_filter_value=-1000.0)
+    nan_value = v.copy()
+    nan_value[0, 2, 0] = np.nan  # at the padded key: an additive mask gives 0 * NaN
+    with pytest.raises(KernelValidationError, match="D1"):
+        mha(q, k, nan_value, None, pad, num_heads=2)
+    (out, *_) = mha(q, k, nan_value, num_heads=2)  # attended: NaN is the result, and valid
+    assert np.isnan(out[0, :, 0]).all() and not np.isnan(out[1]).any()
 
 
 def _hooked_versions():
