@@ -16,7 +16,8 @@ from family_cases import assert_mostly_valid, kernel_versions, op_cases
 MS = "com.microsoft"
 OPS = ["Gelu", "FastGelu", "QuickGelu", "BiasGelu", "BiasAdd", "BiasSoftmax", "FusedMatMul", "TransposeMatMul",
        "FusedGemm", "GemmFastGelu", "SkipLayerNormalization", "SkipSimplifiedLayerNormalization",
-       "EmbedLayerNormalization", "RotaryEmbedding", "FusedConv", "Attention", "MultiHeadAttention"]
+       "EmbedLayerNormalization", "RotaryEmbedding", "FusedConv", "Attention", "MultiHeadAttention",
+       "GroupQueryAttention"]
 
 
 def _k(op):
@@ -332,6 +333,128 @@ def test_multihead_attention_masking_rule():
         mha(q, k, nan_value, None, pad, num_heads=2)
     (out, *_) = mha(q, k, nan_value, num_heads=2)  # attended: NaN is the result, and valid
     assert np.isnan(out[0, :, 0]).all() and not np.isnan(out[1]).any()
+
+
+def _gqa_by_hand(q, k, v, n, kvn, causal=True, scale=None, softcap=0.0):
+    """Each query head n reads kv head n // (n / kvn); k, v: (B, KVN, T, H) (past and new)."""
+    b, s, _ = q.shape
+    h = k.shape[-1]
+    qh = q.astype(np.float64).reshape(b, s, n, h).transpose(0, 2, 1, 3)
+    kk = np.repeat(k.astype(np.float64), n // kvn, axis=1)
+    vv = np.repeat(v.astype(np.float64), n // kvn, axis=1)
+    scores = qh @ kk.swapaxes(-1, -2) * (1 / math.sqrt(h) if scale is None else scale)
+    if softcap:
+        scores = softcap * np.tanh(scores / softcap)
+    total = k.shape[2]
+    if causal:
+        scores = np.where(np.arange(total)[None, :] <= total - s + np.arange(s)[:, None], scores, -np.inf)
+    return (_softmax_rows(scores) @ vv).transpose(0, 2, 1, 3).reshape(b, s, -1)
+
+
+def _gqa_inputs(b=1, s=2, past=2, n=4, kvn=2, h=2):
+    rng = np.random.default_rng(1)
+    f = np.float32
+    return (rng.integers(-3, 4, (b, s, n * h)).astype(f), rng.integers(-3, 4, (b, s, kvn * h)).astype(f),
+            rng.integers(-3, 4, (b, s, kvn * h)).astype(f), rng.integers(-3, 4, (b, kvn, past, h)).astype(f),
+            rng.integers(-3, 4, (b, kvn, past, h)).astype(f))
+
+
+def _lengths(b, total):
+    return np.full(b, total - 1, np.int32), np.array(total, np.int32)
+
+
+def test_group_query_attention_groups_and_past():
+    q, k, v, pk, pv = _gqa_inputs()
+    gqa = _k("GroupQueryAttention")
+    out, present_k, present_v, _ = gqa(q, k, v, pk, pv, *_lengths(1, 4), num_heads=4, kv_num_heads=2)
+    kt = k.reshape(1, 2, 2, 2).transpose(0, 2, 1, 3)
+    assert np.array_equal(present_k, np.concatenate([pk, kt], axis=2))  # past, then the new keys (BNSH)
+    assert np.array_equal(present_v, np.concatenate([pv, v.reshape(1, 2, 2, 2).transpose(0, 2, 1, 3)], axis=2))
+    want = _gqa_by_hand(q, present_k, present_v, 4, 2)
+    assert np.allclose(out, want, rtol=1e-6, atol=1e-6)
+    # heads 0 and 1 share kv head 0 (consecutive groups), not heads 0 and 2
+    alternating = present_k[:, [0, 1, 0, 1]], present_v[:, [0, 1, 0, 1]]
+    assert not np.allclose(want, _gqa_by_hand(q, *alternating, 4, 4), atol=1e-3)
+    # causal 0: every query attends every key; the causal offset is the past length
+    (out0, *_) = gqa(q, k, v, pk, pv, *_lengths(1, 4), num_heads=4, kv_num_heads=2, causal=0)
+    assert np.allclose(out0, _gqa_by_hand(q, present_k, present_v, 4, 2, causal=False), rtol=1e-6, atol=1e-6)
+    assert not np.allclose(out0[:, 0], out[:, 0], atol=1e-3) and np.allclose(out0[:, 1], out[:, 1], atol=1e-6)
+    # softcap after the scale; scale 0 is a given scale
+    (capped, *_) = gqa(q, k, v, pk, pv, *_lengths(1, 4), num_heads=4, kv_num_heads=2, softcap=2.0, scale=0.5)
+    assert np.allclose(capped, _gqa_by_hand(q, present_k, present_v, 4, 2, scale=0.5, softcap=2.0), rtol=1e-6,
+                       atol=1e-6)
+    (flat, *_) = gqa(q, k, v, pk, pv, *_lengths(1, 4), num_heads=4, kv_num_heads=2, scale=0.0)
+    assert np.allclose(flat, _gqa_by_hand(q, present_k, present_v, 4, 2, scale=0.0), rtol=1e-6)
+
+
+def test_group_query_attention_packed_and_prompt():
+    q, k, v, _, _ = _gqa_inputs(b=2, s=3, past=0)
+    gqa = _k("GroupQueryAttention")
+    separate = gqa(q, k, v, None, None, *_lengths(2, 3), num_heads=4, kv_num_heads=2)
+    packed = gqa(np.concatenate([q, k, v], axis=-1), None, None, None, None, np.array([2, 2], np.int32),
+                 np.array([3], np.int32), num_heads=4, kv_num_heads=2)
+    for a, b in zip(separate, packed):
+        assert np.array_equal(a, b)
+    empty = np.zeros((2, 2, 0, 2), np.float32)  # an empty past is the prompt too
+    for a, b in zip(separate, gqa(q, k, v, empty, empty, *_lengths(2, 3), num_heads=4, kv_num_heads=2)):
+        assert np.array_equal(a, b)
+
+
+def test_group_query_attention_rules():
+    q, k, v, pk, pv = _gqa_inputs()
+    gqa = _k("GroupQueryAttention")
+    with pytest.raises(KernelValidationError, match="C1"):
+        gqa(q, k, v, pk, pv, *_lengths(1, 4), num_heads=4, kv_num_heads=3)
+    with pytest.raises(KernelValidationError, match="C2"):  # key without value
+        gqa(q, k, None, pk, pv, *_lengths(1, 4), num_heads=4, kv_num_heads=2)
+    with pytest.raises(KernelValidationError, match="C3"):  # past of another head size
+        gqa(q, k, v, pk[..., :1], pv[..., :1], *_lengths(1, 4), num_heads=4, kv_num_heads=2)
+    with pytest.raises(KernelValidationError, match="C4"):  # total_sequence_length is not seqlens_k's max + 1
+        gqa(q, k, v, pk, pv, np.array([3], np.int32), np.array(5, np.int32), num_heads=4, kv_num_heads=2)
+    q2, k2, v2, pk2, pv2 = _gqa_inputs(b=2, s=1, past=2)
+    with pytest.raises(KernelValidationError, match="C5"):  # a ragged batch: entry 1 is shorter
+        gqa(q2, k2, v2, pk2, pv2, np.array([2, 1], np.int32), np.array(3, np.int32), num_heads=4, kv_num_heads=2)
+    with pytest.raises(KernelValidationError, match="C5"):  # a past buffer longer than the past (shared buffer)
+        gqa(q, k, v, pk, pv, *_lengths(1, 3), num_heads=4, kv_num_heads=2)
+    q3, k3, v3, pk3, pv3 = _gqa_inputs(b=2, s=2, past=1)
+    with pytest.raises(KernelValidationError, match="C6"):  # several new tokens after a past need batch 1
+        gqa(q3, k3, v3, pk3, pv3, *_lengths(2, 3), num_heads=4, kv_num_heads=2)
+    with pytest.raises(KernelValidationError, match="C7"):  # a cache in another type (quantized)
+        gqa(q, k, v, pk.astype(np.float16), pv.astype(np.float16), *_lengths(1, 4), num_heads=4, kv_num_heads=2)
+    with pytest.raises(KernelValidationError, match="C8"):
+        gqa(q, k, v, pk, pv, *_lengths(1, 4), np.ones((4, 1), np.float32), np.zeros((4, 1), np.float32),
+            num_heads=4, kv_num_heads=2)
+    with pytest.raises(KernelValidationError, match="C9"):
+        gqa(q, k, v, pk, pv, *_lengths(1, 4), num_heads=4, kv_num_heads=2, local_window_size=2)
+    with pytest.raises(KernelValidationError, match="C10"):
+        gqa(q, k, v, pk, pv, *_lengths(1, 4), num_heads=4, kv_num_heads=2, softcap=-1.0)
+
+
+def test_group_query_attention_masking_rule():
+    q, k, v, pk, pv = _gqa_inputs()
+    gqa = _k("GroupQueryAttention")
+    nan_k = k.copy()
+    nan_k[0, 1, 0] = np.nan  # the last new key: query 0 (position 2) does not attend it
+    with pytest.raises(KernelValidationError, match="D1"):
+        gqa(q, nan_k, v, pk, pv, *_lengths(1, 4), num_heads=4, kv_num_heads=2)
+    inf_v = v.copy()
+    inf_v[0, 1, 0] = np.inf  # -inf added to its score would still weigh it 0 * inf
+    with pytest.raises(KernelValidationError, match="D1"):
+        gqa(q, k, inf_v, pk, pv, *_lengths(1, 4), num_heads=4, kv_num_heads=2)
+    (out, *_) = gqa(q, nan_k, v, pk, pv, *_lengths(1, 4), num_heads=4, kv_num_heads=2, causal=0)
+    assert np.isnan(out[0, :, :4]).all() and not np.isnan(out[0, :, 4:]).any()  # kv head 0 only
+
+
+def test_group_query_attention_cache_type_is_bound_to_t():
+    """Rule C7 reads the cache only through .dtype behind `is None`: the generator never draws a
+    binding with T_CACHE other than T (the present outputs would be of a type the kernel does not
+    produce), also for the prompts that have no past."""
+    from opkit.cases.bindings import all_bindings
+    from opkit.conformance import harness
+
+    version = harness.load_op(MS, "GroupQueryAttention").version(1)
+    bindings = all_bindings(version)
+    assert bindings and all(b["T_CACHE"] == b["T"] for b in bindings)
 
 
 def _hooked_versions():

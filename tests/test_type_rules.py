@@ -46,6 +46,8 @@ def test_an_is_none_guard_on_an_input_only_type_stays_a_value_rule():
     version = harness.load_op("ai.onnx", "Attention").version(23)
     assert "V4" not in [r.label for r in type_rules(version)]
     assert any(b["U"] not in ("tensor(bool)", b["T1"]) for b in all_bindings(version))
+    gqa = harness.load_op("com.microsoft", "GroupQueryAttention").version(1)
+    assert "C7" in [r.label for r in type_rules(gqa)]  # T_CACHE also types present_key / present_value
 
 
 def test_excluded_bindings_are_never_enumerated_or_drawn():

@@ -9,8 +9,8 @@ depends on the binding alone, never draws a binding it excludes, so opkit does n
 cases it knows are invalid and does not report them as "could not draw".
 
 An optional input whose type parameter also types an output may be guarded with ``is None``
-(``past_key is None or past_key.dtype == query.dtype``: a cache type that also types the present
-outputs). The binding check takes every input as given, so it
+(``past_key is None or past_key.dtype == query.dtype``: GroupQueryAttention's cache type T_CACHE
+also types present_key and present_value). The binding check takes every input as given, so it
 excludes a binding the rule fails with the input present, also for the cases that leave the input
 out: without it the binding still decides the output's type. A guarded input whose type parameter
 types nothing else (Attention's attn_mask and its U) keeps the rule about values: its other

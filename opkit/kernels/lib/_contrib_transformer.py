@@ -20,7 +20,7 @@ __all__: list[str] = [
     "gelu_erf", "fast_gelu", "quick_gelu", "bias_gelu", "bias_add", "fused_matmul", "fused_gemm", "gemm_fast_gelu",
     "skip_layer_norm", "embed_layer_norm", "contrib_rotary_embedding", "fused_conv", "contrib_attention",
     "FUSED_ACTIVATIONS", "fused_activation", "multihead_attention", "multihead_attention_defined",
-    "MASKED_SCORE_GAP",
+    "group_query_attention", "group_query_attention_defined", "MASKED_SCORE_GAP",
 ]
 
 # FastGelu's constants as its text prints them: sqrt(2 / pi) and 0.044715 * sqrt(2 / pi), six digits
@@ -368,3 +368,64 @@ def multihead_attention_defined(query, key, value, bias=None, key_padding_mask=N
         return True
     fill = -10000.0 if mask_filter_value is None else float(mask_filter_value)
     return _masking_defined(scores, allowed, v, fill)
+
+
+def _gqa_parts(query, key, value, past_key, past_value, num_heads, kv_num_heads, scale, softcap, causal):
+    """GroupQueryAttention's present key and value (B, KVN, P + S, H) in T, and in double the
+    per-query-head Q, K, V, the (soft-capped) scaled scores and the attended keys."""
+    b, s, width = query.shape
+    n, kvn = int(num_heads), int(kv_num_heads)
+    if key is None:  # packed: Q, K, V side by side on the last axis
+        h = width // (n + 2 * kvn)
+        key, value = query[..., n * h:(n + kvn) * h], query[..., (n + kvn) * h:]
+        query = query[..., :n * h]
+    k_new = key.reshape(b, s, kvn, -1).transpose(0, 2, 1, 3)
+    v_new = value.reshape(b, s, kvn, -1).transpose(0, 2, 1, 3)
+    present_k = k_new if past_key is None else np.concatenate([past_key, k_new], axis=2)
+    present_v = v_new if past_value is None else np.concatenate([past_value, v_new], axis=2)
+    group = np.arange(n) // (n // kvn)  # query head i reads kv head i // (num_heads / kv_num_heads)
+    k = present_k.astype(np.float64)[:, group]
+    v = present_v.astype(np.float64)[:, group]
+    q = _heads(query, b, s, n)
+    with np.errstate(all="ignore"):
+        factor = (1.0 / math.sqrt(q.shape[-1])) if scale is None else scale
+        scores = (q @ k.swapaxes(-1, -2)) * factor
+        if softcap:
+            scores = softcap * np.tanh(scores / softcap)
+    total = k.shape[2]
+    past = total - s
+    allowed = np.ones((1, 1, s, total), dtype=bool)
+    if causal:  # query i sits at position past + i
+        allowed = (np.arange(total)[None, :] <= past + np.arange(s)[:, None])[None, None]
+    return present_k, present_v, v, scores, allowed
+
+
+def group_query_attention(query, key=None, value=None, past_key=None, past_value=None, *, num_heads, kv_num_heads,
+                          scale=None, softcap=None, causal=1):
+    """com.microsoft GroupQueryAttention, every batch entry P past and S new tokens (P + S =
+    total_sequence_length): present_key / present_value = past_key / past_value followed by the new
+    key / value in BNSH (B, KVN, P + S, H), copied; query head i attends with kv head i // (N / KVN);
+    scores Q K^T * scale (1 / sqrt(H) by default), soft-capped as softcap * tanh(x / softcap) when
+    softcap > 0, softmax over the attended keys (causal: query i, at position P + i, attends keys
+    0..P + i; else all) times V, heads concatenated to (B, S, N * H). Packed QKV (key and value
+    absent): query holds Q, K and V side by side. Double, rounded once to T."""
+    present_k, present_v, v, scores, allowed = _gqa_parts(query, key, value, past_key, past_value, num_heads,
+                                                          kv_num_heads, scale, softcap, causal)
+    b, s = query.shape[:2]
+    out = _attend(scores, allowed, v).transpose(0, 2, 1, 3).reshape(b, s, -1)
+    return as_dtype(out, query.dtype), present_k, present_v
+
+
+def group_query_attention_defined(query, key=None, value=None, past_key=None, past_value=None, *, num_heads,
+                                  kv_num_heads, scale=None, softcap=None, causal=1) -> bool:
+    """GroupQueryAttention's masking rule (``_masking_defined`` with -inf): the text says only that a
+    causal mask is applied, not whether a future key is left out or given -inf, which makes a NaN or
+    +inf score there, or an infinite value, decide the result. Inputs the kernel cannot take count
+    as defined: their own rules report them."""
+    try:
+        with np.errstate(all="ignore"):
+            _, _, v, scores, allowed = _gqa_parts(query, key, value, past_key, past_value, num_heads, kv_num_heads,
+                                                  scale, softcap, causal)
+    except Exception:  # noqa: BLE001 -- shapes the other rules reject
+        return True
+    return _masking_defined(scores, allowed, v, -np.inf)
