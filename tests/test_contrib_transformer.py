@@ -16,7 +16,8 @@ from family_cases import assert_mostly_valid, kernel_versions, op_cases
 MS = "com.microsoft"
 OPS = ["Gelu", "FastGelu", "QuickGelu", "BiasGelu", "BiasAdd", "BiasSoftmax", "FusedMatMul", "TransposeMatMul",
        "FusedGemm", "GemmFastGelu", "SkipLayerNormalization", "SkipSimplifiedLayerNormalization",
-       "EmbedLayerNormalization", "RotaryEmbedding", "FusedConv", "Attention"]
+       "EmbedLayerNormalization", "RotaryEmbedding", "FusedConv", "Attention", "MultiHeadAttention",
+       "GroupQueryAttention"]
 
 
 def _k(op):
@@ -229,6 +230,231 @@ def test_contrib_attention_common_path():
         _k("Attention")(x, w, num_heads=1, unidirectional=1)
     with pytest.raises(KernelValidationError, match="C3"):
         _k("Attention")(x, w, None, np.array([2], np.int32), num_heads=1)
+
+
+def _softmax_rows(scores):
+    e = np.exp(scores - scores.max(-1, keepdims=True))
+    return e / e.sum(-1, keepdims=True)
+
+
+def _mha_inputs():
+    rng = np.random.default_rng(0)
+    q = rng.integers(-3, 4, (2, 3, 4)).astype(np.float32)  # B 2, S 3, two heads of 2
+    k = rng.integers(-3, 4, (2, 3, 4)).astype(np.float32)
+    v = rng.integers(-3, 4, (2, 3, 6)).astype(np.float32)  # v_head_size 3
+    return q, k, v
+
+
+def _mha_by_hand(q, k, v, allowed, scale, bias=None):
+    """(B, S, N * H_v) by the semantics: per head, softmax over the allowed keys of the scaled scores."""
+    b, s, _ = q.shape
+    qh = q.astype(np.float64).reshape(b, s, 2, -1).transpose(0, 2, 1, 3)
+    kh = k.astype(np.float64).reshape(b, k.shape[1], 2, -1).transpose(0, 2, 1, 3)
+    vh = v.astype(np.float64).reshape(b, v.shape[1], 2, -1).transpose(0, 2, 1, 3)
+    scores = qh @ kh.swapaxes(-1, -2) * scale + (0 if bias is None else bias)
+    p = _softmax_rows(np.where(allowed, scores, -np.inf))
+    return (p @ vh).transpose(0, 2, 1, 3).reshape(b, s, -1)
+
+
+def test_multihead_attention_masks_leave_keys_out():
+    q, k, v = _mha_inputs()
+    mha = _k("MultiHeadAttention")
+    out, pk, pv, _ = mha(q, k, v, num_heads=2)
+    assert pk.shape == (2, 2, 3, 2) and pv.shape == (2, 2, 3, 3) and np.array_equal(pv[1, 1], v[1, :, 3:])
+    assert np.allclose(out, _mha_by_hand(q, k, v, True, 1 / math.sqrt(2)), rtol=1e-6, atol=1e-6)
+    # the three padding-mask forms of one padding (batch 0 keeps 2 keys, batch 1 all 3) agree
+    lengths = np.array([2, 3], np.int32)
+    two_d = np.array([[1, 1, 0], [1, 1, 1]], np.int32)
+    three_d = np.repeat(two_d[:, None, :], 3, axis=1)
+    allowed = (two_d != 0)[:, None, None, :]
+    want = _mha_by_hand(q, k, v, allowed, 1 / math.sqrt(2))
+    for mask in (lengths, two_d, three_d):
+        (got, *_) = mha(q, k, v, None, mask, num_heads=2)
+        assert np.allclose(got, want, rtol=1e-6, atol=1e-6)
+    assert not np.allclose(want, out, atol=1e-3)  # the padded key counted
+    # unidirectional: query i sees keys 0..i; an attention_bias is added to the scaled scores
+    bias = np.arange(9, dtype=np.float32).reshape(1, 1, 3, 3) / 4
+    (got, *_) = mha(q, k, v, None, None, bias, num_heads=2, scale=0.5, unidirectional=1)
+    tril = np.tril(np.ones((3, 3), bool))
+    assert np.allclose(got, _mha_by_hand(q, k, v, tril, 0.5, bias), rtol=1e-6, atol=1e-6)
+
+
+def test_multihead_attention_bias_and_scale_zero():
+    q, k, v = _mha_inputs()
+    w = np.linspace(-1, 1, 14).astype(np.float32)
+    out, pk, pv, _ = _k("MultiHeadAttention")(q, k, v, w, num_heads=2)
+    assert np.allclose(pk[0, 1], (k + w[4:8])[0, :, 2:], rtol=1e-6)  # present_key holds K plus its bias
+    assert np.allclose(pv[0, 0], (v + w[8:])[0, :, :3], rtol=1e-6)
+    assert np.allclose(out, _mha_by_hand(q + w[:4], k + w[4:8], v + w[8:], True, 1 / math.sqrt(2)), rtol=1e-5,
+                       atol=1e-6)
+    # scale 0 is a given scale (the text): every score is 0 and each query averages the values; not
+    # onnxruntime's reading (0 as unset: 1 / sqrt(head_size))
+    (out, *_) = _k("MultiHeadAttention")(q, k, v, num_heads=2, scale=0.0)
+    assert np.allclose(out, np.broadcast_to(v.mean(axis=1, keepdims=True), out.shape), rtol=1e-6)
+
+
+def test_multihead_attention_rules():
+    q, k, v = _mha_inputs()
+    mha = _k("MultiHeadAttention")
+    with pytest.raises(KernelValidationError, match="C1"):  # packed QKV: not implemented
+        mha(q.reshape(2, 3, 2, 1, 2).repeat(3, axis=3), num_heads=2)
+    with pytest.raises(KernelValidationError, match="C2"):  # hidden size 4 is no multiple of 3 heads
+        mha(q, k, v, num_heads=3)
+    with pytest.raises(KernelValidationError, match="C3"):
+        mha(q, k, v, np.zeros(12, np.float32), num_heads=2)
+    with pytest.raises(KernelValidationError, match="C4"):  # the (3 * batch_size + 2) form
+        mha(q, k, v, None, np.array([3, 3, 0, 0, 3, 3, 0, 0], np.int32), num_heads=2)
+    with pytest.raises(KernelValidationError, match="C4"):  # a 2-D mask of 0 / 1 only
+        mha(q, k, v, None, np.array([[1, 2, 1], [1, 1, 1]], np.int32), num_heads=2)
+    with pytest.raises(KernelValidationError, match="C5"):  # attention_bias for 3 heads
+        mha(q, k, v, None, None, np.zeros((1, 3, 3, 3), np.float32), num_heads=2)
+    with pytest.raises(KernelValidationError, match="C6"):
+        mha(q, k, v, None, None, None, np.zeros((2, 2, 1, 2), np.float32), np.zeros((2, 2, 1, 3), np.float32),
+            num_heads=2)
+    with pytest.raises(KernelValidationError, match="C7"):  # causal cross attention: positions do not align
+        mha(q, k[:, :2], v[:, :2], num_heads=2, unidirectional=1)
+
+
+def test_multihead_attention_masking_rule():
+    q, k, v = _mha_inputs()
+    mha = _k("MultiHeadAttention")
+    no_key = np.array([[0, 0, 0], [1, 1, 1]], np.int32)
+    with pytest.raises(KernelValidationError, match="D1"):  # batch 0 attends no key
+        mha(q, k, v, None, no_key, num_heads=2)
+    with pytest.raises(KernelValidationError, match="D1"):  # also under the causal rule: query 0 needs key 0
+        mha(q, k, v, None, np.array([[0, 1, 1], [1, 1, 1]], np.int32), num_heads=2, unidirectional=1)
+    pad = np.array([[1, 1, 0], [1, 1, 1]], np.int32)
+    with pytest.raises(KernelValidationError, match="D1"):  # -1 leaves the padded key a weight: readings differ
+        mha(q, k, v, None, pad, num_heads=2, mask_filter_value=-1.0)
+    mha(q, k, v, None, pad, num_heads=2, mask_filter_value=-1000.0)
+    nan_value = v.copy()
+    nan_value[0, 2, 0] = np.nan  # at the padded key: an additive mask gives 0 * NaN
+    with pytest.raises(KernelValidationError, match="D1"):
+        mha(q, k, nan_value, None, pad, num_heads=2)
+    (out, *_) = mha(q, k, nan_value, num_heads=2)  # attended: NaN is the result, and valid
+    assert np.isnan(out[0, :, 0]).all() and not np.isnan(out[1]).any()
+
+
+def _gqa_by_hand(q, k, v, n, kvn, causal=True, scale=None, softcap=0.0):
+    """Each query head n reads kv head n // (n / kvn); k, v: (B, KVN, T, H) (past and new)."""
+    b, s, _ = q.shape
+    h = k.shape[-1]
+    qh = q.astype(np.float64).reshape(b, s, n, h).transpose(0, 2, 1, 3)
+    kk = np.repeat(k.astype(np.float64), n // kvn, axis=1)
+    vv = np.repeat(v.astype(np.float64), n // kvn, axis=1)
+    scores = qh @ kk.swapaxes(-1, -2) * (1 / math.sqrt(h) if scale is None else scale)
+    if softcap:
+        scores = softcap * np.tanh(scores / softcap)
+    total = k.shape[2]
+    if causal:
+        scores = np.where(np.arange(total)[None, :] <= total - s + np.arange(s)[:, None], scores, -np.inf)
+    return (_softmax_rows(scores) @ vv).transpose(0, 2, 1, 3).reshape(b, s, -1)
+
+
+def _gqa_inputs(b=1, s=2, past=2, n=4, kvn=2, h=2):
+    rng = np.random.default_rng(1)
+    f = np.float32
+    return (rng.integers(-3, 4, (b, s, n * h)).astype(f), rng.integers(-3, 4, (b, s, kvn * h)).astype(f),
+            rng.integers(-3, 4, (b, s, kvn * h)).astype(f), rng.integers(-3, 4, (b, kvn, past, h)).astype(f),
+            rng.integers(-3, 4, (b, kvn, past, h)).astype(f))
+
+
+def _lengths(b, total):
+    return np.full(b, total - 1, np.int32), np.array(total, np.int32)
+
+
+def test_group_query_attention_groups_and_past():
+    q, k, v, pk, pv = _gqa_inputs()
+    gqa = _k("GroupQueryAttention")
+    out, present_k, present_v, _ = gqa(q, k, v, pk, pv, *_lengths(1, 4), num_heads=4, kv_num_heads=2)
+    kt = k.reshape(1, 2, 2, 2).transpose(0, 2, 1, 3)
+    assert np.array_equal(present_k, np.concatenate([pk, kt], axis=2))  # past, then the new keys (BNSH)
+    assert np.array_equal(present_v, np.concatenate([pv, v.reshape(1, 2, 2, 2).transpose(0, 2, 1, 3)], axis=2))
+    want = _gqa_by_hand(q, present_k, present_v, 4, 2)
+    assert np.allclose(out, want, rtol=1e-6, atol=1e-6)
+    # heads 0 and 1 share kv head 0 (consecutive groups), not heads 0 and 2
+    alternating = present_k[:, [0, 1, 0, 1]], present_v[:, [0, 1, 0, 1]]
+    assert not np.allclose(want, _gqa_by_hand(q, *alternating, 4, 4), atol=1e-3)
+    # causal 0: every query attends every key; the causal offset is the past length
+    (out0, *_) = gqa(q, k, v, pk, pv, *_lengths(1, 4), num_heads=4, kv_num_heads=2, causal=0)
+    assert np.allclose(out0, _gqa_by_hand(q, present_k, present_v, 4, 2, causal=False), rtol=1e-6, atol=1e-6)
+    assert not np.allclose(out0[:, 0], out[:, 0], atol=1e-3) and np.allclose(out0[:, 1], out[:, 1], atol=1e-6)
+    # softcap after the scale; scale 0 is a given scale
+    (capped, *_) = gqa(q, k, v, pk, pv, *_lengths(1, 4), num_heads=4, kv_num_heads=2, softcap=2.0, scale=0.5)
+    assert np.allclose(capped, _gqa_by_hand(q, present_k, present_v, 4, 2, scale=0.5, softcap=2.0), rtol=1e-6,
+                       atol=1e-6)
+    (flat, *_) = gqa(q, k, v, pk, pv, *_lengths(1, 4), num_heads=4, kv_num_heads=2, scale=0.0)
+    assert np.allclose(flat, _gqa_by_hand(q, present_k, present_v, 4, 2, scale=0.0), rtol=1e-6)
+
+
+def test_group_query_attention_packed_and_prompt():
+    q, k, v, _, _ = _gqa_inputs(b=2, s=3, past=0)
+    gqa = _k("GroupQueryAttention")
+    separate = gqa(q, k, v, None, None, *_lengths(2, 3), num_heads=4, kv_num_heads=2)
+    packed = gqa(np.concatenate([q, k, v], axis=-1), None, None, None, None, np.array([2, 2], np.int32),
+                 np.array([3], np.int32), num_heads=4, kv_num_heads=2)
+    for a, b in zip(separate, packed):
+        assert np.array_equal(a, b)
+    empty = np.zeros((2, 2, 0, 2), np.float32)  # an empty past is the prompt too
+    for a, b in zip(separate, gqa(q, k, v, empty, empty, *_lengths(2, 3), num_heads=4, kv_num_heads=2)):
+        assert np.array_equal(a, b)
+
+
+def test_group_query_attention_rules():
+    q, k, v, pk, pv = _gqa_inputs()
+    gqa = _k("GroupQueryAttention")
+    with pytest.raises(KernelValidationError, match="C1"):
+        gqa(q, k, v, pk, pv, *_lengths(1, 4), num_heads=4, kv_num_heads=3)
+    with pytest.raises(KernelValidationError, match="C2"):  # key without value
+        gqa(q, k, None, pk, pv, *_lengths(1, 4), num_heads=4, kv_num_heads=2)
+    with pytest.raises(KernelValidationError, match="C3"):  # past of another head size
+        gqa(q, k, v, pk[..., :1], pv[..., :1], *_lengths(1, 4), num_heads=4, kv_num_heads=2)
+    with pytest.raises(KernelValidationError, match="C4"):  # total_sequence_length is not seqlens_k's max + 1
+        gqa(q, k, v, pk, pv, np.array([3], np.int32), np.array(5, np.int32), num_heads=4, kv_num_heads=2)
+    q2, k2, v2, pk2, pv2 = _gqa_inputs(b=2, s=1, past=2)
+    with pytest.raises(KernelValidationError, match="C5"):  # a ragged batch: entry 1 is shorter
+        gqa(q2, k2, v2, pk2, pv2, np.array([2, 1], np.int32), np.array(3, np.int32), num_heads=4, kv_num_heads=2)
+    with pytest.raises(KernelValidationError, match="C5"):  # a past buffer longer than the past (shared buffer)
+        gqa(q, k, v, pk, pv, *_lengths(1, 3), num_heads=4, kv_num_heads=2)
+    q3, k3, v3, pk3, pv3 = _gqa_inputs(b=2, s=2, past=1)
+    with pytest.raises(KernelValidationError, match="C6"):  # several new tokens after a past need batch 1
+        gqa(q3, k3, v3, pk3, pv3, *_lengths(2, 3), num_heads=4, kv_num_heads=2)
+    with pytest.raises(KernelValidationError, match="C7"):  # a cache in another type (quantized)
+        gqa(q, k, v, pk.astype(np.float16), pv.astype(np.float16), *_lengths(1, 4), num_heads=4, kv_num_heads=2)
+    with pytest.raises(KernelValidationError, match="C8"):
+        gqa(q, k, v, pk, pv, *_lengths(1, 4), np.ones((4, 1), np.float32), np.zeros((4, 1), np.float32),
+            num_heads=4, kv_num_heads=2)
+    with pytest.raises(KernelValidationError, match="C9"):
+        gqa(q, k, v, pk, pv, *_lengths(1, 4), num_heads=4, kv_num_heads=2, local_window_size=2)
+    with pytest.raises(KernelValidationError, match="C10"):
+        gqa(q, k, v, pk, pv, *_lengths(1, 4), num_heads=4, kv_num_heads=2, softcap=-1.0)
+
+
+def test_group_query_attention_masking_rule():
+    q, k, v, pk, pv = _gqa_inputs()
+    gqa = _k("GroupQueryAttention")
+    nan_k = k.copy()
+    nan_k[0, 1, 0] = np.nan  # the last new key: query 0 (position 2) does not attend it
+    with pytest.raises(KernelValidationError, match="D1"):
+        gqa(q, nan_k, v, pk, pv, *_lengths(1, 4), num_heads=4, kv_num_heads=2)
+    inf_v = v.copy()
+    inf_v[0, 1, 0] = np.inf  # -inf added to its score would still weigh it 0 * inf
+    with pytest.raises(KernelValidationError, match="D1"):
+        gqa(q, k, inf_v, pk, pv, *_lengths(1, 4), num_heads=4, kv_num_heads=2)
+    (out, *_) = gqa(q, nan_k, v, pk, pv, *_lengths(1, 4), num_heads=4, kv_num_heads=2, causal=0)
+    assert np.isnan(out[0, :, :4]).all() and not np.isnan(out[0, :, 4:]).any()  # kv head 0 only
+
+
+def test_group_query_attention_cache_type_is_bound_to_t():
+    """Rule C7 reads the cache only through .dtype behind `is None`: the generator never draws a
+    binding with T_CACHE other than T (the present outputs would be of a type the kernel does not
+    produce), also for the prompts that have no past."""
+    from opkit.cases.bindings import all_bindings
+    from opkit.conformance import harness
+
+    version = harness.load_op(MS, "GroupQueryAttention").version(1)
+    bindings = all_bindings(version)
+    assert bindings and all(b["T_CACHE"] == b["T"] for b in bindings)
 
 
 def _hooked_versions():

@@ -61,6 +61,8 @@ REPORT_SCHEMA: dict = {
                 # and the fingerprint of the code that decided its verdicts (opkit.core.code_fingerprint)
                 "created": {"type": "string", "pattern": CREATED_PATTERN},
                 "code": {"type": "string", "pattern": CODE_PATTERN},
+                # the runtime adapters the code fingerprint covers (opkit.core.code_fingerprint.ADAPTERS)
+                "code_scope": {"type": "array", "items": {"type": "string"}},
                 "machine": {"type": "object", "required": ["platform", "cpu_count"],
                             "properties": {"platform": {"type": "string"}, "machine": {"type": "string"},
                                            "cpu_count": {"type": ["integer", "null"]}}},

@@ -67,9 +67,18 @@ def _names(tree: ast.Expression | None, expression: str) -> frozenset[str]:
     return frozenset(out)
 
 
-def _reads_only_dtypes(tree: ast.AST, inputs: frozenset[str], attributes: frozenset[str]) -> bool:
-    """True when every input name in ``tree`` is used as ``NAME.dtype``, no attribute is read, and
-    at least one input is."""
+def _is_none_test(node: ast.AST, parent: ast.AST | None) -> bool:
+    """``NAME is None`` / ``NAME is not None``, NAME being ``node``."""
+    return (isinstance(parent, ast.Compare) and parent.left is node and len(parent.ops) == 1
+            and isinstance(parent.ops[0], (ast.Is, ast.IsNot)) and isinstance(parent.comparators[0], ast.Constant)
+            and parent.comparators[0].value is None)
+
+
+def _reads_only_dtypes(tree: ast.AST, inputs: frozenset[str], attributes: frozenset[str],
+                       guardable: frozenset[str] = frozenset()) -> bool:
+    """True when every input name in ``tree`` is used as ``NAME.dtype`` (or, for a ``guardable``
+    input, tested with ``NAME is None`` / ``is not None``), no attribute is read, and at least one
+    input is read through ``.dtype``."""
     parents = {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
     seen = False
     for node in ast.walk(tree):
@@ -79,16 +88,19 @@ def _reads_only_dtypes(tree: ast.AST, inputs: frozenset[str], attributes: frozen
             return False
         if node.id in inputs:
             parent = parents.get(node)
+            if node.id in guardable and _is_none_test(node, parent):
+                continue
             if not (isinstance(parent, ast.Attribute) and parent.attr == "dtype"):
                 return False
             seen = True
     return seen
 
 
-def _parse_rule(rule: Rule, inputs: frozenset[str], attributes: frozenset[str]) -> ParsedRule:
+def _parse_rule(rule: Rule, inputs: frozenset[str], attributes: frozenset[str],
+                guardable: frozenset[str] = frozenset()) -> ParsedRule:
     expression = (getattr(rule, "holds", "") or "").strip()
     tree = _parse(expression)
-    type_only = tree is not None and _reads_only_dtypes(tree, inputs, attributes)
+    type_only = tree is not None and _reads_only_dtypes(tree, inputs, attributes, guardable)
     code = compile(tree, "<type rule>", "eval") if type_only else None
     return ParsedRule(rule, expression, _names(tree, expression), type_only, tree, code)
 
@@ -103,7 +115,12 @@ def parse_rules(version: OpVersion) -> tuple[ParsedRule, ...]:
     if hit is None or hit[0] is not version:
         inputs = frozenset(pyname(p.name) for p in version.inputs)
         attributes = frozenset(pyname(a.name) for a in version.attributes) - inputs
-        parsed = tuple(_parse_rule(r, inputs, attributes) for r in (version.rules or ()))
+        # an optional input whose type parameter also types an output: its binding decides the
+        # output's type when the input is left out, so a rule may guard it with ``is None`` and
+        # still be about the binding alone (type_rules.py)
+        output_types = {p.type for p in version.outputs}
+        guardable = frozenset(pyname(p.name) for p in version.inputs if p.type in output_types)
+        parsed = tuple(_parse_rule(r, inputs, attributes, guardable) for r in (version.rules or ()))
         hit = _PARSED[id(version)] = (version, parsed)
     return hit[1]
 

@@ -7,6 +7,14 @@ ordinary labelled rule that reads inputs only through ``.dtype`` (``holds: X.dty
 scale.dtype``). The kernel enforces it like any rule; the case generator, seeing that the rule
 depends on the binding alone, never draws a binding it excludes, so opkit does not spend a run on
 cases it knows are invalid and does not report them as "could not draw".
+
+An optional input whose type parameter also types an output may be guarded with ``is None``
+(``past_key is None or past_key.dtype == query.dtype``: GroupQueryAttention's cache type T_CACHE
+also types present_key and present_value). The binding check takes every input as given, so it
+excludes a binding the rule fails with the input present, also for the cases that leave the input
+out: without it the binding still decides the output's type. A guarded input whose type parameter
+types nothing else (Attention's attn_mask and its U) keeps the rule about values: its other
+bindings stay, for the cases without the input.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Attention family: Attention, RotaryEmbedding, LinearAttention and CausalConvWithState, and
-com.microsoft RotaryEmbedding and Attention.
+com.microsoft RotaryEmbedding, Attention, MultiHeadAttention and GroupQueryAttention.
 
 Every tensor's shape derives from a few drawn sizes (batch, heads, sequence lengths, head sizes), so
 the 3-D (heads packed into the last dimension, with the head-count attributes) and 4-D layouts, the
@@ -219,6 +219,103 @@ def _contrib_attention(draw, ctx: Context) -> Draft:
     return Draft(attributes=attrs, inputs=inputs)
 
 
+def _contrib_mha(draw, ctx: Context) -> Draft:
+    """com.microsoft MultiHeadAttention, separate Q (B, S, D), K (B, L, D), V (B, L, D_v): an optional
+    bias, key_padding_mask (lengths (B), (B, L) or (B, S, L) of 0 / 1), attention_bias ((B or 1, N or
+    1, S, L)), unidirectional with L == S, scale (0 too: the text uses any scale given) and
+    mask_filter_value far below every score. Valid by construction (rule D1): every query attends a
+    key (key 0 under the causal rule, a drawn one otherwise) and small values (integers in [-3, 3],
+    up to 6 with a bias: scores within +-111) keep every masked key's weight 0 with any
+    mask_filter_value drawn. The packed, past and cache forms are left out (the kernel does not
+    implement them); qk is not declared (n_outputs 3: the text does not say what "normalized Q * K"
+    is)."""
+    b, s, n, h = _small(draw, 1, 2), _small(draw, 1, 3), _small(draw, 1, 2), _small(draw, 1, 3)
+    hv = h if draw(_BOOL) else _small(draw, 1, 3)
+    causal = draw(st.sampled_from((ABSENT, 0, 1)))
+    length = s if causal == 1 else _small(draw, 1, 3)
+    elem = ctx.elem("query")
+    rng = np.random.default_rng(draw(_SEED))
+    inputs = {"query": values(draw, elem, (b, s, n * h), kind="small"),
+              "key": values(draw, elem, (b, length, n * h), kind="small"),
+              "value": values(draw, elem, (b, length, n * hv), kind="small"),
+              "bias": values(draw, elem, (2 * n * h + n * hv,), kind="small") if draw(_BOOL) else None,
+              "attention_bias": None, "key_padding_mask": None}
+    form = draw(st.sampled_from(("none", "none", "lengths", "2d", "3d")))
+    m_elem = ctx.elem("key_padding_mask")
+    if form == "lengths":  # >= 1: key 0 is attended
+        inputs["key_padding_mask"] = int_tensor(m_elem, rng.integers(1, length + 1, b).tolist())
+    elif form in ("2d", "3d"):
+        shape = (b, length) if form == "2d" else (b, s, length)
+        bits = rng.integers(0, 2, shape)
+        keep = np.zeros(shape[:-1], dtype=np.int64) if causal == 1 else rng.integers(0, length, shape[:-1])
+        np.put_along_axis(bits, keep[..., None], 1, axis=-1)  # one attended key per row
+        inputs["key_padding_mask"] = int_tensor(m_elem, bits.tolist())
+    if draw(_BOOL):
+        lead = [b if draw(_BOOL) else 1, n if draw(_BOOL) else 1]
+        inputs["attention_bias"] = values(draw, elem, (*lead, s, length), kind="small")
+    for name in ("past_key", "past_value", "past_sequence_length", "cache_indirection"):
+        inputs[name] = None
+    attrs = {"num_heads": n, "unidirectional": causal,
+             "scale": draw(st.sampled_from((ABSENT, ABSENT, ABSENT, 0.5, 0.125, 1.0, 0.0))),
+             "mask_filter_value": draw(st.sampled_from((ABSENT, ABSENT, -1000.0, -1.0e30)))}
+    return Draft(attributes=attrs, inputs=inputs, n_outputs=3)
+
+
+# GroupQueryAttention's head sizes: onnxruntime's CPU kernel takes multiples of 8 only (the text asks
+# for none), so most draws take 8 and one in four a smaller size
+_GQA_HEAD_SIZES = (8, 8, 8, 2)
+
+
+def _contrib_gqa(draw, ctx: Context) -> Draft:
+    """com.microsoft GroupQueryAttention: every batch entry has P past and S new tokens (seqlens_k
+    all total_sequence_length - 1, past caches of P = total - S): a prompt (P = 0, past absent or
+    empty), one generated token (S = 1) or a continued prompt (S > 1 after a past, batch 1, as the
+    text requires); num_heads = kv_num_heads * group; separate or packed Q, K, V; causal or not,
+    scale (0 too) and softcap. Rotary, local windows, quantized caches, attention_bias and the other
+    inputs are left out (rules C8, C9). Small values: no step overflows."""
+    kvn = _small(draw, 1, 2)
+    n = kvn * draw(st.sampled_from((1, 1, 2, 3)))
+    h = draw(st.sampled_from(_GQA_HEAD_SIZES))
+    mode = draw(st.sampled_from(("prompt", "token", "continue")))
+    if mode == "prompt":
+        b, s, past = _small(draw, 1, 2), _small(draw, 1, 3), 0
+    elif mode == "token":
+        b, s, past = _small(draw, 1, 2), 1, _small(draw, 1, 3)
+    else:
+        b, s, past = 1, _small(draw, 2, 3), _small(draw, 1, 3)
+    total = past + s
+    elem = ctx.elem("query")
+    packed = draw(st.integers(0, 3)) == 0
+    inputs: dict = {}
+    if packed:
+        inputs["query"] = values(draw, elem, (b, s, (n + 2 * kvn) * h), kind="small")
+        inputs["key"] = inputs["value"] = None
+    else:
+        inputs["query"] = values(draw, elem, (b, s, n * h), kind="small")
+        inputs["key"] = values(draw, elem, (b, s, kvn * h), kind="small")
+        inputs["value"] = values(draw, elem, (b, s, kvn * h), kind="small")
+    if past or draw(_BOOL):
+        cache = ctx.elem("past_key")
+        inputs["past_key"] = values(draw, cache, (b, kvn, past, h), kind="small")
+        inputs["past_value"] = values(draw, cache, (b, kvn, past, h), kind="small")
+    else:
+        inputs["past_key"] = inputs["past_value"] = None
+    m_elem = ctx.elem("seqlens_k")
+    inputs["seqlens_k"] = int_tensor(m_elem, [total - 1] * b)
+    inputs["total_sequence_length"] = int_tensor(m_elem, [total], () if draw(_BOOL) else (1,))
+    for name in ("cos_cache", "sin_cache", "position_ids", "attention_bias", "head_sink", "k_scale", "v_scale",
+                 "q_norm_weight", "k_norm_weight"):
+        inputs[name] = None
+    attrs = {"num_heads": n, "kv_num_heads": kvn, "causal": draw(st.sampled_from((ABSENT, 1, 0))),
+             "scale": draw(st.sampled_from((ABSENT, ABSENT, ABSENT, 0.5, 0.125, 0.0))),
+             "softcap": draw(st.sampled_from((ABSENT, ABSENT, 0.0, 1.0, 5.0))),
+             "local_window_size": draw(st.sampled_from((ABSENT, -1))), "do_rotary": draw(st.sampled_from((ABSENT, 0))),
+             "smooth_softmax": draw(st.sampled_from((ABSENT, 0))), "qk_output": draw(st.sampled_from((ABSENT, 0))),
+             "sliding_window_cache": ABSENT, "k_quant_type": ABSENT, "v_quant_type": ABSENT,
+             "kv_cache_bit_width": ABSENT, "rotary_interleaved": ABSENT, "qk_norm_epsilon": ABSENT}
+    return Draft(attributes=attrs, inputs=inputs, n_outputs=3)
+
+
 def _linear_attention(draw, ctx: Context) -> Draft:
     b = _small(draw, 1, 2)
     t = _small(draw, 1, 3)
@@ -300,6 +397,10 @@ def _causal_conv(draw, ctx: Context) -> Draft:
 def draw(draw, ctx: Context) -> Draft:
     if ctx.op == "Attention":
         return _contrib_attention(draw, ctx) if ctx.spec.domain == "com.microsoft" else _attention(draw, ctx)
+    if ctx.op == "MultiHeadAttention":
+        return _contrib_mha(draw, ctx)
+    if ctx.op == "GroupQueryAttention":
+        return _contrib_gqa(draw, ctx)
     if ctx.op == "RotaryEmbedding":
         return _contrib_rotary(draw, ctx) if ctx.spec.domain == "com.microsoft" else _rotary(draw, ctx)
     if ctx.op == "LinearAttention":

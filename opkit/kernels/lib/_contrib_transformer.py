@@ -19,7 +19,8 @@ from ._window import conv
 __all__: list[str] = [
     "gelu_erf", "fast_gelu", "quick_gelu", "bias_gelu", "bias_add", "fused_matmul", "fused_gemm", "gemm_fast_gelu",
     "skip_layer_norm", "embed_layer_norm", "contrib_rotary_embedding", "fused_conv", "contrib_attention",
-    "FUSED_ACTIVATIONS", "fused_activation",
+    "FUSED_ACTIVATIONS", "fused_activation", "multihead_attention", "multihead_attention_defined",
+    "group_query_attention", "group_query_attention_defined", "MASKED_SCORE_GAP",
 ]
 
 # FastGelu's constants as its text prints them: sqrt(2 / pi) and 0.044715 * sqrt(2 / pi), six digits
@@ -256,3 +257,175 @@ def contrib_attention(input, weights, bias=None, *, num_heads, scale=None):
         probs = probs / np.sum(probs, axis=-1, keepdims=True)
         out = (probs @ v).transpose(0, 2, 1, 3).reshape(b, s, hidden)
     return as_dtype(out, input.dtype), as_dtype(np.stack([k, v]), input.dtype)
+
+
+# How far below the largest score of a query's attended keys a masked key's score must lie (with
+# mask_filter_value added, and mask_filter_value alone) for every reading of "masked" to agree:
+# e^-128 (2.6e-56) times any float32 value is below float32's smallest subnormal, so the key's weight
+# vanishes whether it is left out, filled with mask_filter_value or given it added once or twice.
+MASKED_SCORE_GAP = 128.0
+
+
+def _heads(x, b, s, n):
+    """(B, S, N * H) -> (B, N, S, H), in double."""
+    return x.astype(np.float64).reshape(b, s, n, -1).transpose(0, 2, 1, 3)
+
+
+def _attend(scores, allowed, v):
+    """softmax over the attended keys of each query (``allowed``, broadcast to ``scores``' (B, N, S,
+    T)), times v (B, N, T, H_v): a key the query does not attend takes no part in its softmax nor in
+    its weighted sum of v (no 0 * inf). Double."""
+    allowed = np.broadcast_to(allowed, scores.shape)
+    with np.errstate(all="ignore"):
+        s = np.where(allowed, scores, -np.inf)
+        m = np.max(s, axis=-1, keepdims=True)
+        e = np.where(allowed, np.exp(s - m), 0.0)
+        p = e / np.sum(e, axis=-1, keepdims=True)
+        return np.where(allowed[..., None], p[..., None] * v[:, :, None], 0.0).sum(axis=-2)
+
+
+def _masking_defined(scores, allowed, v, fill) -> bool:
+    """Whether a masked key's weight is 0 however "masked" is read: every query attends at least one
+    key, and each key it does not attend has a score that, with ``fill`` added (and ``fill`` alone),
+    lies MASKED_SCORE_GAP below the largest attended score (NaN or +inf there fails) and finite values
+    (an additive mask multiplies them by a zero weight: 0 * inf is NaN). Rows whose attended scores
+    hold NaN or +inf are NaN under every reading and pass."""
+    allowed = np.broadcast_to(allowed, scores.shape)
+    if scores.size == 0:
+        return True
+    if not np.all(np.any(allowed, axis=-1)):
+        return False
+    masked = ~allowed
+    if not masked.any():
+        return True
+    with np.errstate(all="ignore"):
+        m = np.max(np.where(allowed, scores, -np.inf), axis=-1, keepdims=True)
+        live = ~(np.isnan(m) | np.isposinf(m))
+        gap = m - MASKED_SCORE_GAP
+        vanishes = (scores + fill <= gap) & (fill <= gap)
+    finite_v = np.all(np.isfinite(v), axis=-1)[:, :, None, :]
+    return not np.any(masked & live & ~(vanishes & finite_v))
+
+
+def _mha_parts(query, key, value, bias, key_padding_mask, attention_bias, num_heads, scale, unidirectional):
+    """MultiHeadAttention's Q, K, V (B, N, S or L, H or H_v) with the bias added, the scaled scores
+    plus attention_bias (B, N, S, L) and the attended keys (B, 1, S, L), all in double."""
+    b, s, d = query.shape
+    length = key.shape[1]
+    n = int(num_heads)
+    with np.errstate(all="ignore"):
+        q, k, v = (x.astype(np.float64) for x in (query, key, value))
+        if bias is not None:
+            w = bias.astype(np.float64)
+            q, k, v = q + w[:d], k + w[d:2 * d], v + w[2 * d:]
+        q, k, v = _heads(q, b, s, n), _heads(k, b, length, n), _heads(v, b, length, n)
+        factor = (1.0 / math.sqrt(q.shape[-1])) if scale is None else scale
+        scores = (q @ k.swapaxes(-1, -2)) * factor
+        if attention_bias is not None:
+            scores = scores + attention_bias.astype(np.float64)
+    allowed = np.ones((b, 1, s, length), dtype=bool)
+    j = np.arange(length)
+    if key_padding_mask is not None:
+        m = np.asarray(key_padding_mask)
+        if m.ndim == 1:  # the actual length of each key sequence
+            allowed = allowed & (j[None, :] < m.astype(np.int64)[:, None])[:, None, None, :]
+        elif m.ndim == 2:  # (B, L): 0 marks padding
+            allowed = allowed & (m != 0)[:, None, None, :]
+        else:  # (B, S, L)
+            allowed = allowed & (m != 0)[:, None, :, :]
+    if unidirectional:  # self attention (S == L, the rules): query i attends keys 0..i
+        allowed = allowed & (j[None, :] <= np.arange(s)[:, None])[None, None]
+    return q, k, v, scores, allowed
+
+
+def multihead_attention(query, key, value, bias=None, key_padding_mask=None, attention_bias=None, *, num_heads,
+                        scale=None, unidirectional=0):
+    """com.microsoft MultiHeadAttention, separate Q, K, V (B, S, D), (B, L, D), (B, L, D_v): Q, K, V
+    (+ their thirds of bias) split into num_heads heads; per head, softmax over the attended keys
+    of Q K^T * scale (+ attention_bias) times V, heads concatenated to (B, S, D_v); present_key and
+    present_value = K and V with their bias, (B, N, L, H) and (B, N, L, H_v). A key the padding mask
+    (lengths, (B, L) or (B, S, L), 0 = padding) or the causal rule (unidirectional: key j <= query
+    i) excludes takes no part. Double, rounded once to T."""
+    q, k, v, scores, allowed = _mha_parts(query, key, value, bias, key_padding_mask, attention_bias, num_heads,
+                                          scale, unidirectional)
+    b, s, _ = query.shape
+    out = _attend(scores, allowed, v).transpose(0, 2, 1, 3).reshape(b, s, -1)
+    t = query.dtype
+    return as_dtype(out, t), as_dtype(k, t), as_dtype(v, t)
+
+
+def multihead_attention_defined(query, key, value, bias=None, key_padding_mask=None, attention_bias=None, *,
+                                num_heads, scale=None, unidirectional=0, mask_filter_value=None) -> bool:
+    """MultiHeadAttention's masking rule (``_masking_defined`` with mask_filter_value, -10000 by
+    default): the text does not say whether a masked key's score is replaced by mask_filter_value or
+    has it added, nor what a query that attends no key gives; where the readings agree, the key is
+    simply left out. Inputs the kernel cannot take count as defined: their own rules report them."""
+    try:
+        with np.errstate(all="ignore"):
+            _, _, v, scores, allowed = _mha_parts(query, key, value, bias, key_padding_mask, attention_bias,
+                                                  num_heads, scale, unidirectional)
+    except Exception:  # noqa: BLE001 -- shapes the other rules reject
+        return True
+    fill = -10000.0 if mask_filter_value is None else float(mask_filter_value)
+    return _masking_defined(scores, allowed, v, fill)
+
+
+def _gqa_parts(query, key, value, past_key, past_value, num_heads, kv_num_heads, scale, softcap, causal):
+    """GroupQueryAttention's present key and value (B, KVN, P + S, H) in T, and in double the
+    per-query-head Q, K, V, the (soft-capped) scaled scores and the attended keys."""
+    b, s, width = query.shape
+    n, kvn = int(num_heads), int(kv_num_heads)
+    if key is None:  # packed: Q, K, V side by side on the last axis
+        h = width // (n + 2 * kvn)
+        key, value = query[..., n * h:(n + kvn) * h], query[..., (n + kvn) * h:]
+        query = query[..., :n * h]
+    k_new = key.reshape(b, s, kvn, -1).transpose(0, 2, 1, 3)
+    v_new = value.reshape(b, s, kvn, -1).transpose(0, 2, 1, 3)
+    present_k = k_new if past_key is None else np.concatenate([past_key, k_new], axis=2)
+    present_v = v_new if past_value is None else np.concatenate([past_value, v_new], axis=2)
+    group = np.arange(n) // (n // kvn)  # query head i reads kv head i // (num_heads / kv_num_heads)
+    k = present_k.astype(np.float64)[:, group]
+    v = present_v.astype(np.float64)[:, group]
+    q = _heads(query, b, s, n)
+    with np.errstate(all="ignore"):
+        factor = (1.0 / math.sqrt(q.shape[-1])) if scale is None else scale
+        scores = (q @ k.swapaxes(-1, -2)) * factor
+        if softcap:
+            scores = softcap * np.tanh(scores / softcap)
+    total = k.shape[2]
+    past = total - s
+    allowed = np.ones((1, 1, s, total), dtype=bool)
+    if causal:  # query i sits at position past + i
+        allowed = (np.arange(total)[None, :] <= past + np.arange(s)[:, None])[None, None]
+    return present_k, present_v, v, scores, allowed
+
+
+def group_query_attention(query, key=None, value=None, past_key=None, past_value=None, *, num_heads, kv_num_heads,
+                          scale=None, softcap=None, causal=1):
+    """com.microsoft GroupQueryAttention, every batch entry P past and S new tokens (P + S =
+    total_sequence_length): present_key / present_value = past_key / past_value followed by the new
+    key / value in BNSH (B, KVN, P + S, H), copied; query head i attends with kv head i // (N / KVN);
+    scores Q K^T * scale (1 / sqrt(H) by default), soft-capped as softcap * tanh(x / softcap) when
+    softcap > 0, softmax over the attended keys (causal: query i, at position P + i, attends keys
+    0..P + i; else all) times V, heads concatenated to (B, S, N * H). Packed QKV (key and value
+    absent): query holds Q, K and V side by side. Double, rounded once to T."""
+    present_k, present_v, v, scores, allowed = _gqa_parts(query, key, value, past_key, past_value, num_heads,
+                                                          kv_num_heads, scale, softcap, causal)
+    b, s = query.shape[:2]
+    out = _attend(scores, allowed, v).transpose(0, 2, 1, 3).reshape(b, s, -1)
+    return as_dtype(out, query.dtype), present_k, present_v
+
+
+def group_query_attention_defined(query, key=None, value=None, past_key=None, past_value=None, *, num_heads,
+                                  kv_num_heads, scale=None, softcap=None, causal=1) -> bool:
+    """GroupQueryAttention's masking rule (``_masking_defined`` with -inf): the text says only that a
+    causal mask is applied, not whether a future key is left out or given -inf, which makes a NaN or
+    +inf score there, or an infinite value, decide the result. Inputs the kernel cannot take count
+    as defined: their own rules report them."""
+    try:
+        with np.errstate(all="ignore"):
+            _, _, v, scores, allowed = _gqa_parts(query, key, value, past_key, past_value, num_heads, kv_num_heads,
+                                                  scale, softcap, causal)
+    except Exception:  # noqa: BLE001 -- shapes the other rules reject
+        return True
+    return _masking_defined(scores, allowed, v, -np.inf)
