@@ -128,3 +128,24 @@ def test_the_page_says_how_many_cases_an_engine_placed_and_how_many_crashes_repr
     audit = (audit_file.AuditEntry(op=("Div",), outcome="crash", verdict="real", why="INT_MIN / -1"),)
     page = findings.render("/nowhere", [again], audit)["generated/docs/findings/rt.md"]
     assert "**4 of 4** charged cases; **0.0%** left unplaced" in page and "**1 of 1**" in page
+
+
+def test_a_hostile_input_that_killed_the_runtime_is_placed_by_an_engine_that_refused_it():
+    """A robustness crash, again in a fresh process, on a hostile model a second engine refused with
+    an error: the engine placed it (the input is one to refuse, and refusing it is possible). An
+    engine that crashed too, or a crash never replayed, or a crash of the valid-input suites, places
+    nothing."""
+    replayed = {"crash_replay": {"reproduced": "in a fresh process"}}
+
+    def crash(opinion_message, suite="robustness", details=replayed):
+        return _case("Unsqueeze", outcome="crash", message="backend worker died: killed by signal SIGABRT",
+                     suite=suite, details=details,
+                     second_opinion=[{"backend": "onnx-reference", "verdict": "also fails", "message": opinion_message}])
+
+    cases = [crash("error: AxisError: axis 3 is out of bounds"),  # placed
+             crash("crash: killed by signal SIGSEGV"),  # the engine died too
+             crash("error: AxisError: axis 3 is out of bounds", details={}),  # never replayed
+             crash("error: AxisError: axis 3 is out of bounds", suite="differential")]  # a valid input
+    report = dict({k: v for k, v in REPORT.items() if k != "_records"}, cases=cases)  # no cached records
+    page = findings.render("/nowhere", [report], ())["generated/docs/findings/rt.md"]
+    assert "**1 of 4** charged cases; **75.0%** left unplaced" in page
