@@ -145,3 +145,24 @@ def test_an_entry_with_a_domain_covers_only_that_domains_op(tmp_path):
         return Cause("onnxruntime", domain, "Attention", "crash", "killed by signal SIGSEGV", "", (1,), (), 1, {}, False)
 
     assert entry.covers(cause("com.microsoft")) and not entry.covers(cause("ai.onnx"))
+
+
+def test_a_hostile_input_that_killed_the_runtime_is_placed_by_an_engine_that_refused_it():
+    """A robustness crash, again in a fresh process, on a hostile model a second engine refused with
+    an error: the engine placed it (the input is one to refuse, and refusing it is possible). An
+    engine that crashed too, or a crash never replayed, or a crash of the valid-input suites, places
+    nothing."""
+    replayed = {"crash_replay": {"reproduced": "in a fresh process"}}
+
+    def crash(opinion_message, suite="robustness", details=replayed):
+        return _case("Unsqueeze", outcome="crash", message="backend worker died: killed by signal SIGABRT",
+                     suite=suite, details=details,
+                     second_opinion=[{"backend": "onnx-reference", "verdict": "also fails", "message": opinion_message}])
+
+    cases = [crash("error: AxisError: axis 3 is out of bounds"),  # placed
+             crash("crash: killed by signal SIGSEGV"),  # the engine died too
+             crash("error: AxisError: axis 3 is out of bounds", details={}),  # never replayed
+             crash("error: AxisError: axis 3 is out of bounds", suite="differential")]  # a valid input
+    report = dict({k: v for k, v in REPORT.items() if k != "_records"}, cases=cases)  # no cached records
+    page = findings.render("/nowhere", [report], ())["generated/docs/findings/rt.md"]
+    assert "**1 of 4** charged cases; **75.0%** left unplaced" in page

@@ -119,3 +119,35 @@ def test_scoreboard_groups_types_with_the_same_cells(tmp_path, rows):
                                                 "cases": cases}))
     page = scoreboard.render(str(tmp_path), scoreboard.load(str(tmp_path)))["generated/docs/scoreboard/op-ai.onnx-Trilu.md"]
     assert "| int64, float, double | pass |" in page
+
+
+def _mismatch(repro, suite="differential"):
+    return {"backend": "rt", "suite": suite, "op": "Trilu", "domain": "ai.onnx", "version": 14,
+            "types": {"T": "tensor(int64)"}, "example": suite, "outcome": "mismatch", "message": "wrong",
+            "repro": repro}
+
+
+def test_a_cell_links_a_committed_bundle_of_its_outcome_from_any_report(tmp_path):
+    """A sweep's bundles live in an uncommitted folder; a smaller report of the same op may commit
+    its bundles. The cell shows the sweep's case first, yet must link the committed bundle, on the
+    op page and on the runtime page's Not passing table."""
+    import json
+
+    from opkit.emit import scoreboard
+
+    _bundle(tmp_path)
+    folder = tmp_path / "conformance" / "reports"
+    folder.mkdir(parents=True)
+    target = {"backends": [{"name": "rt", "version": "1"}]}
+    (folder / "a-sweep.json").write_text(json.dumps(
+        {"target": target, "cases": [_mismatch(".opkit/repro/rt/ai.onnx/Trilu-14/int64-differential-mismatch")]}))
+    (folder / "b-trilu.json").write_text(json.dumps(
+        {"target": target, "cases": [_mismatch(BUNDLE, "properties"), _mismatch("docs/findings/rt/missing")]}))
+    pages = scoreboard.render(str(tmp_path), scoreboard.load(str(tmp_path)))
+    link = f"{{opkit-bundle}}`repro <{BUNDLE}>`"
+    assert f"| int64 | **mismatch (3/3)** {link} |" in pages["generated/docs/scoreboard/op-ai.onnx-Trilu.md"]
+    assert link in pages["generated/docs/scoreboard/runtime-rt.md"]
+    # nothing committed: no link at all, never a path to an uncommitted folder
+    (folder / "b-trilu.json").unlink()
+    pages = scoreboard.render(str(tmp_path), scoreboard.load(str(tmp_path)))
+    assert "| int64 | **mismatch (1/1)** |" in pages["generated/docs/scoreboard/op-ai.onnx-Trilu.md"]

@@ -25,7 +25,7 @@ Deterministic: reports in file-name order, causes sorted, no timings.
 from __future__ import annotations
 
 from ..results.audit import AUDIT, VERDICTS, judged, load_audit, reproduced
-from ..results.verdicts import AGREES_WITH_OPKIT, AGREES_WITH_RUNTIME, DIFFERS_FROM_BOTH
+from ..results.verdicts import AGREES_WITH_OPKIT, AGREES_WITH_RUNTIME, ALSO_FAILS, DIFFERS_FROM_BOTH
 from ..results.causes import Cause, causes, converter_groups
 from ..results.record import CaseRecord, report_records
 from . import GenContext
@@ -108,15 +108,27 @@ def placement_line(charged: list[Cause], members: dict, audit) -> str:
         for case in cases:
             total += 1
             opinions = case.second_opinion or ()
-            placed += covered or any(o.get("verdict") in PLACING for o in opinions)
+            placed += covered or any(o.get("verdict") in PLACING for o in opinions) or _refused_elsewhere(case)
             if case.outcome == "crash":
                 crashes += 1
                 again += reproduced(case)
     unplaced = total - placed
     share = 100.0 * unplaced / total if total else 0.0
-    return (f"Placed by a second engine (it computed the case, whichever side it took) or by the audit: "
+    return (f"Placed by a second engine (it computed the case, whichever side it took, or refused a hostile input the "
+            f"runtime died on) or by the audit: "
             f"**{placed} of {total}** charged cases; **{share:.1f}%** left unplaced. Crashes reproduced in a "
             f"fresh process (alone, or after the sequence recorded with them): **{again} of {crashes}**.")
+
+
+def _refused_elsewhere(case: CaseRecord) -> bool:
+    """A hostile (robustness) input that killed the runtime's process, again in a fresh process,
+    while a second engine ran the same model and refused it with an error: the engine places the
+    case, showing that the input is one to refuse and that refusing it is possible. An engine that
+    crashed or hung as well places nothing (opkit's harness may be the common cause)."""
+    return (case.suite == "robustness" and case.outcome == "crash" and "killed by signal" in (case.message or "")
+            and reproduced(case)
+            and any(o.get("verdict") == ALSO_FAILS and str(o.get("message", "")).startswith("error:")
+                    for o in case.second_opinion or ()))
 
 
 def _key(cause: Cause) -> tuple:

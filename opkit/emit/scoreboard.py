@@ -22,8 +22,8 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 
-from ..results.matrix import Matrix, build_matrix, label_order, op_title
-from ..results.outcomes import FINDING_OUTCOMES, NOT_CHARGED, OUTCOMES, PASS, SEVERITY, XPASS
+from ..results.matrix import Matrix, binding_label, build_matrix, label_order, legacy_untested, op_title
+from ..results.outcomes import FINDING_OUTCOMES, NOT_CHARGED, OUTCOMES, OUTPUT_SUITES, PASS, SEVERITY, XPASS
 from ..results.record import report_records
 from ..core.jsonfiles import portable_text, read_report
 from ..core.markdown import safe_cell
@@ -178,6 +178,14 @@ class _Board:
     bindings: Counter  # runtime -> bindings opkit tested
     reports: list[dict] = field(default_factory=list)
     used: dict = field(default_factory=dict)  # runtime or (domain, op) -> indexes of reports with its cases
+    committed: dict = field(default_factory=dict)  # (key, label, runtime, outcome) -> a committed bundle
+
+    def repro_link(self, key, label: str, runtime: str, cell) -> str:
+        """The link of a cell: a committed bundle of its worst outcome when any case has one (the
+        case the matrix shows may come from a sweep whose bundles are not committed), else the
+        shown case's bundle when that one is committed, else ""."""
+        committed = self.committed.get((key, label, runtime, cell.outcome))
+        return _repro_link(self.root, committed or cell.repro, OUT)
 
     def provenance(self, what) -> list[str]:
         """A list item per report holding cases of ``what`` (a runtime or (domain, op)): who made it."""
@@ -218,7 +226,7 @@ def render(root: str, reports: list[dict]) -> dict[str, str]:
                     bindings[r] += 1
                     agree[r] += cell.agrees
     board = _Board(root, matrix, head, runtimes, ops, op_pages, rt_pages, totals, agree, bindings, reports,
-                   _report_use(reports))
+                   _report_use(reports), _committed_bundles(root, reports))
 
     files[f"{OUT}/index.md"] = _index_page(board, reports)
     for (domain, op), page in sorted(op_pages.items()):
@@ -226,6 +234,28 @@ def render(root: str, reports: list[dict]) -> dict[str, str]:
     for r in runtimes:
         files[f"{OUT}/{rt_pages[r]}.md"] = _runtime_page(board, r)
     return files
+
+
+def _committed_bundles(root: str, reports: list[dict]) -> dict:
+    """(op version key, binding label, runtime, outcome) -> the folder of a committed repro bundle of
+    a case with that outcome, preferring the differential test and examples as the matrix does
+    (their bundles rerun standalone)."""
+    from .bundles import bundle_path
+
+    found: dict = {}
+    for report in reports:
+        for case in report_records(report):
+            if not case.repro or case.backend in ("spec", "opkit"):
+                continue
+            case = legacy_untested(case)
+            rel = bundle_path(root, case.repro)
+            if not rel:
+                continue
+            where = (case.key, binding_label(case.types), case.backend, case.outcome)
+            rank = 0 if case.suite in OUTPUT_SUITES else 1
+            if where not in found or rank < found[where][0]:
+                found[where] = (rank, rel)
+    return {where: rel for where, (_, rel) in found.items()}
 
 
 def _report_use(reports: list[dict]) -> dict:
@@ -296,7 +326,7 @@ def _index_page(board: _Board, reports: list[dict]) -> str:
 
 def _op_page(board: _Board, domain: str, op: str) -> str:
     """op-<domain>-<Op>.md: per op version, a type x runtime matrix."""
-    matrix, root, runtimes, rt_pages = board.matrix, board.root, board.runtimes, board.rt_pages
+    matrix, runtimes, rt_pages = board.matrix, board.runtimes, board.rt_pages
     name = op if domain == "ai.onnx" else f"{domain}::{op}"
     lines = [board.head, "", f"# Scoreboard: {name}", "",
              "Rows are type bindings (those with the same cells share a row), columns runtimes; a cell is `pass` or the worst outcome with",
@@ -320,7 +350,7 @@ def _op_page(board: _Board, domain: str, op: str) -> str:
                     continue
                 text = cell.text()
                 text = f"**{text}**" if not cell.agrees and cell.outcome in (*FINDING_OUTCOMES, XPASS) else text
-                link = "" if cell.agrees else _repro_link(root, cell.repro, OUT)
+                link = "" if cell.agrees else board.repro_link(key, lab, r, cell)
                 cells.append(text + (f" {link}" if link else ""))
             grouped.setdefault(tuple(cells), []).append(lab)
         for cells, labels in grouped.items():
@@ -361,11 +391,11 @@ def _runtime_page(board: _Board, r: str) -> str:
             if cell is not None and cell.tested and not cell.agrees:  # untested: opkit's, shown apart
                 failing.append((key, lab, cell))
     if failing:
-        lines += _not_passing(board, failing)
+        lines += _not_passing(board, r, failing)
     return "\n".join(lines).rstrip() + "\n"
 
 
-def _not_passing(board: _Board, failing: list) -> list[str]:
+def _not_passing(board: _Board, runtime: str, failing: list) -> list[str]:
     """The runtime page's Not passing table."""
     # one row per (op version, outcome): a full sweep has thousands of failing bindings,
     # and the op pages already show each one
@@ -379,7 +409,7 @@ def _not_passing(board: _Board, failing: list) -> list[str]:
         labels = [lab for lab, _ in items]
         shown = ", ".join(labels[:4]) + (f" and {len(labels) - 4} more" if len(labels) > 4 else "")
         first = next((c for _, c in items if c.repro), items[0][1])
-        link = _repro_link(board.root, first.repro, OUT) or "-"
+        link = next((found for found in (board.repro_link(key, lab, runtime, c) for lab, c in items) if found), "-")
         lines.append(f"| [{_esc(op_title(key))}]({page}.md) | {outcome} | {len(items)} | {_esc(shown)} "
                      f"| {_esc(_short(_scrub(first.message)))} | {link} |")
     return lines
