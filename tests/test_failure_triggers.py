@@ -226,3 +226,21 @@ def test_two_crashes_replayed_in_one_binding_are_two_cases_with_their_own_bundle
     replays = [r for r in runner.results if r.example.startswith("robustness-replay")]
     assert sorted(r.example for r in replays) == ["robustness-replay", "robustness-replay-2"], replays
     assert len({r.repro for r in replays}) == 2
+
+
+def test_the_attribute_batch_tells_bases_apart_whatever_their_shapes():
+    """A Case holds arrays: comparing two bases with != compared their inputs element by element,
+    and DepthToSpace-1 bases of shapes (0, 4, 1, 1) and (1, 8, 1, 3) raised "operands could not be
+    broadcast together" (a runner error on tract's sweep: the op version went untested)."""
+    from opkit.conformance.attribute_batches import ATTRIBUTE_BATCH, attribute_batch
+
+    op = harness.load_op("ai.onnx", "DepthToSpace")
+    version = op.version(1)
+    types = {"T": "tensor(float)"}
+    empty = make_case(op, version, types, {"blocksize": 2}, [("input", np.ones((0, 4, 1, 1), np.float32))])
+    wide = make_case(op, version, types, {"blocksize": 2}, [("input", np.ones((1, 8, 1, 3), np.float32))])
+    swept: list = []
+    (first, _, which), = attribute_batch([(empty, 1), (wide, 2)], version, swept)
+    assert which == ATTRIBUTE_BATCH
+    (second, _, _), = attribute_batch([(empty, 1), (wide, 2)], version, swept)
+    assert {first.inputs[0][1].shape, second.inputs[0][1].shape} == {(0, 4, 1, 1), (1, 8, 1, 3)}
