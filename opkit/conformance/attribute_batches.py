@@ -30,7 +30,8 @@ def attribute_batch(bases, version: OpVersion, swept: list) -> list:
     model (``_plain_model``: constant inputs, no optional outputs)."""
     if len(swept) >= ATTRIBUTE_BATCHES or not bases or not attribute_candidates(version):
         return []
-    fresh = [d for d in bases if all(d[0] != case for case in swept)] or bases
+    # by identity: a Case holds arrays, whose == compares (and broadcasts) element by element
+    fresh = [d for d in bases if all(d[0] is not case for case in swept)] or bases
     if not swept:
         base = max(fresh, key=lambda d: (len(d[0].attributes), d[0].size()))
     else:
