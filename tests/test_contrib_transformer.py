@@ -580,6 +580,28 @@ def test_qattention_masking_rule():
     qa(*args[:5], np.array([1], np.int32), *args[6:], num_heads=2, mask_filter_value=-1000.0)
 
 
+def test_qattention_allowance_counts_the_dequantized_operands():
+    """Its float inputs (bias, scales) are small while the dequantized input and weight are not:
+    the coarse bound over the float inputs alone would be 100 times too tight."""
+    from opkit.cases.case import make_case
+    from opkit.conformance import harness
+    from opkit.conformance.accumulation import coarse
+    from opkit.conformance.allowance import allowance_for
+
+    spec = harness.load_op(MS, "QAttention")
+    version = spec.version(1)
+    binding = {"T1": "tensor(uint8)", "T2": "tensor(uint8)", "T3": "tensor(float)", "T4": "tensor(int32)"}
+    inputs = [("input", np.array([[[250, 5]]], np.uint8)), ("weight", np.full((2, 3), 250, np.uint8)),
+              ("bias", np.zeros(3, np.float32)), ("input_scale", np.array(1.0, np.float32)),
+              ("weight_scale", np.array(0.125, np.float32)), ("mask_index", None), ("input_zero_point", None),
+              ("weight_zero_point", None), ("past", None)]
+    case = make_case(spec, version, binding, {"num_heads": 1}, inputs)
+    expected = harness.expected_outputs(case)
+    allowance = allowance_for(version, case, 0, expected)
+    assert allowance.accuracy == "accumulating" and "dequantized" in allowance.basis
+    assert float(np.max(allowance.floor)) > 100 * coarse(case, version, 0, expected, "float").floor
+
+
 def _hooked_versions():
     return kernel_versions([op for op in OPS], lambda spec, v: v.family is not None, domain=MS)
 
