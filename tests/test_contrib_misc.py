@@ -1,5 +1,6 @@
 """com.microsoft contrib ops without a family of their own (ExpandDims, Range, Inverse, CDist,
-IsAllFinite, ComplexMul(Conj), TorchEmbedding, Unique, GatherND, Pad, MurmurHash3, BiasSplitGelu):
+IsAllFinite, ComplexMul(Conj), TorchEmbedding, Unique, GatherND, Pad, MurmurHash3, BiasSplitGelu,
+GridSample):
 kernels against hand-computed values and onnxruntime's test vectors, their rules, and the
 com.microsoft builders of the shape and indices family hooks (every drawn case satisfies the rules)."""
 
@@ -9,7 +10,7 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from opkit.cases import cases
 from opkit.conformance import harness
@@ -173,19 +174,99 @@ def test_unfold_tensor_windows():
     assert err.value.rule == "C2"
 
 
+def _grid_inputs():
+    rng = np.random.default_rng(3)
+    x = rng.integers(-4, 5, (2, 2, 3, 2)).astype(np.float32)
+    grid = (rng.integers(-10, 11, (2, 2, 3, 2)) / 8).astype(np.float32)  # some outside [-1, 1]
+    return x, grid
+
+
+@pytest.mark.parametrize("mode", ["bilinear", "nearest", "bicubic"])
+@pytest.mark.parametrize("padding_mode", ["zeros", "border", "reflection"])
+@pytest.mark.parametrize("align_corners", [0, 1])
+def test_grid_sample_is_onnx_grid_sample_16(mode, padding_mode, align_corners):
+    x, grid = _grid_inputs()
+    if mode == "bicubic" and padding_mode == "border":
+        grid = np.clip(grid, -1, 1)  # rule CUBIC_BORDER
+    onnx_mode = {"bilinear": "linear", "bicubic": "cubic"}.get(mode, mode)
+    (want,) = get_kernel("", "GridSample", 16)(x, grid, mode=mode, padding_mode=padding_mode,
+                                               align_corners=align_corners)
+    (got,) = k("GridSample")(x, grid, mode=mode, padding_mode=padding_mode, align_corners=align_corners)
+    assert got.dtype == np.float32 and np.array_equal(got, want)
+    (also,) = get_kernel("", "GridSample", 20)(x, grid, mode=onnx_mode, padding_mode=padding_mode,
+                                               align_corners=align_corners)
+    assert np.array_equal(got, also)
+
+
+def test_grid_sample_reflects_about_pixel_centres_or_edges():
+    x = np.array([[[[0.0, 1.0, 2.0, 3.0]]]], np.float32)  # H 1, W 4
+    grid = np.array([[[[1.5, 0.0]]]], np.float32)
+    # align_corners: x' = 2.5 / 2 * 3 = 3.75, reflected about 3 to 2.25; otherwise x' = 4.5, about 3.5 to 2.5
+    (y,) = k("GridSample")(x, grid, padding_mode="reflection", align_corners=1)
+    assert y.ravel().tolist() == [2.25]
+    (y,) = k("GridSample")(x, grid, padding_mode="reflection")
+    assert y.ravel().tolist() == [2.5]
+
+
+def test_grid_sample_rules():
+    x, grid = _grid_inputs()
+    with pytest.raises(KernelValidationError) as err:  # Y is X's type, and T2 only holds floats
+        k("GridSample")(x.astype(np.int32), grid.astype(np.int32))
+    assert err.value.rule == "T"
+    with pytest.raises(KernelValidationError) as err:  # 5-D: only spatial (4-D) inputs
+        k("GridSample")(x[:, :, None], grid[:, None].repeat(2, axis=-1)[..., :3])
+    assert err.value.rule == "V1"
+    with pytest.raises(KernelValidationError) as err:
+        k("GridSample")(x, grid[:1])
+    assert err.value.rule == "V2"
+    with pytest.raises(KernelValidationError) as err:  # border-padded bicubic outside [-1, 1]
+        k("GridSample")(x, grid, mode="bicubic", padding_mode="border")
+    assert err.value.rule == "CUBIC_BORDER"
+    with pytest.raises(KernelValidationError):
+        k("GridSample")(x, grid, mode="linear")  # ai.onnx GridSample-20's name: not the contrib op's
+
+
+def test_grid_sample_binds_floats_only_and_declines_another_output_type():
+    """Rule T is about the binding: X and Grid (T1) are never drawn of a non-float type. T2 types
+    Y alone, which no rule reads, so the hook declines a binding whose Y is not X's type."""
+    from opkit.cases.bindings import all_bindings
+    from opkit.cases.case import NotGeneratable
+
+    spec = harness.load_op(MS, "GridSample")
+    version = spec.version(1)
+    assert {b["T1"] for b in all_bindings(version)} == {"tensor(float16)", "tensor(float)", "tensor(double)"}
+    declined = []
+
+    @settings(max_examples=5, database=None, deadline=None, suppress_health_check=list(HealthCheck))
+    @given(st.data())
+    def check(data):
+        try:
+            data.draw(cases(spec, version, types={"T1": "tensor(float)", "T2": "tensor(double)"}))
+        except NotGeneratable:
+            declined.append(True)
+            return
+        raise AssertionError("a float X with a double Y was drawn")
+
+    check()
+    assert declined
+
+
 # ------------------------------------------------------------------------------------ generator
 
 
 @pytest.mark.parametrize("op", ["ExpandDims", "Range", "TorchEmbedding", "Unique", "GatherND", "Pad", "MurmurHash3",
-                                "NGramRepeatBlock", "UnfoldTensor"])
+                                "NGramRepeatBlock", "UnfoldTensor", "GridSample"])
 def test_contrib_builders_draw_valid_cases(op):
     spec = harness.load_op(MS, op)
     version = spec.versions[0]
     kernel = k(op)
     seen = []
 
+    # GridSample's Y is X's type: the hook declines other T2 (test_grid_sample_binds_floats_only...)
+    types = {"T1": "tensor(float)", "T2": "tensor(float)"} if op == "GridSample" else None
+
     @settings(max_examples=30, database=None, deadline=None, suppress_health_check=list(HealthCheck))
-    @given(cases(spec, version))
+    @given(cases(spec, version, types=types))
     def check(case):
         kernel(*case.positional(), **case.kernel_attributes())  # raises on a broken rule
         seen.append(case)

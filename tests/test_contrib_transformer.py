@@ -17,7 +17,7 @@ MS = "com.microsoft"
 OPS = ["Gelu", "FastGelu", "QuickGelu", "BiasGelu", "BiasAdd", "BiasSoftmax", "FusedMatMul", "TransposeMatMul",
        "FusedGemm", "GemmFastGelu", "SkipLayerNormalization", "SkipSimplifiedLayerNormalization",
        "EmbedLayerNormalization", "RotaryEmbedding", "FusedConv", "Attention", "MultiHeadAttention",
-       "GroupQueryAttention"]
+       "GroupQueryAttention", "QAttention"]
 
 
 def _k(op):
@@ -455,6 +455,151 @@ def test_group_query_attention_cache_type_is_bound_to_t():
     version = harness.load_op(MS, "GroupQueryAttention").version(1)
     bindings = all_bindings(version)
     assert bindings and all(b["T_CACHE"] == b["T"] for b in bindings)
+
+
+# onnxruntime's QAttentionBatch1 data (quantize_attention_op_test.cc): float input, weight and bias,
+# quantized with scale 0.1 and zero point 128 (u8u8), and its expected outputs (tolerance 0.005)
+_QA_INPUT = np.array([0.8, -0.5, 0.0, 1.0, 0.5, 0.2, 0.3, -0.6], np.float32).reshape(1, 2, 4)
+_QA_WEIGHT = np.array([0.1, -0.2, 0.3, 1.0, 1.1, 0.3, 0.5, 0.2, 0.3, -0.6, 1.5, 2.0,
+                       0.5, 0.1, 0.4, 1.6, 1.0, 2.0, 0.4, 0.8, 0.9, 0.1, -1.3, 0.7,
+                       0.3, 0.2, 4.0, 2.2, 1.6, 1.1, 0.7, 0.2, 0.4, 1.0, 1.2, 0.5,
+                       0.2, 0.1, 0.4, 1.6, 2.4, 3.3, 2.1, 4.2, 8.4, 0.0, 2.1, 3.2], np.float32).reshape(4, 12)
+_QA_BIAS = np.array([-0.5, 0.6, 1.2, 2.1, 0.5, 0.7, 0.2, 1.2, 0.5, 0.4, 0.3, 1.2], np.float32)
+
+
+def _u8(x, scale=0.1, zp=128):
+    return np.clip(np.rint(x / np.float32(scale)) + zp, 0, 255).astype(np.uint8)
+
+
+def _qa_args(mask=None):
+    tenth, zp = np.array([0.1], np.float32), np.array([128], np.uint8)
+    return (_u8(_QA_INPUT), _u8(_QA_WEIGHT), _QA_BIAS, tenth, tenth, mask, zp, zp)
+
+
+def test_qattention_matches_onnxruntime_test_vectors():
+    qa = _k("QAttention")
+    out, present = qa(*_qa_args(np.array([2], np.int32)), num_heads=2)
+    want = [[[3.1495984, 0.10843669, 4.25, 5.6499996], [3.969679, 0.07314368, 4.2499995, 5.649999]]]
+    assert out.dtype == np.float32 and present.shape == (2, 1, 2, 2, 2)
+    assert np.allclose(out, want, atol=5e-3)
+    # mask_index 1 (QAttentionMaskPartialSequence): both tokens see key 0 only
+    (out, _) = qa(*_qa_args(np.array([1], np.int32)), num_heads=2)
+    assert np.allclose(out, [[[8.69, -0.13, 4.25, 5.65]] * 2], atol=5e-3)
+
+
+def test_qattention_is_attention_on_the_dequantized_values():
+    """Com.microsoft Attention's kernel on scale * (q - zero_point): with power-of-two scales the
+    dequantized values are exact in float32, so the two kernels agree bit for bit."""
+    rng = np.random.default_rng(4)
+    q_in = rng.integers(100, 160, (2, 3, 4)).astype(np.uint8)
+    q_w = rng.integers(-20, 20, (4, 12)).astype(np.int8)
+    w_scale = np.array([0.125, 0.25, 0.0625, 0.125, 0.5, 0.25, 0.125, 0.0625, 0.25, 0.125, 0.5, 0.25], np.float32)
+    w_zp = rng.integers(-3, 4, 12).astype(np.int8)
+    bias = rng.integers(-3, 4, 12).astype(np.float32)
+    x = ((q_in.astype(np.float32) - 130) * np.float32(0.0625))
+    w = (q_w.astype(np.float32) - w_zp) * w_scale
+    want = _k("Attention")(x, w, bias, num_heads=2)
+    got = _k("QAttention")(q_in, q_w, bias, np.array(0.0625, np.float32), w_scale, None, np.array(130, np.uint8),
+                           w_zp, num_heads=2)
+    for a, b in zip(got, want):
+        assert np.array_equal(a, b)
+    # float16 T3: the same values, rounded once to float16 (bias's type)
+    (half, _) = _k("QAttention")(q_in, q_w, bias.astype(np.float16), np.array(0.0625, np.float16),
+                                 w_scale.astype(np.float16), None, np.array(130, np.uint8), w_zp, num_heads=2)
+    assert half.dtype == np.float16 and np.array_equal(half, want[0].astype(np.float16))
+
+
+def test_qattention_past_mask_and_unidirectional():
+    rng = np.random.default_rng(5)
+    q_in = rng.integers(0, 6, (1, 2, 2)).astype(np.uint8)
+    q_w = rng.integers(-2, 3, (2, 6)).astype(np.int8)  # two heads of size 1
+    bias = np.zeros(6, np.float32)
+    past = rng.integers(-3, 4, (2, 1, 2, 2, 1)).astype(np.float32)  # P = 2
+    one = np.array(1.0, np.float32)
+    qa = _k("QAttention")
+    x = q_in.astype(np.float64)[0]
+    proj = x @ q_w.astype(np.float64)  # (S, 6): Q heads, K heads, V heads
+    k = np.concatenate([past[0, 0, :, :, 0], proj[:, 2:4].T], axis=1)  # (N, P + S)
+    v = np.concatenate([past[1, 0, :, :, 0], proj[:, 4:6].T], axis=1)
+
+    def by_hand(allowed):
+        scores = proj[:, 0:2].T[:, :, None] * k[:, None, :]  # (N, S, T), scale 1
+        return np.einsum("nst,nt->sn", _softmax_rows(np.where(allowed, scores, -np.inf)), v)
+
+    out, present = qa(q_in, q_w, bias, one, one, None, None, None, past, num_heads=2, scale=1.0)
+    assert np.allclose(present[0, 0, :, :, 0], k) and np.allclose(present[1, 0, :, :, 0], v)
+    assert np.allclose(out[0], by_hand(np.ones((2, 4), bool)), rtol=1e-6, atol=1e-6)
+    # unidirectional: token i sits at position P + i, so token 0 leaves out key 3 (token 1's)
+    (out, _) = qa(q_in, q_w, bias, one, one, None, None, None, past, num_heads=2, scale=1.0, unidirectional=1)
+    causal = np.arange(4)[None, :] <= 2 + np.arange(2)[:, None]
+    assert np.allclose(out[0], by_hand(causal), rtol=1e-6, atol=1e-6)
+    # mask_index counts keys over past and new: 3 leaves out token 1's key for both tokens
+    (out, _) = qa(q_in, q_w, bias, one, one, np.array([3], np.int32), None, None, past, num_heads=2, scale=1.0)
+    assert np.allclose(out[0], by_hand(np.arange(4)[None, :] < 3), rtol=1e-6, atol=1e-6)
+
+
+def test_qattention_scale_zero_is_a_given_scale():
+    # every score 0: each token averages the values (onnxruntime reads 0 as unset: 1 / sqrt(head_size))
+    (out, present) = _k("QAttention")(*_qa_args(), num_heads=2, scale=0.0)
+    v = present[1, 0]  # (N, S, H)
+    assert np.allclose(out[0], np.broadcast_to(v.mean(axis=1).reshape(1, -1), (2, 4)), rtol=1e-6)
+
+
+def test_qattention_rules():
+    qa = _k("QAttention")
+    args = list(_qa_args())
+    with pytest.raises(KernelValidationError, match="C1"):  # hidden size 4 over 3 heads
+        qa(*args, num_heads=3)
+    with pytest.raises(KernelValidationError, match="C2"):
+        qa(args[0], args[1], args[2][:6], *args[3:], num_heads=2)
+    with pytest.raises(KernelValidationError, match="C3"):  # input_scale per tensor only
+        qa(*args[:3], np.array([0.1, 0.1], np.float32), *args[4:], num_heads=2)
+    with pytest.raises(KernelValidationError, match="C3"):  # per column: 3 * hidden_size values
+        qa(*args[:7], np.full(4, 128, np.uint8), num_heads=2)
+    with pytest.raises(KernelValidationError, match="C4"):
+        qa(*args[:4], np.array([np.inf], np.float32), *args[5:], num_heads=2)
+    with pytest.raises(KernelValidationError, match="C5"):  # past of another head size
+        qa(*args, np.zeros((2, 1, 2, 1, 3), np.float32), num_heads=2)
+    with pytest.raises(KernelValidationError, match="C6"):  # the (2 * batch_size) form
+        qa(*args[:5], np.array([2, 0], np.int32), *args[6:], num_heads=2)
+    with pytest.raises(KernelValidationError, match="C6"):  # longer than the keys
+        qa(*args[:5], np.array([3], np.int32), *args[6:], num_heads=2)
+    with pytest.raises(KernelValidationError, match="C7"):
+        qa(*args, num_heads=2, unidirectional=2)
+    with pytest.raises(KernelValidationError, match="C8"):
+        qa(*args, num_heads=2, past_present_share_buffer=1)
+
+
+def test_qattention_masking_rule():
+    qa = _k("QAttention")
+    args = list(_qa_args())
+    with pytest.raises(KernelValidationError, match="D1"):  # batch 0 attends no key
+        qa(*args[:5], np.array([0], np.int32), *args[6:], num_heads=2)
+    with pytest.raises(KernelValidationError, match="D1"):  # -1 leaves the masked key a weight
+        qa(*args[:5], np.array([1], np.int32), *args[6:], num_heads=2, mask_filter_value=-1.0)
+    qa(*args[:5], np.array([1], np.int32), *args[6:], num_heads=2, mask_filter_value=-1000.0)
+
+
+def test_qattention_allowance_counts_the_dequantized_operands():
+    """Its float inputs (bias, scales) are small while the dequantized input and weight are not:
+    the coarse bound over the float inputs alone would be 100 times too tight."""
+    from opkit.cases.case import make_case
+    from opkit.conformance import harness
+    from opkit.conformance.accumulation import coarse
+    from opkit.conformance.allowance import allowance_for
+
+    spec = harness.load_op(MS, "QAttention")
+    version = spec.version(1)
+    binding = {"T1": "tensor(uint8)", "T2": "tensor(uint8)", "T3": "tensor(float)", "T4": "tensor(int32)"}
+    inputs = [("input", np.array([[[250, 5]]], np.uint8)), ("weight", np.full((2, 3), 250, np.uint8)),
+              ("bias", np.zeros(3, np.float32)), ("input_scale", np.array(1.0, np.float32)),
+              ("weight_scale", np.array(0.125, np.float32)), ("mask_index", None), ("input_zero_point", None),
+              ("weight_zero_point", None), ("past", None)]
+    case = make_case(spec, version, binding, {"num_heads": 1}, inputs)
+    expected = harness.expected_outputs(case)
+    allowance = allowance_for(version, case, 0, expected)
+    assert allowance.accuracy == "accumulating" and "dequantized" in allowance.basis
+    assert float(np.max(allowance.floor)) > 100 * coarse(case, version, 0, expected, "float").floor
 
 
 def _hooked_versions():

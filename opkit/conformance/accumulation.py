@@ -486,6 +486,37 @@ def _linear_attention(case, version, index, expected, elem):
     return _Parts(2.0, 2 * n * float(ulp(top, elem)), f"recurrence: n={n} terms of up to {top:.3g}")
 
 
+def _dequantized_magnitudes(case, pairs) -> list[np.ndarray]:
+    """|scale * (q - zero_point)| for each (quantized input, scale, zero point) name triple of
+    ``pairs`` present in ``case``, the parameters per tensor or along q's last axis."""
+    inputs = dict(case.inputs)
+    out = []
+    for q, s, z in pairs:
+        if inputs.get(q) is None or inputs.get(s) is None:
+            continue
+
+        def along_last(p):
+            a = np.asarray(p).astype(np.float64).reshape(-1)
+            return a.reshape(()) if a.size == 1 else a
+
+        zp = 0.0 if inputs.get(z) is None else along_last(inputs[z])
+        with np.errstate(all="ignore"):
+            out.append(np.abs((np.asarray(inputs[q]).astype(np.float64) - zp) * along_last(inputs[s])))
+    return out
+
+
+def _qattention(case, version, index, expected, elem):
+    """QAttention: the coarse bound (as com.microsoft Attention and MultiHeadAttention get) over the
+    float operands of its computation, which are the dequantized input and weight besides bias and
+    past: their integers alone say nothing of the magnitudes the products and scores reach."""
+    mags = float_inputs(case) + _dequantized_magnitudes(case, (("input", "input_scale", "input_zero_point"),
+                                                               ("weight", "weight_scale", "weight_zero_point")))
+    n = max((x.size for x in mags), default=1)
+    big = max(1.0, max((finite_max(x) for x in mags), default=1.0))
+    return _Parts(2.0, 2 * n * float(ulp(n * big * big, elem)),
+                  f"coarse: n={n} terms of up to {big:.3g}^2 (dequantized input and weight, bias, past)")
+
+
 def _squares(root: bool) -> Callable:
     """ReduceSumSquare (``root`` False) and ReduceL2 (True): the sum-of-products model, plus the
     squares that fall below the normal range: a value under sqrt(smallest normal) (1.1e-19 in
@@ -520,6 +551,6 @@ MODELS: dict[str, Callable] = {
     "LayerNormalization": _layer_norm, "InstanceNormalization": _instance_norm,
     "GroupNormalization": _group_norm, "MeanVarianceNormalization": _mean_variance_norm,
     "RMSNormalization": _rms_norm, "LpNormalization": _lp_norm, "BatchNormalization": _batch_norm,
-    "LinearAttention": _linear_attention,
+    "LinearAttention": _linear_attention, "QAttention": _qattention,
     "RNN": _recurrent, "GRU": _recurrent, "LSTM": _recurrent,
 }

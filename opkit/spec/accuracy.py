@@ -116,7 +116,8 @@ _GROUPS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
         LinearClassifier LinearRegressor SVMClassifier SVMRegressor TreeEnsemble TreeEnsembleClassifier
         TreeEnsembleRegressor Normalizer Gradient MatMulIntegerToFloat DynamicQuantizeMatMul QGemm Inverse CDist
         FusedMatMul TransposeMatMul FusedGemm FusedConv SkipLayerNormalization SkipSimplifiedLayerNormalization
-        EmbedLayerNormalization BiasSoftmax MatMulNBits MatMulBnb4 MultiHeadAttention GroupQueryAttention""")),
+        EmbedLayerNormalization BiasSoftmax MatMulNBits MatMulBnb4 MultiHeadAttention GroupQueryAttention
+        QAttention""")),
 )
 
 DEFAULT_CLASSES: dict[str, tuple[str, str]] = {op: (cls, why) for cls, why, ops in _GROUPS for op in ops}

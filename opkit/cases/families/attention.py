@@ -1,5 +1,5 @@
 """Attention family: Attention, RotaryEmbedding, LinearAttention and CausalConvWithState, and
-com.microsoft RotaryEmbedding, Attention, MultiHeadAttention and GroupQueryAttention.
+com.microsoft RotaryEmbedding, Attention, QAttention, MultiHeadAttention and GroupQueryAttention.
 
 Every tensor's shape derives from a few drawn sizes (batch, heads, sequence lengths, head sizes), so
 the 3-D (heads packed into the last dimension, with the head-count attributes) and 4-D layouts, the
@@ -11,6 +11,8 @@ from __future__ import annotations
 import numpy as np
 from hypothesis import strategies as st
 
+from ...core.dtypes import np_dtype
+from ...core.onnx_types import INT_RANGES
 from ..case import ABSENT, NotGeneratable
 from ..draws import _SEED
 from ..context import Context, Draft, finite_values, int_tensor, values
@@ -219,6 +221,68 @@ def _contrib_attention(draw, ctx: Context) -> Draft:
     return Draft(attributes=attrs, inputs=inputs)
 
 
+# QAttention's quantized values sit within these of their zero point, with scales below 1 / reach:
+# every dequantized value is within [-1, 1] however the bytes spread
+_Q_REACHES = (2, 16, 100)
+
+
+def _quant_scale(rng, reach: int, n: int, elem: str, signed: bool) -> np.ndarray:
+    """``n`` scales below 1 / ``reach``: a power of two, times a random factor in [0.5, 1) one time in
+    two (products no longer exact in float32), negative now and then where ``signed`` (onnxruntime's
+    past-state tests draw weight scales in [-0.01, 0.01])."""
+    base = 2.0 ** -int(np.ceil(np.log2(reach)))
+    factor = rng.uniform(0.5, 1.0, n) if rng.integers(0, 2) else np.ones(n)
+    sign = np.where(rng.random(n) < 0.25, -1.0, 1.0) if signed else np.ones(n)
+    return (base * factor * sign).astype(np_dtype(elem))
+
+
+def _quantized(rng, elem: str, shape, zero_point, reach: int) -> np.ndarray:
+    """Values of ``elem`` within ``reach`` of ``zero_point`` (broadcast along the last axis), clipped
+    to the type's range."""
+    lo, hi = INT_RANGES[elem]
+    zp = np.zeros(()) if zero_point is None else zero_point.astype(np.int64).reshape(-1)
+    zp = zp.reshape(()) if zp.size == 1 else zp
+    q = np.clip(zp + rng.integers(-reach, reach + 1, shape), lo, hi)
+    return q.astype(np_dtype(elem))
+
+
+def _contrib_qattention(draw, ctx: Context) -> Draft:
+    """com.microsoft QAttention: input (B, S, D_in) and weight (D_in, 3 * N * H) quantized within a
+    drawn reach of their zero points (absent, per tensor, or the weight's per column) with scales
+    below 1 / reach, so every dequantized value lies in [-1, 1]; bias and past small integers
+    (projections within 6, scores within 108); mask_index lengths >= 1 over the P + S keys (key 0
+    attended: valid by construction for rule D1 with every mask_filter_value drawn), unidirectional,
+    scale (0 too: the text uses any scale given). The other mask forms, the shared buffer and rotary
+    are left out (the kernel does not implement them)."""
+    b, s, d = _small(draw, 1, 2), _small(draw, 1, 3), _small(draw, 1, 3)
+    n, h = _small(draw, 1, 2), _small(draw, 1, 3)
+    cols = 3 * n * h
+    t1, t2, t3 = ctx.elem("input"), ctx.elem("weight"), ctx.elem("bias")
+    rng = np.random.default_rng(draw(_SEED))
+    reach_x, reach_w = draw(st.sampled_from(_Q_REACHES)), draw(st.sampled_from(_Q_REACHES))
+    inputs: dict = {"input_scale": _quant_scale(rng, reach_x, 1, t3, False).reshape(draw(st.sampled_from(((), (1,)))))}
+    izp_form = draw(st.sampled_from(("absent", "scalar", "vector")))
+    inputs["input_zero_point"] = None if izp_form == "absent" else \
+        values(draw, t1, () if izp_form == "scalar" else (1,), kind="random")
+    ws_shape = draw(st.sampled_from(((), (1,), (cols,))))
+    inputs["weight_scale"] = _quant_scale(rng, reach_w, int(np.prod(ws_shape, dtype=np.int64)), t3, True).reshape(ws_shape)
+    wzp_shape = draw(st.sampled_from((None, (), (1,), (cols,))))
+    inputs["weight_zero_point"] = None if wzp_shape is None else values(draw, t2, wzp_shape, kind="random")
+    inputs["input"] = _quantized(rng, t1, (b, s, d), inputs["input_zero_point"], reach_x)
+    inputs["weight"] = _quantized(rng, t2, (d, cols), inputs["weight_zero_point"], reach_w)
+    inputs["bias"] = values(draw, t3, (cols,), kind="small")
+    past = draw(st.sampled_from((None, None, 0, 1, 2)))
+    inputs["past"] = None if past is None else values(draw, t3, (2, b, n, past, h), kind="small")
+    total = s + (past or 0)
+    inputs["mask_index"] = int_tensor(ctx.elem("mask_index"), rng.integers(1, total + 1, b).tolist()) \
+        if draw(_BOOL) else None
+    attrs = {"num_heads": n, "unidirectional": draw(st.sampled_from((ABSENT, 0, 1))),
+             "scale": draw(st.sampled_from((ABSENT, ABSENT, ABSENT, 0.5, 0.125, 1.0, 0.0))),
+             "mask_filter_value": draw(st.sampled_from((ABSENT, ABSENT, -1000.0, -1.0e30))),
+             "past_present_share_buffer": draw(st.sampled_from((ABSENT, 0))), "do_rotary": draw(st.sampled_from((ABSENT, 0)))}
+    return Draft(attributes=attrs, inputs=inputs)
+
+
 def _contrib_mha(draw, ctx: Context) -> Draft:
     """com.microsoft MultiHeadAttention, separate Q (B, S, D), K (B, L, D), V (B, L, D_v): an optional
     bias, key_padding_mask (lengths (B), (B, L) or (B, S, L) of 0 / 1), attention_bias ((B or 1, N or
@@ -397,6 +461,8 @@ def _causal_conv(draw, ctx: Context) -> Draft:
 def draw(draw, ctx: Context) -> Draft:
     if ctx.op == "Attention":
         return _contrib_attention(draw, ctx) if ctx.spec.domain == "com.microsoft" else _attention(draw, ctx)
+    if ctx.op == "QAttention":
+        return _contrib_qattention(draw, ctx)
     if ctx.op == "MultiHeadAttention":
         return _contrib_mha(draw, ctx)
     if ctx.op == "GroupQueryAttention":

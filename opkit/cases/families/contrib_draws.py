@@ -114,8 +114,20 @@ def _ngram_repeat_block(draw, ctx: Context) -> Draft:
                          "scores": values(draw, ctx.elem("scores"), (batch, vocab))})
 
 
+def _grid_sample(draw, ctx: Context) -> Draft:
+    """ai.onnx GridSample's builder (4-D: the doc says "only spatial (4-D)") with the input named
+    Grid. Y is typed T2 but onnxruntime's schema gives it X's type (T1, a float type by rule T): a
+    binding with T2 other than T1 would declare Y against that, and is declined."""
+    from .resample import _grid_sample as onnx_grid_sample
+
+    if ctx.output_elem("Y") != ctx.elem("X"):
+        raise NotGeneratable("com.microsoft GridSample: Y has X's type (T2 must equal T1)")
+    return onnx_grid_sample(draw, ctx, grid_name="Grid")
+
+
 BUILDERS: dict[str, dict] = {
-    "shape": {"ExpandDims": _expand_dims, "Range": _range, "UnfoldTensor": _unfold_tensor},
+    "shape": {"ExpandDims": _expand_dims, "Range": _range, "UnfoldTensor": _unfold_tensor,
+              "GridSample": _grid_sample},
     # MurmurHash3 maps values to 32-bit bucket indices (feature hashing, lookup tables)
     "indices": {"TorchEmbedding": _torch_embedding, "Unique": _unique, "MurmurHash3": _murmur_hash3,
                 "NGramRepeatBlock": _ngram_repeat_block},

@@ -191,7 +191,8 @@ def _lattice(size: int) -> st.SearchStrategy:
     return st.lists(_ints(-10, 10), min_size=size, max_size=size)
 
 
-def _grid_sample(draw, ctx: Context) -> Draft:
+def _grid_sample(draw, ctx: Context, grid_name: str = "grid") -> Draft:
+    """GridSample's X and grid (``grid_name``: com.microsoft GridSample calls it Grid)."""
     modes = _choices(ctx, "mode", ("bilinear", "nearest", "bicubic"))
     paddings = _choices(ctx, "padding_mode", ("zeros", "border", "reflection"))
     elem = ctx.elem("X")
@@ -206,7 +207,7 @@ def _grid_sample(draw, ctx: Context) -> Draft:
     out_sp = _dims(draw, spatial, lo=1, hi=3)
     mode = _one(draw, modes)
     padding = _one(draw, paddings)
-    gelem = ctx.elem("grid")
+    gelem = ctx.elem(grid_name)
     # coordinates on a 1/8 lattice in [-1.25, 1.25]: mostly inside, some outside (padding_mode);
     # exact in every float type, so the sampling positions are the same everywhere
     gshape = [n] + out_sp + [spatial]
@@ -219,7 +220,7 @@ def _grid_sample(draw, ctx: Context) -> Draft:
     return Draft(attributes={"mode": ABSENT if mode == default_mode and draw(_BOOL) else mode,
                              "padding_mode": ABSENT if padding == "zeros" and draw(_BOOL) else padding,
                              "align_corners": _one(draw, (ABSENT, 0, 1))},
-                 inputs={"X": _sampled_values(values(draw, elem, [n, c] + in_sp), mode), "grid": grid})
+                 inputs={"X": _sampled_values(values(draw, elem, [n, c] + in_sp), mode), grid_name: grid})
 
 
 def _sampled_values(x: np.ndarray, mode: str) -> np.ndarray:

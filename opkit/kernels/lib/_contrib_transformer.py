@@ -1,6 +1,6 @@
 """com.microsoft transformer and fused ops: the GELU variants (Gelu, FastGelu, QuickGelu, BiasGelu),
 BiasAdd, BiasSoftmax, FusedMatMul, FusedGemm, GemmFastGelu, the skip / embed layer normalizations,
-FusedConv and the attention ops (Attention, MultiHeadAttention, GroupQueryAttention).
+FusedConv and the attention ops (Attention, QAttention, MultiHeadAttention, GroupQueryAttention).
 
 Narrow floats (float16, bfloat16) are computed in float32 and rounded once at the end, like the
 other kernels; float and double in their own type where one rounding per step is what a runtime
@@ -20,7 +20,8 @@ __all__: list[str] = [
     "gelu_erf", "fast_gelu", "quick_gelu", "bias_gelu", "bias_add", "fused_matmul", "fused_gemm", "gemm_fast_gelu",
     "skip_layer_norm", "embed_layer_norm", "contrib_rotary_embedding", "fused_conv", "contrib_attention",
     "FUSED_ACTIVATIONS", "fused_activation", "multihead_attention", "multihead_attention_defined",
-    "group_query_attention", "group_query_attention_defined", "MASKED_SCORE_GAP",
+    "group_query_attention", "group_query_attention_defined", "MASKED_SCORE_GAP", "qattention",
+    "qattention_defined",
 ]
 
 # FastGelu's constants as its text prints them: sqrt(2 / pi) and 0.044715 * sqrt(2 / pi), six digits
@@ -235,6 +236,37 @@ def fused_conv(X, W, B=None, Z=None, *, activation=None, activation_params=None,
     return as_dtype(fused_activation(widen(y), activation, alpha, beta), X.dtype)
 
 
+def _attention_parts(x, w, bias, num_heads, scale, past=None, key_lengths=None, unidirectional=0):
+    """com.microsoft Attention's (and QAttention's) computation up to the softmax, in double: Q, K, V =
+    x @ w (+ bias) split in three equal parts, each (B, S, N * H) -> (B, N, S, H); K and V after the
+    past's (past (2, B, N, P, H): present = (K, V) with the past first); the scaled scores Q K^T *
+    scale (B, N, S, P + S) and the attended keys (B, 1, S, P + S): key j unless it is at or past its
+    batch entry's length (key_lengths, over the P + S keys) or, with unidirectional, later than the
+    query's own position (query i is at P + i)."""
+    b, s, _ = x.shape
+    n = int(num_heads)
+    hidden = w.shape[1] // 3
+    h = hidden // n
+    with np.errstate(all="ignore"):
+        qkv = x @ w
+        if bias is not None:
+            qkv = qkv + bias
+        q, k, v = (qkv[..., i * hidden:(i + 1) * hidden].reshape(b, s, n, h).transpose(0, 2, 1, 3) for i in range(3))
+        if past is not None:
+            k = np.concatenate([past[0], k], axis=2)
+            v = np.concatenate([past[1], v], axis=2)
+        factor = (1.0 / math.sqrt(h)) if scale is None else scale
+        scores = (q @ k.swapaxes(-1, -2)) * factor
+    total = k.shape[2]
+    allowed = np.ones((b, 1, s, total), dtype=bool)
+    j = np.arange(total)
+    if key_lengths is not None:
+        allowed = allowed & (j[None, :] < np.asarray(key_lengths).astype(np.int64)[:, None])[:, None, None, :]
+    if unidirectional:
+        allowed = allowed & (j[None, :] <= total - s + np.arange(s)[:, None])[None, None]
+    return k, v, scores, allowed
+
+
 def contrib_attention(input, weights, bias=None, *, num_heads, scale=None):
     """com.microsoft Attention, without masks, past or attention_bias (the rules exclude them): Q, K, V
     = input @ weights (+ bias) split in three equal parts, each (B, S, N, H) -> (B, N, S, H); output =
@@ -242,21 +274,63 @@ def contrib_attention(input, weights, bias=None, *, num_heads, scale=None):
     (2, B, N, S, H). Accumulated in double, rounded once to T."""
     wide = _exact_dtype(input.dtype)
     b, s, _ = input.shape
-    n = int(num_heads)
-    hidden = weights.shape[1] // 3
-    h = hidden // n
-    with np.errstate(all="ignore"):
-        qkv = input.astype(wide) @ weights.astype(wide)
-        if bias is not None:
-            qkv = qkv + bias.astype(wide)
-        q, k, v = (qkv[..., i * hidden:(i + 1) * hidden].reshape(b, s, n, h).transpose(0, 2, 1, 3) for i in range(3))
-        factor = (1.0 / math.sqrt(h)) if scale is None else scale
-        scores = (q @ k.swapaxes(-1, -2)) * factor
-        scores = scores - np.max(scores, axis=-1, keepdims=True)
-        probs = np.exp(scores)
-        probs = probs / np.sum(probs, axis=-1, keepdims=True)
-        out = (probs @ v).transpose(0, 2, 1, 3).reshape(b, s, hidden)
+    k, v, scores, allowed = _attention_parts(input.astype(wide), weights.astype(wide),
+                                             None if bias is None else bias.astype(wide), num_heads, scale)
+    out = _attend(scores, allowed, v).transpose(0, 2, 1, 3).reshape(b, s, -1)
     return as_dtype(out, input.dtype), as_dtype(np.stack([k, v]), input.dtype)
+
+
+def _dequantized(q, scale, zero_point=None):
+    """scale * (q - zero_point) in double, exactly (an 8-bit difference times a float32 or float16
+    scale fits double's 53 bits), the parameters per tensor (a scalar or one element) or per column
+    (1-D along q's last axis); zero_point 0 when absent."""
+    def along_last(p):
+        a = np.asarray(p).astype(np.float64).reshape(-1)
+        return a.reshape(()) if a.size == 1 else a
+
+    zp = 0.0 if zero_point is None else along_last(zero_point)
+    return (np.asarray(q).astype(np.float64) - zp) * along_last(scale)
+
+
+def _qattention_parts(input, weight, bias, input_scale, weight_scale, mask_index, input_zero_point,
+                      weight_zero_point, past, num_heads, scale, unidirectional):
+    x = _dequantized(input, input_scale, input_zero_point)
+    w = _dequantized(weight, weight_scale, weight_zero_point)
+    return _attention_parts(x, w, bias.astype(np.float64), num_heads, scale,
+                            None if past is None else past.astype(np.float64), mask_index, unidirectional)
+
+
+def qattention(input, weight, bias, input_scale, weight_scale, mask_index=None, input_zero_point=None,
+               weight_zero_point=None, past=None, *, num_heads, scale=None, unidirectional=0):
+    """com.microsoft QAttention: com.microsoft Attention on the dequantized input and weight (input_scale
+    * (input - input_zero_point), weight_scale * (weight - weight_zero_point), the weight's parameters
+    per tensor or per column), with bias; K and V follow the past's (present = (K, V), (2, B, N, P + S,
+    H)); a query leaves out the keys at or past its batch entry's mask_index length and, with
+    unidirectional, the keys after its own position (P + i). Double, rounded once to T3 (bias's type)."""
+    k, v, scores, allowed = _qattention_parts(input, weight, bias, input_scale, weight_scale, mask_index,
+                                              input_zero_point, weight_zero_point, past, num_heads, scale,
+                                              unidirectional)
+    b, s, _ = input.shape
+    out = _attend(scores, allowed, v).transpose(0, 2, 1, 3).reshape(b, s, -1)
+    return as_dtype(out, bias.dtype), as_dtype(np.stack([k, v]), bias.dtype)
+
+
+def qattention_defined(input, weight, bias, input_scale, weight_scale, mask_index=None, input_zero_point=None,
+                       weight_zero_point=None, past=None, *, num_heads, scale=None, unidirectional=0,
+                       mask_filter_value=None) -> bool:
+    """QAttention's masking rule (``_masking_defined`` with mask_filter_value, -10000 by default), as
+    MultiHeadAttention's: the text does not say whether a masked key's score is replaced by
+    mask_filter_value or has it added, nor what a query that attends no key gives. Inputs the kernel
+    cannot take count as defined: their own rules report them."""
+    try:
+        with np.errstate(all="ignore"):
+            _, v, scores, allowed = _qattention_parts(input, weight, bias, input_scale, weight_scale, mask_index,
+                                                      input_zero_point, weight_zero_point, past, num_heads, scale,
+                                                      unidirectional)
+    except Exception:  # noqa: BLE001 -- shapes the other rules reject
+        return True
+    fill = -10000.0 if mask_filter_value is None else float(mask_filter_value)
+    return _masking_defined(scores, allowed, v, fill)
 
 
 # How far below the largest score of a query's attended keys a masked key's score must lie (with
