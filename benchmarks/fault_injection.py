@@ -117,9 +117,11 @@ def run_processes(token: str) -> list[tuple[int, str]]:
 
 
 def _ready(token: str, pid: int) -> bool:
-    """The run is past its checks and running cases: a spawned worker or pool process is up."""
-    return any(p != pid and "spawn_main" in cmd and "resource_tracker" not in cmd
-               for p, cmd in run_processes(token))
+    """The run is past its checks and running cases: a spawned worker or pool process is up, or a
+    worker forked by a fork server (worker_start: it shows the server's command line, so the
+    server and at least one worker)."""
+    procs = [(p, cmd) for p, cmd in run_processes(token) if p != pid and "resource_tracker" not in cmd]
+    return any("spawn_main" in cmd for _, cmd in procs) or sum("forkserver" in cmd for _, cmd in procs) >= 2
 
 
 def _kill_all(token: str) -> None:

@@ -22,6 +22,14 @@ from opkit.conformance.worker import Worker
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="process groups and /proc: Linux")
 
+
+@pytest.fixture(autouse=True, params=["spawn", "forkserver"])
+def start_method(request, monkeypatch):
+    """Every test here under both ways a worker starts (opkit.conformance.worker_start): a fresh
+    interpreter, and a fork of a fork server (then the server, not this process, is its parent)."""
+    monkeypatch.setenv("OPKIT_WORKER_START", request.param)
+    return request.param
+
 TESTS = os.path.dirname(os.path.abspath(__file__))
 FAKES = "worker_process_fakes"
 FEEDS = {"x": np.zeros(2, np.float32)}

@@ -33,16 +33,34 @@ class BackendSpec:
     api: str  # "opkit" (opkit backend protocol) or "onnx" (onnx.backend.base.Backend API)
     options: tuple = field(default=())  # (key, value) pairs passed to the class
     requires: str | None = None  # pip extra / package named when the import fails
+    # modules a worker's fork server may import before it forks workers (conformance.worker_start):
+    # the adapter and its runtime, which start no thread and open no device when imported. Empty:
+    # every worker is a fresh interpreter (spawn), the safe choice for a runtime not known to fork
+    preload: tuple[str, ...] = ()
 
 
 BUILTIN: dict[str, BackendSpec] = {
     "onnxruntime": BackendSpec("onnxruntime", "opkit.backends.onnxruntime:OnnxRuntimeBackend", "opkit",
-                               requires=f"onnxruntime ({pip_install('ort')})"),
+                               requires=f"onnxruntime ({pip_install('ort')})",
+                               preload=("numpy", "onnx", "onnxruntime", "opkit.backends.onnxruntime")),
     "onnx-reference": BackendSpec("onnx-reference", "opkit.backends.onnx_reference:OnnxReferenceBackend", "opkit",
-                                  requires="onnx"),
-    "reference": BackendSpec("reference", "opkit.backends.reference:ReferenceBackend", "onnx"),
+                                  requires="onnx",
+                                  preload=("numpy", "onnx", "onnx.reference", "opkit.backends.onnx_reference")),
+    "reference": BackendSpec("reference", "opkit.backends.reference:ReferenceBackend", "onnx",
+                             preload=("numpy", "onnx", "opkit.backends.reference")),
     "onnxruntime-backend-api": BackendSpec("onnxruntime-backend-api", "onnxruntime.backend.backend:OnnxRuntimeBackend",
                                            "onnx", requires=f"onnxruntime ({pip_install('ort')})"),
+}
+# opkit's adapters for third-party runtimes (entry points) whose runtime starts no thread when
+# imported, checked by tests/test_worker_start.py: their workers fork from a server that imported
+# them. JAX (threads at import) and any adapter not listed start as fresh interpreters.
+FORK_SAFE: dict[str, tuple[str, ...]] = {
+    "opkit.backends.openvino_backend:OpenVinoBackend": ("numpy", "onnx", "openvino", "opkit.backends.openvino_backend"),
+    "opkit.backends.tract_backend:TractBackend": ("numpy", "onnx", "tract", "opkit.backends.tract_backend"),
+    "opkit.backends.iree_backend:IreeBackend": ("numpy", "onnx", "iree.runtime", "iree.compiler",
+                                                "opkit.backends.iree_backend"),
+    # not onnx2torch: importing it outside the adapter (which stubs a broken torchvision) can fail
+    "opkit.backends.torch_backend:TorchBackend": ("numpy", "onnx", "torch", "opkit.backends.torch_backend"),
 }
 ALIASES = {"ort": "onnxruntime", "onnx_reference": "onnx-reference", "onnxreference": "onnx-reference"}
 
@@ -66,10 +84,10 @@ def resolve(name: str, **options) -> BackendSpec:
     canonical = ALIASES.get(name, name)
     if canonical in BUILTIN:
         spec = BUILTIN[canonical]
-        return BackendSpec(spec.name, spec.target, spec.api, opts, spec.requires)
+        return BackendSpec(spec.name, spec.target, spec.api, opts, spec.requires, spec.preload)
     eps = _entry_points()
     if canonical in eps:
-        return BackendSpec(canonical, eps[canonical], "auto", opts)
+        return BackendSpec(canonical, eps[canonical], "auto", opts, preload=FORK_SAFE.get(eps[canonical], ()))
     if ":" in name:
         return BackendSpec(name, name, "auto", opts)
     raise BackendNotFound(f"unknown backend {name!r}" + (suggest(name, names() + list(ALIASES))

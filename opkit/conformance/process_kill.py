@@ -11,9 +11,19 @@ import time
 import weakref
 
 
+def is_own_child(proc) -> bool:
+    """Whether ``proc`` (a started multiprocessing process) is this process's child: a worker
+    forked by a fork server (conformance.worker_start) is the server's, which reaps it."""
+    return getattr(proc, "_start_method", None) != "forkserver"
+
+
 def _exited(proc) -> bool:
     """Whether ``proc`` has exited, *without* reaping it: until it is reaped its pid, and so its
-    process group id, cannot be given to another process, so killing the group stays safe."""
+    process group id, cannot be given to another process, so killing the group stays safe. A
+    forked worker is reaped by its fork server; its group id stays safe while any process the
+    worker left in the group lives (Linux gives no new process a pid in use as a group id)."""
+    if not is_own_child(proc):  # a forked worker: its fork server reaps it and sends the status
+        return proc.exitcode is not None
     try:
         return os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
     except ChildProcessError:  # reaped already

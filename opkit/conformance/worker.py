@@ -39,6 +39,7 @@ from . import crash_confirmation
 from .worker_output import WorkerOutput
 from .worker_engine import CRASH, ERROR, OK, REFUSED, TIMEOUT, UNSUPPORTED, Result  # noqa: F401  (moved; OK re-exported)
 from .worker_process import _main
+from .worker_start import context_for
 from .process_kill import _LIVE, _await_exit, _exit_text, _exited, _outside_group, _watch_at_exit, kill_group, kill_pid
 
 
@@ -53,11 +54,11 @@ class WorkerStartError(RuntimeError):
 class Worker:
     """The parent's handle on a backend worker process."""
 
-    def __init__(self, spec, timeout: float = 10.0, context: str = "spawn", memory_gb: float | None = None):
+    def __init__(self, spec, timeout: float = 10.0, context: str | None = None, memory_gb: float | None = None):
         self.spec = spec
         self.memory_gb = DEFAULT_MEMORY_LIMIT_GB if memory_gb is None else memory_gb
         self.timeout = timeout
-        self._ctx = mp.get_context(context)
+        self._ctx = context_for(spec) if context is None else mp.get_context(context)  # worker_start
         self._proc = None
         self._conn = None
         self._lifeline = None
@@ -79,7 +80,10 @@ class Worker:
         # PR_SET_PDEATHSIG fires when the starting *thread* exits: only arm it from the main thread
         deathsig = threading.current_thread() is threading.main_thread()
         output = WorkerOutput(self.spec.name)
-        proc = self._ctx.Process(target=_main, args=(child, self.spec, self.memory_gb, life_r, os.getpid(), deathsig,
+        # a forked worker's parent is its fork server (worker_start), so only a spawned one can check
+        # that its parent is still this process
+        parent_pid = os.getpid() if self._ctx.get_start_method() != "forkserver" else None
+        proc = self._ctx.Process(target=_main, args=(child, self.spec, self.memory_gb, life_r, parent_pid, deathsig,
                                                      output.path),
                                  daemon=True, name=f"opkit-{self.spec.name}")
         try:
