@@ -1,6 +1,6 @@
 """An older op version that a newer one in the same run computes the same way (same kernel, same
-attributes, parameters and rules) is probed, not searched, on the bindings both have; run alone it
-is searched in full."""
+parameters and rules, the same attributes or more with defaults) is probed, not searched, on the
+bindings both have; run alone it is searched in full."""
 
 from __future__ import annotations
 
@@ -18,9 +18,35 @@ def test_which_newer_version_stands_in():
     assert superseding(if_, if_.version(11), frozenset({11, 13})).since == 13  # the newest in the run
     assert superseding(if_, if_.version(11), frozenset({11})) is None  # alone: searched in full
     cast = harness.load_op("ai.onnx", "Cast")
-    assert superseding(cast, cast.version(13), None) is None  # Cast-19 adds saturate: another contract
+    # Cast-19 adds saturate, optional with a default: Cast-13's calls are Cast-19's with saturate=1
+    assert superseding(cast, cast.version(13), frozenset({13, 19})).since == 19
+    argmax = harness.load_op("ai.onnx", "ArgMax")
+    assert superseding(argmax, argmax.version(11), frozenset({11, 13})).since == 13  # select_last_index=0
     pad = harness.load_op("ai.onnx", "Pad")
     assert superseding(pad, pad.version(13), None) is None  # Pad-18 adds axes
+
+
+def test_an_added_attribute_must_be_optional_with_a_default_and_the_rest_unchanged():
+    """The newer version covers the older one's calls only when what it adds cannot change them."""
+    from dataclasses import replace
+
+    cast = harness.load_op("ai.onnx", "Cast")
+    older, newer = cast.version(13), cast.version(19)
+    saturate = next(a for a in newer.attributes if a.name == "saturate")
+    required = replace(newer, attributes=tuple(replace(a, required=True, default=None) if a is saturate else a
+                                               for a in newer.attributes))
+    no_default = replace(newer, attributes=tuple(replace(a, default=None) if a is saturate else a
+                                                 for a in newer.attributes))
+    to = next(a for a in older.attributes if a.name == "to")
+    retyped = replace(newer, attributes=tuple(replace(a, type="int64") if a.name == "to" else a
+                                              for a in newer.attributes))
+    dropped = replace(older, attributes=(*older.attributes, replace(to, name="extra", required=False, default=0)))
+    for other in (required, no_default, retyped):
+        spec = replace(cast, versions=(older, other))
+        assert superseding(spec, older, None) is None, other
+    # the older version has an attribute the newer one lacks: not covered either
+    spec = replace(cast, versions=(dropped, newer))
+    assert superseding(spec, dropped, None) is None
 
 
 def test_a_rule_listing_type_names_reads_as_a_type_list():

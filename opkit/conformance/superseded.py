@@ -2,10 +2,13 @@
 same way.
 
 Most older versions of an op differ from the newest only in the types they allow (Cast-21 and
-Cast-23, If-11 and If-25; a rule's list of type names counts as a type list): the spec says so with ``kernel: {same_as: N}``. A sweep of every
+Cast-23, If-11 and If-25; a rule's list of type names counts as a type list), or in an optional
+attribute the newer one adds, whose default keeps the older behaviour (Cast-19's ``saturate``): the
+spec says the kernel is shared with ``kernel: {same_as: N}``. A sweep of every
 version searched each of them in full, so the older versions took 63 % of the onnxruntime sweep's
 time for bindings the newest version searches too. When the newer version whose kernel an older one
-reuses is in the same run, with the same attributes (names and defaults), parameters and rules,
+reuses is in the same run, with the same parameters and rules and the older version's attributes
+(names and defaults; added attributes optional, with a default),
 the older version's bindings that the newer one also has are *probed* (a few examples, as the
 bindings past ``--max-bindings`` are: does the runtime register and compute the op at this opset)
 and left out of the robustness suite; its bindings of types only it allows get the full search. A
@@ -64,17 +67,36 @@ def rule_contract(holds: str) -> str:
     return ast.unparse(_TypeLists().visit(tree))
 
 
+def _attributes(version: OpVersion) -> dict[str, tuple]:
+    return {a.name: (a.type, repr(a.default), a.required) for a in version.attributes}
+
+
 def _contract(version: OpVersion) -> tuple:
-    """What, besides the type lists, decides a version's valid calls and results."""
-    return (tuple((a.name, a.type, repr(a.default), a.required) for a in version.attributes),
-            tuple((p.name, p.option) for p in version.inputs), tuple((p.name, p.option) for p in version.outputs),
+    """What, besides the type lists and the attributes, decides a version's valid calls and results."""
+    return (tuple((p.name, p.option) for p in version.inputs), tuple((p.name, p.option) for p in version.outputs),
             tuple(rule_contract(r.holds) for r in version.rules))
+
+
+def _covers(newer: OpVersion, older: OpVersion) -> bool:
+    """Whether every call of ``older`` is a call of ``newer`` that the shared kernel computes the
+    same way: the same parameters and rules, and ``older``'s attributes (names, types, defaults)
+    with, at most, attributes ``newer`` adds that are optional and have a default. A call of
+    ``older`` cannot set those, so the kernel computes it with their defaults, as it computes the
+    call of ``newer`` that leaves them unset (Cast-13 is Cast-19 with ``saturate`` at 1; ArgMax-11
+    is ArgMax-13 with ``select_last_index`` at 0)."""
+    if _contract(newer) != _contract(older):
+        return False
+    mine, theirs = _attributes(older), _attributes(newer)
+    if any(theirs.get(name) != value for name, value in mine.items()):
+        return False
+    return all(not required and default != "None"
+               for name, (_, default, required) in theirs.items() if name not in mine)
 
 
 def superseding(spec: OpSpec, version: OpVersion, selected: frozenset[int] | None) -> OpVersion | None:
     """The newest version of ``spec`` among ``selected`` (None: all of them), newer than ``version``,
-    that runs the same kernel (its own or through ``same_as``) under the same attributes, parameters and rules; None when there is
-    none (``version`` is then searched in full)."""
+    that runs the same kernel (its own or through ``same_as``) and covers its calls (``_covers``); None
+    when there is none (``version`` is then searched in full)."""
     body = kernel_body(spec, version)
     if body is None:
         return None
@@ -83,7 +105,7 @@ def superseding(spec: OpSpec, version: OpVersion, selected: frozenset[int] | Non
             break
         if newer.deprecated or (selected is not None and newer.since not in selected):
             continue
-        if kernel_body(spec, newer) == body and _contract(newer) == _contract(version):
+        if kernel_body(spec, newer) == body and _covers(newer, version):
             return newer
     return None
 
