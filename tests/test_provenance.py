@@ -172,7 +172,24 @@ def test_a_report_of_other_code_says_so():
     for name, text in _pages(_report(code=OTHER_CODE)).items():
         assert f"report made by opkit 0.1.0 (code {OTHER_CODE}) on 2026-11-29" in text, name
         assert ("**made by an older opkit than the one that rendered this page**; re-run "
-                "`opkit test --backend rt --report conformance/reports/rt-sweep.json` to refresh") in text, name
+                "`opkit test --backend rt --max-examples 10 --report conformance/reports/rt-sweep.json` to refresh") in text, name
+
+
+def test_the_refresh_command_repeats_the_reports_own_settings():
+    """A re-run with other settings is another sweep: the command names the suites, examples, time
+    limit and seed the report was made with, where they are not opkit test's defaults."""
+    from opkit.emit.scoreboard import rerun_command
+
+    report = _report(code=OTHER_CODE)
+    report["settings"] = {"suites": ["differential", "robustness"], "max_examples": 20, "timeout_s": 2.5, "ops": None}
+    report["target"]["seed"] = 7
+    assert rerun_command(report, "rt") == ("`opkit test --backend rt --suite differential --suite robustness "
+                                           "--max-examples 20 --timeout 2.5 --seed 7 "
+                                           "--report conformance/reports/rt-sweep.json`")
+    report["settings"] = {"suites": ["examples", "properties", "differential", "robustness", "lowerings"],
+                          "max_examples": 100, "timeout_s": 10.0}
+    report["target"]["seed"] = 0
+    assert rerun_command(report, "rt") == "`opkit test --backend rt --report conformance/reports/rt-sweep.json`"
 
 
 def test_a_report_without_code_or_date_says_it_did_not_record_them():

@@ -23,7 +23,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from ..results.matrix import Matrix, binding_label, build_matrix, label_order, legacy_untested, op_title
-from ..results.outcomes import FINDING_OUTCOMES, NOT_CHARGED, OUTCOMES, OUTPUT_SUITES, PASS, SEVERITY, XPASS
+from ..results.outcomes import (FINDING_OUTCOMES, NOT_CHARGED, OUTCOMES, OUTPUT_SUITES, PASS, SEVERITY, SPEC_SUITES,
+                                XPASS)
 from ..results.record import report_records
 from ..core.jsonfiles import portable_text, read_report
 from ..core.markdown import safe_cell
@@ -71,16 +72,43 @@ def report_backends(report: dict) -> list[dict]:
 
 def rerun_command(report: dict, backend: str) -> str:
     """The ``opkit test`` command that makes ``report`` again for ``backend`` (its ops when it
-    names a few, its file), as inline code when every word is plain, else as escaped text."""
+    names a few, the settings it was made with where they are not the defaults, its file), as
+    inline code when every word is plain, else as escaped text."""
     words = ["opkit", "test", "--backend", str(backend)]
-    ops = (report.get("settings") or {}).get("ops") if isinstance(report.get("settings"), dict) else None
+    settings = report.get("settings") if isinstance(report.get("settings"), dict) else {}
+    ops = settings.get("ops")
     if isinstance(ops, list) and 0 < len(ops) <= 3:
         for op in ops:
             words += ["--op", str(op)]
+    words += _setting_flags(settings, report.get("target") if isinstance(report.get("target"), dict) else {})
     if isinstance(report.get("_path"), str) and report["_path"]:
         words += ["--report", report["_path"]]
     text = " ".join(words)
     return f"`{text}`" if all(_PLAIN_ARG.match(w) for w in words) else _esc(text)
+
+
+# `opkit test`'s defaults (opkit/run/options.py): a setting equal to its default is not spelled out
+_DEFAULT_MAX_EXAMPLES, _DEFAULT_TIMEOUT_S, _DEFAULT_SEED = 100, 10.0, 0
+
+
+def _setting_flags(settings: dict, target: dict) -> list[str]:
+    """The flags that give a run the report's own settings: suites when not all of them, examples,
+    time limit and seed when not the defaults (a re-run with other settings is another sweep)."""
+    flags = []
+    suites = settings.get("suites")
+    if isinstance(suites, list) and suites and set(suites) != set(SPEC_SUITES):
+        for suite in suites:
+            flags += ["--suite", str(suite)]
+    examples = settings.get("max_examples")
+    if isinstance(examples, int) and examples != _DEFAULT_MAX_EXAMPLES:
+        flags += ["--max-examples", str(examples)]
+    timeout = settings.get("timeout_s")
+    if isinstance(timeout, (int, float)) and float(timeout) != _DEFAULT_TIMEOUT_S:
+        flags += ["--timeout", f"{timeout:g}"]
+    seed = target.get("seed")
+    if isinstance(seed, int) and seed != _DEFAULT_SEED:
+        flags += ["--seed", str(seed)]
+    return flags
 
 
 def made_by_this_code(report: dict, current: str | None = None) -> bool:
