@@ -200,7 +200,7 @@ def test_full_site_builds_with_warnings_as_errors(full_site):
     print(f"full site: {full_site.seconds:.0f} s, {size / 1e6:.1f} MB")
     # a guard against a blow-up, not a target: the 1,300 examples (inputs, outputs and a runnable
     # snippet each) take the site from 32 MB to 46 MB; a page per older op version (about 440 more
-    # pages, each with the theme's navigation) to 60 MB; every ai.onnx.ml and com.microsoft op with
-    # a kernel (examples and conformance tables on 84 more pages, and each new page in every page's
-    # navigation) and each runtime's rows and report list per version to 75.5 MB (2026-11-29)
+    # pages, each with the theme's navigation) to 60 MB; the ai.onnx.ml and com.microsoft ops with
+    # kernels (examples and conformance tables on their pages, each page in every page's navigation)
+    # and each runtime's rows and report list per version to 75.5 MB (2026-11-29)
     assert size <= 85e6
