@@ -24,9 +24,7 @@ Deterministic: reports in file-name order, causes sorted, no timings.
 
 from __future__ import annotations
 
-# _died: the audit's own test for a hostile input that killed the runtime's process (results/audit.py
-# decides verdicts and is in the code fingerprint: making the name public would stale every report)
-from ..results.audit import AUDIT, VERDICTS, _died, judged, load_audit, reproduced
+from ..results.audit import AUDIT, VERDICTS, died_of_a_signal, judged, load_audit, reproduced
 from ..results.verdicts import AGREES_WITH_OPKIT, AGREES_WITH_RUNTIME, ALSO_FAILS, DIFFERS_FROM_BOTH
 from ..results.causes import Cause, causes, converter_groups
 from ..results.record import CaseRecord, report_records
@@ -127,7 +125,7 @@ def _refused_elsewhere(case: CaseRecord) -> bool:
     while a second engine ran the same model and refused it with an error: the engine places the
     case, showing that the input is one to refuse and that refusing it is possible. An engine that
     crashed or hung as well places nothing (opkit's harness may be the common cause)."""
-    return (_died(case) and reproduced(case)
+    return (died_of_a_signal(case) and reproduced(case)
             and any(o.get("verdict") == ALSO_FAILS and str(o.get("message", "")).startswith("error:")
                     for o in case.second_opinion or ()))
 

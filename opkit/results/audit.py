@@ -78,7 +78,7 @@ def load_audit(root: str) -> tuple[AuditEntry, ...]:
     return tuple(entries)
 
 
-def _died(case: CaseRecord) -> bool:
+def died_of_a_signal(case: CaseRecord) -> bool:
     """A robustness case whose runtime process died of a signal: no input may do that, whatever
     the spec says of its result (a memory-limit kill or a hang still needs an audit: the input may
     have asked for that much work)."""
@@ -104,7 +104,7 @@ def _confirmed(case: CaseRecord) -> bool:
     if case.outcome == "crash" and not reproduced(case):
         return False
     opinions = case.second_opinion or ()
-    if case.suite == "robustness" and case.outcome in ("timeout", "crash") and not _died(case):
+    if case.suite == "robustness" and case.outcome in ("timeout", "crash") and not died_of_a_signal(case):
         # a hang or a memory kill on a hostile input: the runtime's once another engine computed
         # the same input within the same limits (the input does not ask for that much work); an
         # engine that also hangs, or refuses it, leaves it to the audit
@@ -112,7 +112,7 @@ def _confirmed(case: CaseRecord) -> bool:
                 and not any(o.get("verdict") == ALSO_FAILS for o in opinions))
     if case.outcome == "refused":
         return any(o.get("verdict") in COMPUTED for o in opinions) and not needs_review(opinions)
-    return _died(case) or (any(o.get("verdict") == AGREES_WITH_OPKIT for o in opinions)
+    return died_of_a_signal(case) or (any(o.get("verdict") == AGREES_WITH_OPKIT for o in opinions)
                            and not needs_review(opinions))
 
 
@@ -124,7 +124,7 @@ def judged(cause: Cause, cases: list[CaseRecord], audit: tuple[AuditEntry, ...])
     entry = next((e for e in audit if e.covers(cause)), None)
     if entry is not None:
         return entry.verdict, entry.why, confirmed
-    if confirmed == len(cases) and cases and all(_died(c) for c in cases):
+    if confirmed == len(cases) and cases and all(died_of_a_signal(c) for c in cases):
         return "real", "the runtime's process died on an input: a runtime may refuse any input, never crash", confirmed
     if confirmed == len(cases) and cases and cause.outcome == "refused":
         return "real", ("the input satisfies every rule of the spec and the second opinion computes it: the runtime "
